@@ -1,0 +1,52 @@
+// frontends/frontend.h — loading a model file of any supported format into IR.
+//
+// A frontend translates only: source op -> IR ops, with provenance. It never
+// optimizes. It reports *every* unsupported op at once (ImportReport), not
+// just the first, so `ferry inspect` can list them all.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ferry/status.h"
+#include "ir/graph.h"
+
+namespace ferry {
+
+/// One source node ferry could not import.
+struct UnsupportedOp {
+  std::string node_name;
+  std::string op_type;
+  std::string domain;        ///< "" for the default domain
+  int64_t opset = 0;         ///< opset version of its domain in the model
+  std::string reason;        ///< why: "no importer for this op", "attribute mode=reflect not supported", ...
+  std::string proposed_repair;  ///< what would make it work; empty if none known
+};
+
+/// Source-level facts gathered while importing, available even when the import fails.
+struct ImportReport {
+  std::string format;                               ///< "onnx", ...
+  std::map<std::string, int64_t> source_op_histogram;  ///< source op type -> count
+  int64_t num_source_nodes = 0;
+  std::vector<UnsupportedOp> unsupported;
+};
+
+struct ImportOptions {
+  /// Root directory external data may be read from (default: the model's directory).
+  std::string external_data_dir;
+};
+
+/// Loads a model, choosing the frontend by content/extension (.onnx, .ferry text IR).
+/// On failure `report` (if given) still holds what was learned, including all
+/// unsupported ops.
+Result<std::unique_ptr<Graph>> load_model(const std::string& path, ImportReport* report = nullptr,
+                                          const ImportOptions& options = {});
+
+/// The ONNX frontend: reads a ModelProto file (frontends/onnx/).
+Result<std::unique_ptr<Graph>> import_onnx(const std::string& path, ImportReport* report,
+                                           const ImportOptions& options);
+
+}  // namespace ferry

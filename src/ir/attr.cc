@@ -1,0 +1,71 @@
+#include "ir/attr.h"
+
+#include <cstdio>
+
+namespace ferry {
+
+const char* attr_kind_name(AttrKind k) {
+  switch (k) {
+    case AttrKind::kInt: return "int";
+    case AttrKind::kFloat: return "float";
+    case AttrKind::kString: return "string";
+    case AttrKind::kInts: return "ints";
+    case AttrKind::kFloats: return "floats";
+    case AttrKind::kStrings: return "strings";
+    case AttrKind::kTensor: return "tensor";
+  }
+  return "?";
+}
+
+AttrKind attr_kind(const AttrValue& v) { return static_cast<AttrKind>(v.index()); }
+
+namespace {
+std::string float_text(double d) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  return buf;
+}
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
+
+std::string attr_to_string(const AttrValue& v) {
+  switch (attr_kind(v)) {
+    case AttrKind::kInt: return std::to_string(std::get<int64_t>(v));
+    case AttrKind::kFloat: return float_text(std::get<double>(v));
+    case AttrKind::kString: return quoted(std::get<std::string>(v));
+    case AttrKind::kInts: {
+      std::string s = "[";
+      const auto& xs = std::get<std::vector<int64_t>>(v);
+      for (size_t i = 0; i < xs.size(); ++i) s += (i ? "," : "") + std::to_string(xs[i]);
+      return s + "]";
+    }
+    case AttrKind::kFloats: {
+      std::string s = "[";
+      const auto& xs = std::get<std::vector<double>>(v);
+      for (size_t i = 0; i < xs.size(); ++i) s += (i ? "," : "") + float_text(xs[i]);
+      return s + "]";
+    }
+    case AttrKind::kStrings: {
+      std::string s = "[";
+      const auto& xs = std::get<std::vector<std::string>>(v);
+      for (size_t i = 0; i < xs.size(); ++i) s += (i ? "," : "") + quoted(xs[i]);
+      return s + "]";
+    }
+    case AttrKind::kTensor: return "tensor<" + std::get<Tensor>(v).type_string() + ">";
+  }
+  return "?";
+}
+
+const AttrValue* AttrMap::find(const std::string& name) const {
+  auto it = map_.find(name);
+  return it == map_.end() ? nullptr : &it->second;
+}
+
+}  // namespace ferry

@@ -1,0 +1,239 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ferry {
+
+std::string Value::type_string() const { return std::string(dtype_name(dtype_)) + shape_.to_string(); }
+
+std::string Node::describe() const { return "'" + name_ + "' (" + op_name(op_) + ")"; }
+
+const AttrValue& Node::attr_or_default(const std::string& name, AttrKind kind) const {
+  const AttrSpec* spec = schema().find_attr(name);
+  FERRY_CHECK(spec != nullptr, std::string(op_name(op_)) + " has no attribute '" + name + "'");
+  FERRY_CHECK(spec->kind == kind, std::string(op_name(op_)) + "." + name + " is " + attr_kind_name(spec->kind) +
+                                      ", asked as " + attr_kind_name(kind));
+  if (const AttrValue* v = attrs_.find(name)) {
+    FERRY_CHECK(attr_kind(*v) == kind, describe() + ": attribute '" + name + "' has the wrong kind");
+    return *v;
+  }
+  if (spec->has_default) return spec->default_value;
+  // Optional without default: an empty value of the right kind.
+  static const AttrValue empties[] = {int64_t(0), 0.0, std::string(), std::vector<int64_t>(),
+                                      std::vector<double>(), std::vector<std::string>(), Tensor()};
+  return empties[size_t(kind)];
+}
+
+int64_t Node::attr_int(const std::string& n) const { return std::get<int64_t>(attr_or_default(n, AttrKind::kInt)); }
+double Node::attr_float(const std::string& n) const { return std::get<double>(attr_or_default(n, AttrKind::kFloat)); }
+const std::string& Node::attr_string(const std::string& n) const {
+  return std::get<std::string>(attr_or_default(n, AttrKind::kString));
+}
+const std::vector<int64_t>& Node::attr_ints(const std::string& n) const {
+  return std::get<std::vector<int64_t>>(attr_or_default(n, AttrKind::kInts));
+}
+const std::vector<double>& Node::attr_floats(const std::string& n) const {
+  return std::get<std::vector<double>>(attr_or_default(n, AttrKind::kFloats));
+}
+const std::vector<std::string>& Node::attr_strings(const std::string& n) const {
+  return std::get<std::vector<std::string>>(attr_or_default(n, AttrKind::kStrings));
+}
+const Tensor& Node::attr_tensor(const std::string& n) const {
+  return std::get<Tensor>(attr_or_default(n, AttrKind::kTensor));
+}
+
+Value* Graph::new_value(std::string name) {
+  auto v = std::make_unique<Value>();
+  v->name_ = std::move(name);
+  v->id_ = next_id_++;
+  values_.push_back(std::move(v));
+  return values_.back().get();
+}
+
+Value* Graph::add_input(std::string name, DType dtype, Shape shape) {
+  Value* v = new_value(std::move(name));
+  v->set_type(dtype, std::move(shape));
+  v->is_input_ = true;
+  inputs_.push_back(v);
+  return v;
+}
+
+Value* Graph::add_constant(std::string name, Tensor data) {
+  Value* v = new_value(std::move(name));
+  v->set_type(data.dtype(), data.shape());
+  v->constant_ = std::make_shared<const Tensor>(std::move(data));
+  return v;
+}
+
+Node* Graph::add_node(Op op, std::vector<Value*> inputs, size_t num_outputs, AttrMap attrs, std::string name) {
+  auto n = std::make_unique<Node>();
+  Node* node = n.get();
+  node->op_ = op;
+  node->id_ = next_id_++;
+  node->name_ = name.empty() ? std::string(op_name(op)) + "_" + std::to_string(node->id_) : std::move(name);
+  node->attrs_ = std::move(attrs);
+  node->inputs_ = std::move(inputs);
+  for (size_t i = 0; i < node->inputs_.size(); ++i)
+    if (node->inputs_[i]) add_use(node->inputs_[i], node, int(i));
+  for (size_t i = 0; i < num_outputs; ++i) {
+    Value* v = new_value(node->name_ + ":" + std::to_string(i));
+    v->producer_ = node;
+    v->producer_index_ = int(i);
+    node->outputs_.push_back(v);
+  }
+  nodes_.push_back(std::move(n));
+  return node;
+}
+
+void Graph::set_outputs(std::vector<Value*> outputs) { outputs_ = std::move(outputs); }
+
+std::vector<Node*> Graph::nodes() const {
+  std::vector<Node*> out;
+  out.reserve(nodes_.size());
+  for (auto& n : nodes_) out.push_back(n.get());
+  return out;
+}
+
+std::vector<Value*> Graph::values() const {
+  std::vector<Value*> out;
+  out.reserve(values_.size());
+  for (auto& v : values_) out.push_back(v.get());
+  return out;
+}
+
+Result<std::vector<Node*>> Graph::topo_order() const {
+  // Kahn's algorithm; ready nodes are taken in insertion order for determinism.
+  std::unordered_map<const Node*, size_t> pending;
+  std::unordered_map<const Node*, size_t> position;
+  for (size_t i = 0; i < nodes_.size(); ++i) position[nodes_[i].get()] = i;
+  std::set<size_t> ready;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node* n = nodes_[i].get();
+    size_t deps = 0;
+    for (Value* in : n->inputs_)
+      if (in && in->producer_) ++deps;
+    pending[n] = deps;
+    if (deps == 0) ready.insert(i);
+  }
+  std::vector<Node*> order;
+  order.reserve(nodes_.size());
+  while (!ready.empty()) {
+    size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    Node* n = nodes_[i].get();
+    order.push_back(n);
+    for (Value* out : n->outputs_)
+      for (const Use& u : out->uses_)
+        if (--pending[u.node] == 0) ready.insert(position[u.node]);
+  }
+  if (order.size() != nodes_.size()) {
+    for (auto& n : nodes_)
+      if (pending[n.get()] != 0)
+        return invalid_model("graph has a cycle through node " + n->describe());
+  }
+  return order;
+}
+
+bool Graph::is_graph_output(const Value* v) const {
+  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
+}
+
+Value* Graph::find_value(const std::string& name) const {
+  for (auto& v : values_)
+    if (v->name_ == name) return v.get();
+  return nullptr;
+}
+
+Node* Graph::find_node(const std::string& name) const {
+  for (auto& n : nodes_)
+    if (n->name_ == name) return n.get();
+  return nullptr;
+}
+
+std::string Graph::unique_name(const std::string& prefix) const {
+  std::unordered_set<std::string> used;
+  for (auto& v : values_) used.insert(v->name_);
+  for (auto& n : nodes_) used.insert(n->name_);
+  if (!used.count(prefix)) return prefix;
+  for (int64_t i = 1;; ++i) {
+    std::string s = prefix + "_" + std::to_string(i);
+    if (!used.count(s)) return s;
+  }
+}
+
+void Graph::add_use(Value* v, Node* n, int index) { v->uses_.push_back({n, index}); }
+
+void Graph::drop_use(Value* v, Node* n, int index) {
+  auto& u = v->uses_;
+  for (auto it = u.begin(); it != u.end(); ++it)
+    if (it->node == n && it->index == index) {
+      u.erase(it);
+      return;
+    }
+  FERRY_CHECK(false, "drop_use: use not found");
+}
+
+void Graph::set_node_input(Node* node, size_t index, Value* v) {
+  if (index >= node->inputs_.size()) node->inputs_.resize(index + 1, nullptr);
+  if (Value* old = node->inputs_[index]) drop_use(old, node, int(index));
+  node->inputs_[index] = v;
+  if (v) add_use(v, node, int(index));
+}
+
+void Graph::replace_all_uses(Value* from, Value* to) {
+  if (from == to) return;
+  std::vector<Use> uses = from->uses_;
+  for (const Use& u : uses) set_node_input(u.node, size_t(u.index), to);
+  for (Value*& o : outputs_)
+    if (o == from) o = to;
+}
+
+void Graph::remove_node(Node* node) {
+  for (Value* out : node->outputs_) {
+    FERRY_CHECK(out->uses_.empty() && !is_graph_output(out), "remove_node: output still used");
+  }
+  for (size_t i = 0; i < node->inputs_.size(); ++i)
+    if (node->inputs_[i]) drop_use(node->inputs_[i], node, int(i));
+  std::unordered_set<const Value*> outs(node->outputs_.begin(), node->outputs_.end());
+  values_.erase(std::remove_if(values_.begin(), values_.end(),
+                               [&](const std::unique_ptr<Value>& v) { return outs.count(v.get()) != 0; }),
+                values_.end());
+  nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
+                              [&](const std::unique_ptr<Node>& n) { return n.get() == node; }),
+               nodes_.end());
+}
+
+size_t Graph::remove_dead() {
+  std::unordered_set<const Node*> live;
+  std::vector<const Value*> stack(outputs_.begin(), outputs_.end());
+  std::unordered_set<const Value*> live_values(outputs_.begin(), outputs_.end());
+  while (!stack.empty()) {
+    const Value* v = stack.back();
+    stack.pop_back();
+    if (v->producer_ && live.insert(v->producer_).second)
+      for (Value* in : v->producer_->inputs_)
+        if (in && live_values.insert(in).second) stack.push_back(in);
+  }
+  size_t before = nodes_.size();
+  // Drop uses held by dead nodes, then the nodes, then unreferenced values.
+  for (auto& n : nodes_)
+    if (!live.count(n.get()))
+      for (size_t i = 0; i < n->inputs_.size(); ++i)
+        if (n->inputs_[i]) drop_use(n->inputs_[i], n.get(), int(i));
+  nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
+                              [&](const std::unique_ptr<Node>& n) { return !live.count(n.get()); }),
+               nodes_.end());
+  values_.erase(std::remove_if(values_.begin(), values_.end(),
+                               [&](const std::unique_ptr<Value>& v) {
+                                 if (v->is_input_) return false;
+                                 if (v->producer_) return !live.count(v->producer_);
+                                 return v->uses_.empty() && !is_graph_output(v.get());
+                               }),
+                values_.end());
+  return before - nodes_.size();
+}
+
+}  // namespace ferry

@@ -1,0 +1,66 @@
+#include "ir/verifier.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ferry {
+namespace {
+
+Status verify_node(const Graph& g, const Node& n, const std::unordered_set<const Value*>& live) {
+  const OpSchema& s = n.schema();
+  auto err = [&](const std::string& m) { return invalid_model("node " + n.describe() + ": " + m); };
+  int nin = int(n.num_inputs()), nout = int(n.num_outputs());
+  if (nin < s.min_inputs || (s.max_inputs >= 0 && nin > s.max_inputs))
+    return err("has " + std::to_string(nin) + " inputs, expected " + std::to_string(s.min_inputs) +
+               (s.max_inputs < 0 ? " or more" : " to " + std::to_string(s.max_inputs)));
+  if (nout < s.min_outputs || (s.max_outputs >= 0 && nout > s.max_outputs))
+    return err("has " + std::to_string(nout) + " outputs, expected " + std::to_string(s.min_outputs) +
+               (s.max_outputs < 0 ? " or more" : " to " + std::to_string(s.max_outputs)));
+  for (int i = 0; i < s.min_inputs && i < nin; ++i)
+    if (!n.input(size_t(i))) return err("required input " + std::to_string(i) + " is missing");
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    const Value* v = n.input(i);
+    if (!v) continue;
+    if (!live.count(v)) return err("input " + std::to_string(i) + " refers to a value not in the graph");
+    if (!v->producer() && !v->is_graph_input() && !v->is_constant())
+      return err("input '" + v->name() + "' is never produced (not a graph input, initializer or node output)");
+    bool found = false;
+    for (const Use& u : v->uses()) found |= u.node == &n && u.index == int(i);
+    if (!found) return err("use list of '" + v->name() + "' is out of date");
+  }
+  for (size_t i = 0; i < n.num_outputs(); ++i)
+    if (n.output(i)->producer() != &n) return err("output " + std::to_string(i) + " has a different producer");
+  for (const auto& [name, value] : n.attrs().all()) {
+    const AttrSpec* spec = s.find_attr(name);
+    if (!spec) return err("unknown attribute '" + name + "'");
+    if (attr_kind(value) != spec->kind)
+      return err("attribute '" + name + "' must be " + attr_kind_name(spec->kind) + ", got " +
+                 attr_kind_name(attr_kind(value)));
+  }
+  for (const AttrSpec& a : s.attrs)
+    if (a.required && !n.has_attr(a.name)) return err("required attribute '" + a.name + "' is missing");
+  (void)g;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status verify(const Graph& g) {
+  std::unordered_set<const Value*> live;
+  std::unordered_set<std::string> names;
+  for (const Value* v : g.values()) {
+    live.insert(v);
+    if (!names.insert(v->name()).second) return invalid_model("two values are named '" + v->name() + "'");
+  }
+  for (const Node* n : g.nodes()) FERRY_TRY(verify_node(g, *n, live));
+  for (const Value* o : g.outputs()) {
+    if (!live.count(o)) return invalid_model("a graph output refers to a value not in the graph");
+    if (!o->producer() && !o->is_graph_input() && !o->is_constant())
+      return invalid_model("graph output '" + o->name() + "' is never produced");
+  }
+  FERRY_ASSIGN_OR_RETURN(auto order, g.topo_order());
+  (void)order;
+  return Status::Ok();
+}
+
+}  // namespace ferry

@@ -1,0 +1,41 @@
+// ops/registry.h — dispatch from Op to its shape inference and kernels.
+//
+// Reference kernels come from the op table. Backends register faster kernels
+// per (op, dtype, isa); select_kernel() picks the best one the CPU supports and
+// falls back to the reference kernel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ops/op_context.h"
+
+namespace ferry {
+
+InferFn op_infer_fn(Op op);
+KernelFn op_reference_kernel(Op op);
+
+/// Instruction sets, in increasing order of preference.
+enum class Isa : uint8_t { reference = 0, generic, avx2, avx512, amx };
+const char* isa_name(Isa isa);
+/// The best ISA this CPU supports.
+Isa host_isa();
+
+struct KernelEntry {
+  Op op;
+  DType dtype;   ///< dtype of the first input the kernel accepts
+  Isa isa;
+  const char* name;  ///< e.g. "add_f32__avx512"
+  KernelFn fn;
+};
+
+/// Registers an optimized kernel (called from backend tables at start-up).
+void register_kernel(const KernelEntry& entry);
+/// Best registered kernel for (op, dtype) on `isa` or below; null if none.
+const KernelEntry* select_kernel(Op op, DType dtype, Isa isa);
+const std::vector<KernelEntry>& registered_kernels();
+
+/// Runs infer_<op> for `node` with the given input facts; the error carries node context.
+Status infer_node(const Node& node, std::vector<InputInfo> inputs, std::vector<OutputInfo>* outputs);
+
+}  // namespace ferry

@@ -1,0 +1,25 @@
+#include "ops/shape_inference.h"
+
+#include "ops/registry.h"
+
+namespace ferry {
+
+Status infer_shapes(Graph& g) {
+  FERRY_ASSIGN_OR_RETURN(auto order, g.topo_order());
+  for (Node* n : order) {
+    std::vector<InputInfo> ins(n->num_inputs());
+    for (size_t i = 0; i < n->num_inputs(); ++i)
+      if (Value* v = n->input(i)) {
+        if (v->dtype() == DType::undefined)
+          return invalid_model("node " + n->describe() + ": input " + std::to_string(i) + " ('" + v->name() +
+                               "') has no type");
+        ins[i] = {v->dtype(), v->shape(), v->constant()};
+      }
+    std::vector<OutputInfo> outs;
+    FERRY_TRY(infer_node(*n, std::move(ins), &outs));
+    for (size_t i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type(outs[i].dtype, outs[i].shape);
+  }
+  return Status::Ok();
+}
+
+}  // namespace ferry

@@ -1,0 +1,14 @@
+// ops/shape_inference.h — static shape and dtype inference over a whole graph.
+#pragma once
+
+#include "ferry/status.h"
+#include "ir/graph.h"
+
+namespace ferry {
+
+/// Sets dtype and shape of every node output, in topological order, from the
+/// graph inputs and constants. Unknown stays unknown; contradictions fail
+/// with "node 'x' (Op): ..." context.
+Status infer_shapes(Graph& g);
+
+}  // namespace ferry
