@@ -1,6 +1,6 @@
 #include "ir/attr.h"
 
-#include <cstdio>
+#include "ir/text_lexer.h"
 
 namespace ferry {
 
@@ -20,19 +20,10 @@ const char* attr_kind_name(AttrKind k) {
 AttrKind attr_kind(const AttrValue& v) { return static_cast<AttrKind>(v.index()); }
 
 namespace {
-std::string float_text(double d) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", d);
-  return buf;
-}
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
+// The same spelling as the text IR printer (ir/text_format.h): shortest exact
+// floats, strings escaped so that a value never spans lines.
+std::string float_text(double d) { return text::format_double(d); }
+std::string quoted(const std::string& s) { return text::quote(s); }
 }  // namespace
 
 std::string attr_to_string(const AttrValue& v) {

@@ -53,16 +53,19 @@ std::string Shape::to_string() const {
 }
 
 std::optional<int64_t> checked_numel(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
+  // Validate every dim and look for a zero first: [2^40, 2^40, 0] has 0 elements,
+  // so the overflow check must not run before the zero is seen.
+  bool has_zero = false;
   for (int64_t d : dims) {
     if (d < 0 || d > kMaxDim) return std::nullopt;
-    if (d == 0) n = 0;
-    else if (n > kMaxDim / d) return std::nullopt;
-    else n *= d;
+    has_zero |= d == 0;
   }
-  // a zero anywhere makes the product 0 even if an earlier partial product was large
-  for (int64_t d : dims)
-    if (d == 0) return 0;
+  if (has_zero) return 0;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (n > kMaxDim / d) return std::nullopt;
+    n *= d;
+  }
   return n;
 }
 

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
+#include <type_traits>
 
 namespace ferry {
 namespace {
@@ -139,10 +141,28 @@ Tensor Tensor::clone() const {
   return t;
 }
 
+namespace {
+// double -> integer, truncating toward zero like a C++ cast, but defined for
+// every input (the plain cast is undefined behavior out of range): NaN -> 0,
+// out-of-range values clamp to the type's limits.
+template <class T>
+T truncate_to_int(double v) {
+  if (std::isnan(v)) return 0;
+  // min is a power of two (exact); max of a 64-bit type rounds up to 2^63 / 2^64,
+  // hence >= so that values at the rounded bound also clamp.
+  constexpr double lo = double(std::numeric_limits<T>::min());
+  constexpr double hi = double(std::numeric_limits<T>::max());
+  if (v <= lo) return std::numeric_limits<T>::min();
+  if (v >= hi) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+}  // namespace
+
 double Tensor::get_double(int64_t i) const {
   switch (dtype_) {
     case DType::f16: return f16_to_f32(data<uint16_t>()[i]);
     case DType::bf16: return bf16_to_f32(data<uint16_t>()[i]);
+    case DType::boolean: return data<uint8_t>()[i] != 0;  // any nonzero byte is true
     default:
       return dispatch_dtype(dtype_, [&](auto tag) { return double(data<decltype(tag)>()[i]); });
   }
@@ -150,13 +170,9 @@ double Tensor::get_double(int64_t i) const {
 
 int64_t Tensor::get_int(int64_t i) const {
   switch (dtype_) {
-    case DType::f16: case DType::bf16: case DType::f32: case DType::f64: {
-      double v = get_double(i);
-      if (std::isnan(v)) return 0;
-      if (v >= 9.2e18) return INT64_MAX;
-      if (v <= -9.2e18) return INT64_MIN;
-      return int64_t(v);
-    }
+    case DType::f16: case DType::bf16: case DType::f32: case DType::f64:
+      return truncate_to_int<int64_t>(get_double(i));
+    case DType::boolean: return data<uint8_t>()[i] != 0;
     case DType::u64: {
       uint64_t v = data<uint64_t>()[i];
       return v > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(v);
@@ -183,10 +199,12 @@ void Tensor::set_double(int64_t i, double v) {
     case DType::f16: data<uint16_t>()[i] = f32_to_f16(float(v)); return;
     case DType::bf16: data<uint16_t>()[i] = f32_to_bf16(float(v)); return;
     case DType::boolean: data<bool>()[i] = v != 0; return;
+    case DType::f32: data<float>()[i] = float(v); return;
+    case DType::f64: data<double>()[i] = v; return;
     default:
       dispatch_dtype(dtype_, [&](auto tag) {
         using T = decltype(tag);
-        data<T>()[i] = static_cast<T>(v);
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) data<T>()[i] = truncate_to_int<T>(v);
       });
   }
 }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs everything ferry needs (Debian packages, a Python virtualenv) and builds it.
+# Idempotent: re-running only installs what is missing and rebuilds what changed.
+#   scripts/setup.sh            release build in build/
+#   FERRY_SANITIZE=1 scripts/setup.sh   also an ASan+UBSan build in build-asan/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build g++ python3-venv python3-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  libdnnl-dev nlohmann-json3-dev libcli11-dev pybind11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev ccache
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  "$PY" -m venv .venv
+fi
+if ! .venv/bin/python - <<'PYEOF' 2>/dev/null
+import importlib.metadata as m, sys
+want = {}
+for line in open("requirements.txt"):
+    line = line.split("#")[0].strip()
+    if "==" in line:
+        name, ver = line.split("==")
+        want[name.strip()] = ver.strip()
+bad = [n for n, v in want.items() if (lambda: m.version(n))() != v]
+sys.exit(1 if bad else 0)
+PYEOF
+then
+  echo "setup: installing Python packages into .venv"
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r requirements.txt
+fi
+
+echo "setup: building (build/)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build
+if [ "${FERRY_SANITIZE:-0}" = "1" ]; then
+  echo "setup: building with ASan+UBSan (build-asan/)"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON >/dev/null
+  ninja -C build-asan ferry
+fi
+echo "setup: done"

@@ -1,0 +1,86 @@
+// load_model: picks the frontend from what the path holds.
+//
+//   directory or *.pb      -> TensorFlow (not available yet)
+//   *.pt, *.pt2, *.pth     -> PyTorch (not available yet)
+//   text starting "graph " -> ferry text IR (ir/text_format.h)
+//   anything else          -> ONNX
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "frontends/frontend.h"
+#include "frontends/onnx/onnx_importer.h"
+#include "ir/text_format.h"
+
+namespace ferry {
+namespace {
+
+/// True when the text, after blanks and `//` comment lines, starts with the word "graph".
+bool looks_like_text_ir(const std::string& head) {
+  size_t i = 0;
+  while (i < head.size()) {
+    char c = head[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else if (head.compare(i, 2, "//") == 0) {
+      while (i < head.size() && head[i] != '\n') ++i;
+    } else {
+      break;
+    }
+  }
+  return head.compare(i, 5, "graph") == 0 && i + 5 < head.size() &&
+         (head[i + 5] == ' ' || head[i + 5] == '\t' || head[i + 5] == '\n');
+}
+
+Result<std::string> read_text(const std::string& path, size_t max_bytes) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return io_error(std::string("cannot open: ") + std::strerror(errno));
+  std::string s(max_bytes, '\0');
+  f.read(s.data(), std::streamsize(max_bytes));
+  s.resize(size_t(f.gcount()));
+  return s;
+}
+
+Result<std::unique_ptr<Graph>> load_text_ir(const std::string& path, uint64_t size) {
+  FERRY_ASSIGN_OR_RETURN(std::string text, read_text(path, size_t(size)));
+  FERRY_ASSIGN_OR_RETURN(auto g, parse_graph(text));
+  g->info().source_path = path;
+  if (g->info().format.empty()) g->info().format = "text";
+  return g;
+}
+
+Result<std::unique_ptr<Graph>> load_any(const std::string& path, ImportReport* report,
+                                        const ImportOptions& options) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return io_error(std::string("cannot open: ") + std::strerror(errno));
+  std::string ext = std::filesystem::path(path).extension().string();
+  if (S_ISDIR(st.st_mode))
+    return unsupported("is a directory (a TensorFlow SavedModel?): TensorFlow frontend not available yet");
+  if (ext == ".pb") return unsupported("TensorFlow frontend not available yet");
+  if (ext == ".pt" || ext == ".pt2" || ext == ".pth") return unsupported("PyTorch frontend not available yet");
+  if (!S_ISREG(st.st_mode)) return invalid_argument("is not a regular file");
+  FERRY_ASSIGN_OR_RETURN(std::string head, read_text(path, 4096));
+  if (looks_like_text_ir(head)) {
+    if (report) {
+      *report = ImportReport{};
+      report->format = "text";
+    }
+    return load_text_ir(path, uint64_t(st.st_size));
+  }
+  return onnx_import::import_onnx_file(path, report, options);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Graph>> load_model(const std::string& path, ImportReport* report,
+                                          const ImportOptions& options) {
+  auto g = load_any(path, report, options);
+  if (!g.ok()) return g.status().with_context("model '" + path + "'");
+  return g;
+}
+
+}  // namespace ferry

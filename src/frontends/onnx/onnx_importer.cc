@@ -1,0 +1,57 @@
+// Reading ONNX files, and import_onnx (frontends/frontend.h).
+#include "frontends/onnx/onnx_importer.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace ferry {
+namespace onnx_import {
+
+Result<onnx::ModelProto> read_model_proto(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return io_error(std::string("cannot open: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return invalid_argument("is a directory, not an ONNX file");
+  // Protobuf messages are limited to 2 GiB; larger models keep weights outside.
+  if (uint64_t(st.st_size) > uint64_t(INT_MAX))
+    return invalid_model("is " + std::to_string(st.st_size) +
+                         " bytes, over the 2 GiB protobuf limit; store the weights as external data");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return io_error(std::string("cannot open: ") + std::strerror(errno));
+  std::string bytes(size_t(st.st_size), '\0');
+  size_t got = bytes.empty() ? 0 : std::fread(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  if (got != bytes.size()) return io_error("read " + std::to_string(got) + " of " + std::to_string(bytes.size()) + " bytes");
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
+    return invalid_model("not a valid ONNX model (protobuf parse failed)");
+  // Arbitrary bytes can parse as a message made of unknown fields; a model has both of these.
+  if (model.ir_version() == 0 || !model.has_graph())
+    return invalid_model("not a valid ONNX model (no ir_version or no graph)");
+  return model;
+}
+
+Result<std::unique_ptr<Graph>> import_onnx_file(const std::string& path, ImportReport* report,
+                                                const ImportOptions& options) {
+  if (report) {
+    *report = ImportReport{};
+    report->format = "onnx";
+  }
+  FERRY_ASSIGN_OR_RETURN(onnx::ModelProto model, read_model_proto(path));
+  return import_model_proto(model, path, report, options);
+}
+
+}  // namespace onnx_import
+
+Result<std::unique_ptr<Graph>> import_onnx(const std::string& path, ImportReport* report,
+                                           const ImportOptions& options) {
+  auto g = onnx_import::import_onnx_file(path, report, options);
+  if (!g.ok()) return g.status().with_context("file '" + path + "'");
+  return g;
+}
+
+}  // namespace ferry

@@ -1,0 +1,38 @@
+// frontends/onnx/onnx_importer.h — ModelProto -> ferry::Graph.
+//
+// import_onnx (frontends/frontend.h) reads a file and calls these. The
+// importer validates the model (unique value names, every input produced, no
+// cycles, sizes of every tensor), imports nodes in dependency order through
+// the import table, and collects *every* unsupported op into the report
+// before failing.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "frontends/frontend.h"
+
+namespace ferry::onnx_import {
+
+/// Oldest / newest default-domain opset and IR version accepted.
+inline constexpr int64_t kMinOpset = 7;
+inline constexpr int64_t kMaxOpset = 28;
+inline constexpr int64_t kMinIrVersion = 3;
+inline constexpr int64_t kMaxIrVersion = 14;
+
+/// Reads and parses an ONNX file; errors do not repeat the path.
+Result<onnx::ModelProto> read_model_proto(const std::string& path);
+
+/// Imports a parsed model. `path` is recorded in the graph info and its
+/// directory is the external-data root unless options name another.
+Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model, const std::string& path,
+                                                  ImportReport* report, const ImportOptions& options);
+
+/// read_model_proto + import_model_proto; errors do not repeat the path
+/// (import_onnx prefixes "file '<path>'", load_model "model '<path>'").
+Result<std::unique_ptr<Graph>> import_onnx_file(const std::string& path, ImportReport* report,
+                                                const ImportOptions& options);
+
+}  // namespace ferry::onnx_import

@@ -1,0 +1,266 @@
+#include "frontends/onnx/onnx_node.h"
+
+#include <algorithm>
+
+namespace ferry::onnx_import {
+namespace {
+
+using AP = onnx::AttributeProto;
+
+std::string fresh_name(std::unordered_set<std::string>& used, const std::string& base) {
+  if (used.insert(base).second) return base;
+  for (int64_t i = 1;; ++i) {
+    std::string s = base + "_" + std::to_string(i);
+    if (used.insert(s).second) return s;
+  }
+}
+
+}  // namespace
+
+std::string ImportState::fresh_value_name(const std::string& base) { return fresh_name(value_names, base); }
+std::string ImportState::fresh_node_name(const std::string& base) { return fresh_name(node_names, base); }
+
+const char* onnx_attr_type_name(int type) {
+  switch (type) {
+    case AP::FLOAT: return "FLOAT";
+    case AP::INT: return "INT";
+    case AP::STRING: return "STRING";
+    case AP::TENSOR: return "TENSOR";
+    case AP::GRAPH: return "GRAPH";
+    case AP::SPARSE_TENSOR: return "SPARSE_TENSOR";
+    case AP::TYPE_PROTO: return "TYPE_PROTO";
+    case AP::FLOATS: return "FLOATS";
+    case AP::INTS: return "INTS";
+    case AP::STRINGS: return "STRINGS";
+    case AP::TENSORS: return "TENSORS";
+    case AP::GRAPHS: return "GRAPHS";
+    case AP::SPARSE_TENSORS: return "SPARSE_TENSORS";
+    case AP::TYPE_PROTOS: return "TYPE_PROTOS";
+    default: return "UNDEFINED";
+  }
+}
+
+int attribute_type(const onnx::AttributeProto& a) {
+  if (a.type() != AP::UNDEFINED) return a.type();
+  // Writers from before the `type` field: infer it from the populated field.
+  if (a.has_f()) return AP::FLOAT;
+  if (a.has_i()) return AP::INT;
+  if (a.has_s()) return AP::STRING;
+  if (a.has_t()) return AP::TENSOR;
+  if (a.has_g()) return AP::GRAPH;
+  if (a.has_sparse_tensor()) return AP::SPARSE_TENSOR;
+  if (a.floats_size()) return AP::FLOATS;
+  if (a.ints_size()) return AP::INTS;
+  if (a.strings_size()) return AP::STRINGS;
+  if (a.tensors_size()) return AP::TENSORS;
+  if (a.graphs_size()) return AP::GRAPHS;
+  return AP::UNDEFINED;
+}
+
+OnnxNode::OnnxNode(ImportState& state, const onnx::NodeProto& proto, std::string name, std::string source_name,
+                   int64_t opset)
+    : st_(state), proto_(proto), name_(std::move(name)), source_name_(std::move(source_name)), opset_(opset) {
+  for (const std::string& in : proto.input()) {
+    auto it = in.empty() ? st_.values.end() : st_.values.find(in);
+    inputs_.push_back(it == st_.values.end() ? nullptr : it->second);
+  }
+  while (!inputs_.empty() && !inputs_.back()) inputs_.pop_back();
+  bound_.assign(size_t(proto.output_size()), false);
+  for (const onnx::AttributeProto& a : proto.attribute()) {
+    if (!attrs_.emplace(a.name(), &a).second) attr_error("attribute '" + a.name() + "' is given twice");
+    if (!a.ref_attr_name().empty())
+      attr_error("attribute '" + a.name() + "' refers to function attribute '" + a.ref_attr_name() +
+                 "', which is only valid inside a function body");
+  }
+}
+
+const Tensor* OnnxNode::constant_input(size_t i) const {
+  Value* v = input(i);
+  return v && v->is_constant() ? v->constant() : nullptr;
+}
+
+Status OnnxNode::expect_inputs(size_t lo, int64_t hi) const {
+  size_t n = num_inputs();
+  if (n < lo || (hi >= 0 && n > size_t(hi)))
+    return invalid_model("has " + std::to_string(n) + " inputs, expected " + std::to_string(lo) +
+                         (hi < 0 ? " or more" : size_t(hi) == lo ? "" : " to " + std::to_string(hi)));
+  for (size_t i = 0; i < lo; ++i)
+    if (!input(i)) return invalid_model("required input " + std::to_string(i) + " is omitted");
+  return Status::Ok();
+}
+
+bool OnnxNode::output_used(size_t i) const {
+  if (i >= num_outputs()) return false;
+  const std::string& name = proto_.output(int(i));
+  return !name.empty() && st_.consumed.count(name) != 0;
+}
+
+void OnnxNode::attr_error(std::string msg) {
+  if (attr_status_.ok()) attr_status_ = invalid_model(std::move(msg));
+}
+
+const onnx::AttributeProto* OnnxNode::take(const std::string& attr, int expected_type, Opsets v) {
+  auto it = attrs_.find(attr);
+  if (it == attrs_.end()) return nullptr;
+  taken_.insert(attr);
+  if (opset_ < v.since || opset_ >= v.until) {
+    attr_error("attribute '" + attr + "' is not defined for " + op_type() + " at opset " + std::to_string(opset_) +
+               (opset_ < v.since ? " (it appears in opset " + std::to_string(v.since) + ")"
+                                 : " (it was removed in opset " + std::to_string(v.until) + ")"));
+    return nullptr;
+  }
+  int type = attribute_type(*it->second);
+  if (expected_type >= 0 && type != expected_type) {
+    attr_error("attribute '" + attr + "' must be " + onnx_attr_type_name(expected_type) + ", got " +
+               onnx_attr_type_name(type));
+    return nullptr;
+  }
+  return it->second;
+}
+
+std::optional<int64_t> OnnxNode::opt_int(const std::string& attr, Opsets v) {
+  if (const AP* a = take(attr, AP::INT, v)) return a->i();
+  return std::nullopt;
+}
+
+std::optional<double> OnnxNode::opt_float(const std::string& attr, Opsets v) {
+  if (const AP* a = take(attr, AP::FLOAT, v)) return double(a->f());
+  return std::nullopt;
+}
+
+std::optional<std::string> OnnxNode::opt_string(const std::string& attr, Opsets v) {
+  if (const AP* a = take(attr, AP::STRING, v)) return a->s();
+  return std::nullopt;
+}
+
+std::string OnnxNode::string_or(const std::string& attr, std::string def, Opsets v) {
+  if (auto s = opt_string(attr, v)) return *s;
+  return def;
+}
+
+std::optional<std::vector<int64_t>> OnnxNode::opt_ints(const std::string& attr, Opsets v) {
+  if (const AP* a = take(attr, AP::INTS, v)) return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  return std::nullopt;
+}
+
+std::optional<std::vector<double>> OnnxNode::opt_floats(const std::string& attr, Opsets v) {
+  if (const AP* a = take(attr, AP::FLOATS, v)) return std::vector<double>(a->floats().begin(), a->floats().end());
+  return std::nullopt;
+}
+
+std::optional<Tensor> OnnxNode::opt_tensor(const std::string& attr, Opsets v) {
+  const AP* a = take(attr, AP::TENSOR, v);
+  if (!a) return std::nullopt;
+  auto t = tensor_from_proto(a->t(), &st_.data_root);
+  if (!t.ok()) {
+    if (attr_status_.ok()) attr_status_ = t.status().with_context("attribute '" + attr + "'");
+    return std::nullopt;
+  }
+  return std::move(t).value();
+}
+
+void OnnxNode::ignore(const std::string& attr, Opsets v) { take(attr, -1, v); }
+
+void OnnxNode::copy(AttrMap& out, const std::string& attr, Op op, Opsets v) {
+  const AttrSpec* spec = op_schema(op).find_attr(attr);
+  FERRY_CHECK(spec != nullptr, std::string(op_name(op)) + " has no IR attribute '" + attr + "'");
+  switch (spec->kind) {
+    case AttrKind::kInt: if (auto x = opt_int(attr, v)) out.set(attr, *x); break;
+    case AttrKind::kFloat: if (auto x = opt_float(attr, v)) out.set(attr, *x); break;
+    case AttrKind::kString: if (auto x = opt_string(attr, v)) out.set(attr, *x); break;
+    case AttrKind::kInts: if (auto x = opt_ints(attr, v)) out.set(attr, *x); break;
+    case AttrKind::kFloats: if (auto x = opt_floats(attr, v)) out.set(attr, *x); break;
+    case AttrKind::kTensor: if (auto x = opt_tensor(attr, v)) out.set(attr, *x); break;
+    case AttrKind::kStrings:
+      if (const AP* a = take(attr, AP::STRINGS, v))
+        out.set(attr, std::vector<std::string>(a->strings().begin(), a->strings().end()));
+      break;
+  }
+}
+
+void OnnxNode::copy_schema_attrs(AttrMap& out, Op op) {
+  for (const AttrSpec& spec : op_schema(op).attrs) copy(out, spec.name, op);
+}
+
+std::vector<std::string> OnnxNode::unconsumed_attrs() const {
+  std::vector<std::string> out;
+  for (const auto& [name, a] : attrs_)
+    if (!taken_.count(name)) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Node* OnnxNode::add(Op op, std::vector<Value*> inputs, AttrMap attrs, size_t num_outputs, std::string node_name) {
+  while (!inputs.empty() && !inputs.back()) inputs.pop_back();
+  Node* node = st_.g.add_node(op, std::move(inputs), num_outputs, std::move(attrs), node_name);
+  node->provenance() = {source_name_};
+  for (size_t i = 0; i < num_outputs; ++i)
+    node->output(i)->set_name(st_.fresh_value_name(node_name + ":" + std::to_string(i)));
+  return node;
+}
+
+Node* OnnxNode::emit(Op op, std::vector<Value*> inputs, AttrMap attrs, size_t num_outputs) {
+  // name_ was reserved by the driver; a second main node gets a derived name.
+  std::string node_name = main_emitted_ ? st_.fresh_node_name(name_ + "/" + op_name(op)) : name_;
+  main_emitted_ = true;
+  return add(op, std::move(inputs), std::move(attrs), num_outputs, node_name);
+}
+
+Node* OnnxNode::emit_helper(Op op, std::vector<Value*> inputs, AttrMap attrs, size_t num_outputs) {
+  return add(op, std::move(inputs), std::move(attrs), num_outputs, st_.fresh_node_name(name_ + "/" + op_name(op)));
+}
+
+Value* OnnxNode::constant(Tensor t, const std::string& what) {
+  return st_.g.add_constant(st_.fresh_value_name(name_ + "/" + what), std::move(t));
+}
+
+Value* OnnxNode::const_i64(const std::vector<int64_t>& v, const std::string& what) {
+  return constant(Tensor::from_vector<int64_t>(v, {int64_t(v.size())}), what);
+}
+
+Value* OnnxNode::scalar_like(double v, Value* like, const std::string& what) {
+  if (like && like->dtype() != DType::undefined) {
+    Tensor t = Tensor::empty(like->dtype(), {});
+    t.set_double(0, v);
+    return constant(std::move(t), what);
+  }
+  // The dtype is only known after shape inference: cast at run time.
+  Value* c = constant(Tensor::scalar<float>(float(v)), what);
+  return emit_helper(Op::CastLike, {c, like})->output(0);
+}
+
+void OnnxNode::set_output(size_t i, Value* v) {
+  if (i >= num_outputs() || proto_.output(int(i)).empty()) return;
+  FERRY_CHECK(!v->is_graph_input(), "set_output: a graph input cannot be renamed");
+  const std::string& name = proto_.output(int(i));
+  v->set_name(name);
+  st_.values[name] = v;
+  bound_[i] = true;
+}
+
+void OnnxNode::set_outputs(Node* node) {
+  for (size_t i = 0; i < node->num_outputs() && i < num_outputs(); ++i) set_output(i, node->output(i));
+}
+
+Status OnnxNode::unsupported(std::string reason, std::string repair) {
+  repair_ = std::move(repair);
+  return ::ferry::unsupported(std::move(reason));
+}
+
+Status import_direct(OnnxNode& n, Op op) {
+  const OpSchema& s = op_schema(op);
+  FERRY_TRY(n.expect_inputs(size_t(s.min_inputs), s.max_inputs));
+  AttrMap attrs;
+  n.copy_schema_attrs(attrs, op);
+  // Trailing unnamed outputs are omitted optional outputs.
+  size_t nout = n.num_outputs();
+  while (nout > 0 && n.proto().output(int(nout) - 1).empty()) --nout;
+  if (s.max_outputs >= 0 && nout > size_t(s.max_outputs))
+    return invalid_model("has " + std::to_string(nout) + " outputs, expected at most " +
+                         std::to_string(s.max_outputs));
+  nout = std::max(nout, size_t(s.min_outputs));
+  n.set_outputs(n.emit(op, n.inputs(), std::move(attrs), nout));
+  return Status::Ok();
+}
+
+}  // namespace ferry::onnx_import

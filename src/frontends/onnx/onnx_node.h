@@ -1,0 +1,158 @@
+// frontends/onnx/onnx_node.h — what an import function sees of one ONNX node.
+//
+// An import function (import_Conv, ...) reads the node's inputs and typed
+// attributes through OnnxNode and emits IR nodes through it. OnnxNode:
+//   - type-checks attributes (pads must be INTS) and records which ones were
+//     read, so an attribute ONNX does not define for the op at the model's
+//     opset is an error rather than silently dropped;
+//   - names emitted nodes (the main node takes the source name, helpers get
+//     "<name>/<Op>") and gives each the source node as provenance;
+//   - binds IR values to the ONNX output names.
+//
+//   Status import_LeakyRelu(OnnxNode& n) {
+//     AttrMap a;
+//     if (auto alpha = n.opt_float("alpha")) a.set("alpha", *alpha);
+//     n.set_outputs(n.emit(Op::LeakyRelu, {n.input(0)}, a));
+//     return Status::Ok();
+//   }
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "ferry/status.h"
+#include "frontends/onnx/onnx_tensor.h"
+#include "ir/graph.h"
+
+namespace ferry::onnx_import {
+
+/// Whole-graph import state shared by all nodes.
+struct ImportState {
+  explicit ImportState(Graph& graph) : g(graph) {}
+  Graph& g;
+  ExternalDataRoot data_root;
+  std::unordered_map<std::string, Value*> values;       ///< ONNX value name -> IR value
+  std::unordered_set<std::string> value_names;          ///< every ONNX and generated value name
+  std::unordered_set<std::string> node_names;           ///< every IR node name handed out
+  std::unordered_set<std::string> consumed;             ///< names read by a node or a graph output
+
+  /// `base`, or base_1, base_2, ... — unused by any ONNX or generated value.
+  std::string fresh_value_name(const std::string& base);
+  /// Same for node names.
+  std::string fresh_node_name(const std::string& base);
+};
+
+/// Opsets in which an attribute is defined: [since, until).
+struct Opsets {
+  int64_t since = 1;
+  int64_t until = int64_t(1) << 30;
+};
+
+/// "FLOAT", "INTS", ... for AttributeProto.AttributeType.
+const char* onnx_attr_type_name(int type);
+
+class OnnxNode {
+ public:
+  /// `name` is the unique IR name; `source_name` goes into provenance.
+  OnnxNode(ImportState& state, const onnx::NodeProto& proto, std::string name, std::string source_name,
+           int64_t opset);
+
+  const std::string& name() const { return name_; }
+  const std::string& op_type() const { return proto_.op_type(); }
+  int64_t opset() const { return opset_; }
+  const onnx::NodeProto& proto() const { return proto_; }
+
+  // --- inputs and outputs ----------------------------------------------------
+  /// Inputs listed, not counting trailing omitted ("") ones.
+  size_t num_inputs() const { return inputs_.size(); }
+  /// Null when omitted or beyond the list.
+  Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  /// The data of input i when it is a constant; null otherwise.
+  const Tensor* constant_input(size_t i) const;
+  /// Fails unless the node has between lo and hi (-1: any) inputs.
+  Status expect_inputs(size_t lo, int64_t hi) const;
+  size_t num_outputs() const { return size_t(proto_.output_size()); }
+  /// Output i is named and read by a node or a graph output.
+  bool output_used(size_t i) const;
+
+  // --- attributes (typed; reading marks them consumed) ---------------------------
+  // A wrong kind, or an attribute present outside `v`, records an error that the
+  // driver reports after the import function returns; the getters then return
+  // nullopt / the default.
+  bool has(const std::string& attr) const { return attrs_.count(attr) != 0; }
+  std::optional<int64_t> opt_int(const std::string& attr, Opsets v = {});
+  std::optional<double> opt_float(const std::string& attr, Opsets v = {});
+  std::optional<std::string> opt_string(const std::string& attr, Opsets v = {});
+  std::optional<std::vector<int64_t>> opt_ints(const std::string& attr, Opsets v = {});
+  std::optional<std::vector<double>> opt_floats(const std::string& attr, Opsets v = {});
+  std::optional<Tensor> opt_tensor(const std::string& attr, Opsets v = {});
+  int64_t int_or(const std::string& attr, int64_t def, Opsets v = {}) { return opt_int(attr, v).value_or(def); }
+  double float_or(const std::string& attr, double def, Opsets v = {}) { return opt_float(attr, v).value_or(def); }
+  std::string string_or(const std::string& attr, std::string def, Opsets v = {});
+  /// Accepts an attribute that has no IR equivalent and needs none.
+  void ignore(const std::string& attr, Opsets v = {});
+  /// Copies `attr` into `out` with the kind the IR schema of `op` declares, when present.
+  void copy(AttrMap& out, const std::string& attr, Op op, Opsets v = {});
+  /// copy() for every attribute the IR schema of `op` declares.
+  void copy_schema_attrs(AttrMap& out, Op op);
+  /// First attribute error, or ok.
+  const Status& attr_status() const { return attr_status_; }
+  /// Attributes present on the node that nothing read or ignored.
+  std::vector<std::string> unconsumed_attrs() const;
+
+  // --- building ----------------------------------------------------------------
+  /// Adds the node's main IR node (named like the source node) with provenance.
+  Node* emit(Op op, std::vector<Value*> inputs, AttrMap attrs = {}, size_t num_outputs = 1);
+  /// Adds a helper IR node named "<name>/<Op>".
+  Node* emit_helper(Op op, std::vector<Value*> inputs, AttrMap attrs = {}, size_t num_outputs = 1);
+  /// A constant value named "<name>/<what>".
+  Value* constant(Tensor t, const std::string& what);
+  /// A 1-D int64 constant.
+  Value* const_i64(const std::vector<int64_t>& v, const std::string& what);
+  /// A scalar with the dtype of `like`: a constant when that dtype is known now,
+  /// else an f32 constant followed by CastLike(., like).
+  Value* scalar_like(double v, Value* like, const std::string& what);
+  /// Binds ONNX output i (when named) to `v`, renaming v to the ONNX name.
+  void set_output(size_t i, Value* v);
+  /// Binds ONNX outputs 0..k-1 to the k outputs of `node`.
+  void set_outputs(Node* node);
+  bool output_bound(size_t i) const { return i < bound_.size() && bound_[i]; }
+
+  // --- failing -----------------------------------------------------------------
+  /// An unsupported status; `repair` is shown to the user as the way out.
+  Status unsupported(std::string reason, std::string repair = "");
+  const std::string& proposed_repair() const { return repair_; }
+
+ private:
+  const onnx::AttributeProto* take(const std::string& attr, int expected_type, Opsets v);
+  void attr_error(std::string msg);
+  Node* add(Op op, std::vector<Value*> inputs, AttrMap attrs, size_t num_outputs, std::string node_name);
+
+  ImportState& st_;
+  const onnx::NodeProto& proto_;
+  std::string name_, source_name_;
+  int64_t opset_;
+  bool main_emitted_ = false;
+  std::vector<Value*> inputs_;
+  std::unordered_map<std::string, const onnx::AttributeProto*> attrs_;
+  std::unordered_set<std::string> taken_;
+  std::vector<bool> bound_;
+  Status attr_status_;
+  std::string repair_;
+};
+
+/// The effective AttributeProto type: the `type` field, or inferred from the
+/// populated field for writers that omit it. UNDEFINED (0) when ambiguous.
+int attribute_type(const onnx::AttributeProto& a);
+
+/// Imports the node 1:1 as `op`: every input, every IR-declared attribute, every output.
+Status import_direct(OnnxNode& n, Op op);
+
+}  // namespace ferry::onnx_import

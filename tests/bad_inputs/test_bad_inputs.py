@@ -1,0 +1,139 @@
+"""The malformed-model corpus (gen_bad_inputs.py) through `ferry run` and `ferry inspect`.
+
+For each case: the exit code is one the manifest allows (2 for a model or input
+error, 1 only for usage errors, 0 where the case must run); a failure is ONE
+line on stderr naming the offending file, containing one of the expected
+fragments and every required name (node, tensor, input); nothing from a
+sanitizer, a crash or an internal assertion appears; each command finishes
+within 10 s.
+
+Works with any build: point FERRY_BIN at an ASan+UBSan binary
+(cmake -DFERRY_SANITIZE=ON -B build-asan) and a sanitizer report fails the case.
+Under CI=true a missing binary is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+import gen_bad_inputs  # noqa: E402
+
+TIME_LIMIT_S = 10
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# Signs of a crash or of a bug ferry caught in itself rather than in the model.
+FORBIDDEN = ["Sanitizer", "runtime error:", "internal check failed", "Segmentation", "stack overflow",
+             "terminate called", "Aborted", "core dumped", "std::bad_alloc"]
+
+
+@pytest.fixture(scope="session")
+def ferry():
+    path = Path(os.environ.get("FERRY_BIN", REPO / "build" / "ferry"))
+    if not path.is_absolute():
+        path = REPO / path
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        msg = f"ferry binary not found at {path} (set FERRY_BIN)"
+        if IN_CI:
+            pytest.fail(msg + " (CI=true: missing prerequisites are failures)", pytrace=False)
+        pytest.skip(msg)
+    return path
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory):
+    """Generates the corpus once per session; returns (root dir, {case name: manifest entry})."""
+    root = tmp_path_factory.mktemp("bad_inputs")
+    manifest = gen_bad_inputs.generate(root)
+    return root, {c["name"]: c for c in manifest["cases"]}
+
+
+def run(cmd, cwd):
+    try:
+        return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, errors="replace",
+                              timeout=TIME_LIMIT_S, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"took longer than {TIME_LIMIT_S} s: {' '.join(map(str, cmd))}", pytrace=False)
+
+
+def check(proc, expect, case, what):
+    """Asserts `proc` behaved as `expect` (a manifest run/inspect entry) says."""
+    both = proc.stdout + proc.stderr
+    for bad in FORBIDDEN:
+        assert bad not in both, f"{what}: {bad!r} in the output:\n{proc.stderr[-3000:]}"
+    assert proc.returncode >= 0, f"{what}: killed by signal {-proc.returncode}\n{proc.stderr[-3000:]}"
+    assert proc.returncode in expect["exit"], \
+        f"{what}: exit {proc.returncode}, expected {expect['exit']}\nstderr:\n{proc.stderr[-3000:]}"
+    if proc.returncode == 0:
+        # A case allowed to succeed still has to name what it was asked to (inspect's op list).
+        for m in expect["mentions"]:
+            options = m if isinstance(m, list) else [m]
+            assert any(o in both for o in options), f"{what}: output does not mention {m!r}:\n{both[-3000:]}"
+        return
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    if proc.returncode == 1:  # usage errors: clear, but they may add a pointer to --help
+        text = proc.stderr.lower()
+        assert any(f.lower() in text for f in expect["fragments"]), \
+            f"{what}: usage error without any of {expect['fragments']}:\n{proc.stderr}"
+        return
+    assert len(lines) == 1, f"{what}: expected a one-line error, got {len(lines)} lines:\n{proc.stderr[-3000:]}"
+    line = lines[0]
+    if case.get("file"):
+        name = Path(case["file"]).name
+        assert name in line, f"{what}: the error does not name the file {name!r}: {line}"
+    if expect["fragments"]:
+        assert any(f.lower() in line.lower() for f in expect["fragments"]), \
+            f"{what}: the error has none of {expect['fragments']}: {line}"
+    for m in expect["mentions"]:
+        options = m if isinstance(m, list) else [m]
+        assert any(o in line for o in options), f"{what}: the error does not mention {m!r}: {line}"
+
+
+@pytest.mark.parametrize("name", list(gen_bad_inputs.CASES))
+def test_run(name, ferry, corpus, tmp_path):
+    root, cases = corpus
+    case = cases[name]
+    if case.get("skip"):
+        pytest.skip(case["skip"])
+    cmd = [ferry, "run", root / case["model"]]
+    for input_name, npy in case["inputs"].items():
+        cmd += ["--input", f"{input_name}={root / npy}"]
+    cmd += case["extra_args"] + ["--output-dir", tmp_path / "out"]
+    proc = run(cmd, cwd=tmp_path)
+    check(proc, case["run"], case, f"ferry run ({case['description']})")
+    if case.get("output_equals_input") and proc.returncode == 0:
+        outs = list((tmp_path / "out").glob("*.npy"))
+        assert len(outs) == 1, outs
+        (npy,) = case["inputs"].values()
+        np.testing.assert_array_equal(np.load(outs[0]), np.load(root / npy))
+
+
+@pytest.mark.parametrize("name", list(gen_bad_inputs.CASES))
+def test_inspect(name, ferry, corpus, tmp_path):
+    root, cases = corpus
+    case = cases[name]
+    if case.get("skip"):
+        pytest.skip(case["skip"])
+    if case["inspect"] is None:
+        pytest.skip("concerns run's inputs or command line, not the model")
+    proc = run([ferry, "inspect", root / case["model"]], cwd=tmp_path)
+    check(proc, case["inspect"], case, f"ferry inspect ({case['description']})")
+
+
+def test_corpus_is_complete(corpus):
+    """Every case has a model file, an expectation, and a file the error must name."""
+    root, cases = corpus
+    assert len(cases) >= 40
+    for name, c in cases.items():
+        assert (root / c["model"]).is_file() or c.get("skip"), name
+        assert c["run"]["exit"], name
+        for path in c["inputs"].values():
+            assert (root / path).is_file(), (name, path)

@@ -1,0 +1,168 @@
+"""End to end: every generated model through `ferry run`, checked against ONNX Runtime.
+
+For each model (torch exports from gen/export_models.py, hand-built graphs from
+gen/make_onnx_models.py): draw seeded inputs (gen/common.py), write them as
+.npy, run
+
+    ferry run MODEL --input NAME=FILE.npy ... --output-dir DIR
+
+and compare every output with ONNX Runtime's on the same inputs:
+    float:      |ferry - ort| <= rtol * max(1, |ort|)   per element,
+                rtol 1e-4 (f32/f64), 1e-3 (f16); NaN matches NaN, inf matches inf
+    int / bool: exactly equal
+Shapes and dtypes must match exactly.
+
+The small set runs by default; full-size models are marked `full`:
+    pytest tests/models -m full
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, ensure_model, ferry_binary, unavailable
+
+import export_models
+from common import make_inputs
+
+try:
+    import make_onnx_models
+
+    ONNX_NAMES = make_onnx_models.MODEL_NAMES
+except ImportError:  # onnx missing: test_prerequisites says so
+    ONNX_NAMES = []
+
+RTOL = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-3}
+TIMEOUT_S = {"small": 300, "full": 3600}
+
+
+def _params():
+    params = []
+    for name in export_models.MODEL_NAMES:
+        params.append(pytest.param("torch", name, "small", id=f"torch-small-{name}"))
+        params.append(pytest.param("torch", name, "full", id=f"torch-full-{name}", marks=pytest.mark.full))
+    for name in ONNX_NAMES:
+        params.append(pytest.param("onnx", name, "small", id=f"onnx-{name}"))
+    return params
+
+
+def run_ort(path, feeds):
+    try:
+        import onnxruntime as ort
+    except ImportError as e:
+        unavailable(f"onnxruntime not importable: {e}")
+    opts = ort.SessionOptions()
+    # No graph rewrites: the oracle computes the model exactly as written.
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    return dict(zip(names, sess.run(None, feeds)))
+
+
+def output_file(out_dir, name):
+    """The .npy ferry wrote for output `name` (names with odd characters are sanitized)."""
+    for candidate in (name, re.sub(r"[^A-Za-z0-9_.-]", "_", name)):
+        path = Path(out_dir) / f"{candidate}.npy"
+        if path.exists():
+            return path
+    written = sorted(p.name for p in Path(out_dir).glob("*"))
+    pytest.fail(f"ferry wrote no file for output {name!r}; {out_dir} holds {written}", pytrace=False)
+
+
+def run_ferry(ferry_bin, model_path, feeds, work_dir, timeout):
+    """Runs `ferry run` on `feeds` written as .npy; returns the output directory."""
+    in_dir, out_dir = Path(work_dir) / "inputs", Path(work_dir) / "outputs"
+    in_dir.mkdir()
+    out_dir.mkdir()
+    cmd = [str(ferry_bin), "run", str(model_path)]
+    for i, (name, arr) in enumerate(feeds.items()):
+        path = in_dir / f"input{i}.npy"
+        np.save(path, arr)
+        cmd += ["--input", f"{name}={path}"]
+    cmd += ["--output-dir", str(out_dir)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        pytest.fail(f"ferry run exited {proc.returncode}\n$ {' '.join(cmd)}\nstderr:\n{proc.stderr[-4000:]}",
+                    pytrace=False)
+    return out_dir
+
+
+def compare(name, got, want):
+    """Asserts ferry's output `got` matches ONNX Runtime's `want` (see the module docstring)."""
+    assert got.shape == want.shape, f"output {name}: shape {got.shape}, ONNX Runtime {want.shape}"
+    assert got.dtype == want.dtype, f"output {name}: dtype {got.dtype}, ONNX Runtime {want.dtype}"
+    if want.dtype.kind != "f":
+        bad = got != want
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            pytest.fail(f"output {name}: {int(bad.sum())} of {want.size} elements differ; first at {idx}: "
+                        f"ferry {got[idx]!r}, ONNX Runtime {want[idx]!r}", pytrace=False)
+        return
+    rtol = RTOL[want.dtype.name]
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(g - w)
+        ok = (err <= rtol * np.maximum(1.0, np.abs(w))) | (np.isnan(g) & np.isnan(w)) | (np.isinf(w) & (g == w))
+    if not ok.all():
+        bad = ~ok
+        worst = np.where(bad, np.nan_to_num(err / np.maximum(1.0, np.abs(w)), nan=np.inf), -1.0)
+        idx = np.unravel_index(int(np.argmax(worst)), w.shape)
+        pytest.fail(f"output {name}: {int(bad.sum())} of {w.size} elements off by more than {rtol} * max(1, |ort|); "
+                    f"worst at {tuple(int(i) for i in idx)}: ferry {g[idx]!r}, ONNX Runtime {w[idx]!r} "
+                    f"(max |ort| {float(np.nanmax(np.abs(w))) if w.size else 0:.3g})", pytrace=False)
+
+
+@pytest.mark.parametrize("source,name,size", _params())
+def test_model_matches_onnxruntime(source, name, size, tmp_path):
+    meta = ensure_model(source, name, size)
+    feeds = make_inputs(meta["inputs"], seed=0)
+    expected = run_ort(meta["path"], feeds)
+    assert list(expected) == meta["outputs"], "the sidecar's outputs disagree with the model"
+    # The binary is looked up only now, so without it the generators and the
+    # ONNX Runtime side are still exercised before the skip.
+    ferry_bin = ferry_binary()
+    if ferry_bin is None:
+        unavailable("ferry binary not found (set FERRY_BIN)")
+    out_dir = run_ferry(ferry_bin, meta["path"], feeds, tmp_path, TIMEOUT_S[size])
+    for out_name, want in expected.items():
+        compare(out_name, np.load(output_file(out_dir, out_name)), want)
+
+
+def _ir_ops():
+    text = (REPO / "src" / "ir" / "ops.def").read_text()
+    return re.findall(r"^FERRY_OP\((\w+)", text, re.M)
+
+
+# ONNX ops a frontend lowers onto another IR op; Constant becomes a constant value.
+ONNX_TO_IR = {"Upsample": "Resize"}
+
+
+def test_every_ir_op_has_an_end_to_end_model():
+    """The small torch set plus the hand-built graphs use every op in src/ir/ops.def."""
+    import onnx
+
+    used = set()
+    models = [("torch", n, "small") for n in export_models.MODEL_NAMES] + [("onnx", n, "small") for n in ONNX_NAMES]
+    for source, name, size in models:
+        meta = ensure_model(source, name, size)
+        for node in onnx.load(str(meta["path"]), load_external_data=False).graph.node:
+            if node.domain in ("", "ai.onnx"):
+                used.add(ONNX_TO_IR.get(node.op_type, node.op_type))
+    missing = [op for op in _ir_ops() if op not in used]
+    assert not missing, f"IR ops with no end-to-end model: {missing}"
+
+
+def test_prerequisites():
+    """onnx, onnxruntime and numpy import (under CI a missing one is a failure, not a skip)."""
+    for mod in ("onnx", "onnxruntime"):
+        try:
+            __import__(mod)
+        except ImportError as e:
+            unavailable(f"{mod} not importable: {e}")
+    assert ONNX_NAMES, "make_onnx_models.py defines no models"
+    assert len(export_models.MODEL_NAMES) == 21, export_models.MODEL_NAMES

@@ -1,0 +1,230 @@
+// ferry inspect MODEL [--json] — what a model is and whether ferry can run it:
+// producer, format, opsets, inputs/outputs, op histograms, parameters, a FLOP
+// estimate, and op coverage (every unsupported op at once, with the reason).
+// When the import fails, everything the ImportReport learned is still shown,
+// then the error, exit 2.
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "analysis/model_stats.h"
+#include "cli_common.h"
+#include "frontends/frontend.h"
+#include "ops/shape_inference.h"
+
+namespace ferry::cli {
+namespace {
+
+struct InspectOptions {
+  std::string model;
+  bool json = false;
+};
+
+/// Everything inspect learned; graph/stats are null when the import failed.
+struct Findings {
+  std::string path;
+  ImportReport report;
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<ModelStats> stats;
+  Status load_status;
+  Status shape_status;  ///< shape inference on the imported graph
+};
+
+/// Histogram entries by count (descending), then name.
+std::vector<std::pair<std::string, int64_t>> by_count(const std::map<std::string, int64_t>& h) {
+  std::vector<std::pair<std::string, int64_t>> v(h.begin(), h.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return v;
+}
+
+/// Shape inference that tolerates op families still being written (their
+/// weak fallback says "has no shape inference yet"): those leave shapes unknown.
+bool is_not_yet(const Status& st) {
+  return st.code() == StatusCode::kUnsupported && st.message().find("has no shape inference yet") != std::string::npos;
+}
+
+std::string format_of(const Findings& f) {
+  return f.graph && !f.graph->info().format.empty() ? f.graph->info().format : f.report.format;
+}
+
+Json tensor_infos_json(const std::vector<TensorInfo>& infos) {
+  Json out = Json::array();
+  for (const TensorInfo& t : infos)
+    out.push_back({{"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", shape_json(t.shape)}});
+  return out;
+}
+
+Json to_json(const Findings& f) {
+  Json j;
+  j["ferry_version"] = kVersion;
+  j["model"] = f.path;
+  j["format"] = format_of(f);
+  // Fields only an imported graph knows are null when the import failed.
+  const ModelInfo* info = f.graph ? &f.graph->info() : nullptr;
+  const ModelStats* s = f.stats.get();
+  j["producer"] = info ? Json{{"name", info->producer_name}, {"version", info->producer_version}} : Json(nullptr);
+  j["ir_version"] = info ? Json(info->ir_version) : Json(nullptr);
+  Json opsets = Json::object();
+  if (info)
+    for (const auto& [domain, version] : info->opsets) opsets[domain_name(domain)] = version;
+  j["opsets"] = info ? opsets : Json(nullptr);
+  j["inputs"] = s ? tensor_infos_json(s->inputs) : Json(nullptr);
+  j["outputs"] = s ? tensor_infos_json(s->outputs) : Json(nullptr);
+  j["num_nodes"] = s ? Json(s->num_nodes) : Json(nullptr);
+  j["num_source_nodes"] = f.report.num_source_nodes;
+  j["op_histogram"] = s ? Json(s->op_histogram) : Json(nullptr);
+  j["source_op_histogram"] = f.report.source_op_histogram;
+  j["parameters"] = s ? Json{{"count", s->parameter_count}, {"bytes", s->parameter_bytes},
+                             {"constants", s->num_constants}}
+                      : Json(nullptr);
+  j["flops"] = s ? Json{{"total", s->total_flops},
+                        {"assumption", s->flops_assumption()},
+                        {"symbolic_dims_counted_as_1", s->assumed_one},
+                        {"nodes_without_estimate", s->nodes_without_estimate},
+                        {"by_op", s->flops_by_op}}
+                 : Json(nullptr);
+  j["shape_inference"] = !f.graph ? Json(nullptr) : f.shape_status.ok() ? Json("complete") : Json(f.shape_status.message());
+  Json unsupported = Json::array();
+  for (const UnsupportedOp& u : f.report.unsupported)
+    unsupported.push_back({{"node_name", u.node_name},
+                           {"op_type", u.op_type},
+                           {"domain", u.domain},
+                           {"opset", u.opset},
+                           {"reason", u.reason},
+                           {"proposed_repair", u.proposed_repair}});
+  j["coverage"] = {{"supported", f.graph != nullptr && f.report.unsupported.empty()},
+                   {"num_unsupported", f.report.unsupported.size()},
+                   {"unsupported", unsupported}};
+  j["error"] = f.load_status.ok() ? Json(nullptr) : Json(f.load_status.message());
+  return j;
+}
+
+void print_histogram(std::ostream& out, const std::string& title, const std::map<std::string, int64_t>& h) {
+  if (h.empty()) return;
+  out << "\n" << title << "\n";
+  size_t width = 0;
+  for (const auto& [name, n] : h) width = std::max(width, name.size());
+  for (const auto& [name, n] : by_count(h)) out << "  " << std::left << std::setw(int(width)) << name << "  " << n << "\n";
+}
+
+void print_tensor_infos(std::ostream& out, const char* title, const std::vector<TensorInfo>& infos) {
+  out << title << "\n";
+  if (infos.empty()) out << "  (none)\n";
+  size_t width = 0;
+  for (const TensorInfo& t : infos) width = std::max(width, t.name.size());
+  for (const TensorInfo& t : infos)
+    out << "  " << std::left << std::setw(int(width)) << t.name << "  " << dtype_name(t.dtype) << t.shape.to_string()
+        << "\n";
+}
+
+void print_text(std::ostream& out, const Findings& f) {
+  out << "model       " << f.path << "\n";
+  std::string format = format_of(f);
+  out << "format      " << (format.empty() ? "unknown" : format);
+  if (f.graph) {
+    const ModelInfo& info = f.graph->info();
+    if (info.ir_version) out << ", ir_version " << info.ir_version;
+    out << "\nproducer    " << (info.producer_name.empty() ? "(not recorded)" : info.producer_name)
+        << (info.producer_version.empty() ? "" : " " + info.producer_version);
+    if (!info.opsets.empty()) {
+      out << "\nopsets      ";
+      bool first = true;
+      for (const auto& [domain, version] : info.opsets) {
+        out << (first ? "" : ", ") << domain_name(domain) << " " << version;
+        first = false;
+      }
+    }
+  }
+  out << "\n";
+  if (f.graph) {
+    const ModelStats& s = *f.stats;
+    out << "\n";
+    print_tensor_infos(out, "inputs", s.inputs);
+    print_tensor_infos(out, "outputs", s.outputs);
+    out << "\nnodes       " << s.num_nodes << " IR nodes";
+    if (f.report.num_source_nodes) out << " from " << f.report.num_source_nodes << " source nodes";
+    out << "\nparameters  " << group_thousands(s.parameter_count) << " elements, " << human_bytes(s.parameter_bytes)
+        << " in " << s.num_constants << " constants\n";
+    out << "FLOPs       " << human_count(double(s.total_flops)) << " (" << group_thousands(s.total_flops)
+        << ")  assuming " << s.flops_assumption() << "\n";
+    if (!f.shape_status.ok()) out << "note        shape inference incomplete: " << f.shape_status.message() << "\n";
+  } else if (f.report.num_source_nodes) {
+    out << "nodes       " << f.report.num_source_nodes << " source nodes (import failed: no IR graph)\n";
+  }
+  print_histogram(out, "source ops (" + (f.report.format.empty() ? std::string("source") : f.report.format) + ")",
+                  f.report.source_op_histogram);
+  if (f.graph) {
+    print_histogram(out, "IR ops", f.stats->op_histogram);
+    if (f.stats->total_flops > 0) {
+      out << "\nFLOPs by op\n";
+      size_t width = 0;
+      for (const auto& [name, n] : f.stats->flops_by_op) width = std::max(width, name.size());
+      for (const auto& [name, n] : by_count(f.stats->flops_by_op)) {
+        if (n == 0) continue;
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%5.1f%%", 100.0 * double(n) / double(f.stats->total_flops));
+        out << "  " << std::left << std::setw(int(width)) << name << "  " << std::right << std::setw(9)
+            << human_count(double(n)) << "  " << pct << "\n" << std::left;
+      }
+    }
+  }
+  out << "\nop coverage\n";
+  const auto& u = f.report.unsupported;
+  if (u.empty() && f.graph) {  // an import only succeeds when every node maps
+    out << "  all " << (f.report.num_source_nodes ? f.report.num_source_nodes : f.stats->num_nodes)
+        << " nodes are supported\n";
+  } else if (u.empty()) {
+    out << "  unknown: the import failed before ops were checked\n";
+  } else {
+    out << "  " << u.size() << " unsupported node" << (u.size() == 1 ? "" : "s");
+    if (f.report.num_source_nodes) out << " of " << f.report.num_source_nodes;
+    out << ":\n";
+    for (const UnsupportedOp& op : u) {
+      out << "  - node '" << op.node_name << "': " << op.op_type << " (domain " << domain_name(op.domain)
+          << ", opset " << op.opset << "): " << op.reason << "\n";
+      if (!op.proposed_repair.empty()) out << "      repair: " << op.proposed_repair << "\n";
+    }
+  }
+}
+
+int run_inspect(const InspectOptions& o) {
+  Findings f;
+  f.path = o.model;
+  auto loaded = load_model(o.model, &f.report);
+  if (loaded.ok()) {
+    f.graph = std::move(loaded).value();
+    // The ONNX frontend infers shapes already; text IR may come without them.
+    f.shape_status = infer_shapes(*f.graph);
+    if (!f.shape_status.ok() && !is_not_yet(f.shape_status)) f.load_status = f.shape_status;
+    f.stats = std::make_unique<ModelStats>(compute_model_stats(*f.graph));
+  } else {
+    f.load_status = loaded.status();
+  }
+  if (o.json) {
+    std::cout << dump_json(to_json(f)) << std::endl;
+  } else {
+    print_text(std::cout, f);
+    std::cout << std::flush;
+  }
+  if (!f.load_status.ok()) return model_error(o.model, f.load_status);
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_inspect_command(CLI::App& app) {
+  auto opts = std::make_shared<InspectOptions>();
+  CLI::App* sub = app.add_subcommand("inspect", "Show what a model holds and whether ferry supports all of it");
+  sub->footer(
+      "Prints producer, format, opsets, inputs and outputs, op histograms (IR and source), parameters, a FLOP\n"
+      "estimate (multiply-add = 2; symbolic dims counted as 1, i.e. batch = 1) and op coverage: every\n"
+      "unsupported op at once with node name, op type, domain, opset, reason and proposed repair. When the\n"
+      "import fails it still prints all it learned, then the error, and exits 2.");
+  sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
+  sub->add_flag("--json", opts->json, "print one JSON object instead of text");
+  return [opts] { return run_inspect(*opts); };
+}
+
+}  // namespace ferry::cli

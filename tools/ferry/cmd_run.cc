@@ -1,0 +1,227 @@
+// ferry run MODEL [--input NAME=FILE.npy]... [--shape NAME=1x3x224x224]...
+//                 [--seed N] [--output-dir DIR]
+// Runs the model in the reference interpreter on the given inputs (seeded
+// random ones for the rest, runtime/random_inputs.h), prints per-output
+// statistics and writes each output to DIR/<name>.npy.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "cli_common.h"
+#include "common/npy.h"
+#include "frontends/frontend.h"
+#include "ops/shape_inference.h"
+#include "runtime/interpreter.h"
+#include "runtime/random_inputs.h"
+
+namespace ferry::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  uint64_t seed = 0;
+  std::string output_dir;
+};
+
+/// A file name for a value name: characters outside [A-Za-z0-9._-] become '_',
+/// so a name can never leave the output directory ("a/../b" -> "a_.._b").
+std::string safe_file_stem(const std::string& name) {
+  std::string s;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-';
+    s += ok ? c : '_';
+  }
+  if (s.empty()) s = "_";
+  if (s.size() > 200) s.resize(200);  // stay under NAME_MAX with the suffix
+  return s;
+}
+
+struct Summary {
+  double min = 0, max = 0, mean = 0;
+  int64_t finite = 0, nan = 0, pos_inf = 0, neg_inf = 0;
+};
+
+Summary summarize(const Tensor& t) {
+  Summary s;
+  double sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = t.get_double(i);
+    if (std::isnan(v)) { ++s.nan; continue; }
+    if (std::isinf(v)) { ++(v > 0 ? s.pos_inf : s.neg_inf); continue; }
+    if (s.finite == 0 || v < s.min) s.min = v;
+    if (s.finite == 0 || v > s.max) s.max = v;
+    sum += v;
+    ++s.finite;
+  }
+  if (s.finite) s.mean = sum / double(s.finite);
+  return s;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string describe_stats(const Tensor& t) {
+  Summary s = summarize(t);
+  std::string out;
+  if (s.finite) out = "min " + num(s.min) + "  max " + num(s.max) + "  mean " + num(s.mean);
+  else out = t.numel() ? "no finite values" : "empty";
+  if (s.nan) out += "  NaN " + std::to_string(s.nan);
+  if (s.pos_inf) out += "  +Inf " + std::to_string(s.pos_inf);
+  if (s.neg_inf) out += "  -Inf " + std::to_string(s.neg_inf);
+  return out;
+}
+
+/// bf16 has no numpy dtype: widen it to f32 (exact) for the .npy file.
+Tensor writable(const Tensor& t) {
+  if (t.dtype() != DType::bf16) return t;
+  Tensor f = Tensor::empty(DType::f32, t.dims());
+  for (int64_t i = 0; i < t.numel(); ++i) f.data<float>()[i] = bf16_to_f32(t.data<uint16_t>()[i]);
+  return f;
+}
+
+int run_model(const RunOptions& o) {
+  const std::string cmd = "run";
+  // Command-line syntax first, so usage errors do not depend on the model.
+  RandomInputOptions ropts;
+  ropts.seed = o.seed;
+  for (const std::string& text : o.shapes) {
+    size_t eq = text.rfind('=');  // dims never contain '=', names might
+    if (eq == std::string::npos || eq == 0) return usage_error(cmd, "--shape '" + text + "' is not of the form NAME=DIMS");
+    std::string name = text.substr(0, eq);
+    auto dims = parse_dims(text.substr(eq + 1));
+    if (!dims.ok()) return usage_error(cmd, "--shape " + name + ": " + dims.status().message());
+    if (!ropts.shapes.emplace(name, *dims).second) return usage_error(cmd, "--shape given twice for '" + name + "'");
+  }
+  for (const std::string& text : o.inputs) {
+    size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+      return usage_error(cmd, "--input '" + text + "' is not of the form NAME=FILE.npy");
+  }
+
+  ImportReport report;
+  auto loaded = load_model(o.model, &report);
+  if (!loaded.ok()) return model_error(o.model, loaded.status());
+  Graph& g = **loaded;
+  // The interpreter infers shapes itself; graph-level shapes only help pick
+  // Gather index ranges for random inputs, so a failure here is left to the run.
+  (void)infer_shapes(g);
+
+  std::vector<std::string> input_names;
+  for (const Value* v : g.inputs()) input_names.push_back(v->name());
+
+  std::map<std::string, Tensor> given;
+  std::map<std::string, std::string> given_files;
+  for (const std::string& text : o.inputs) {
+    auto kv = split_assignment(text, input_names);  // a name containing '=' still matches its input
+    if (!kv.ok()) return usage_error(cmd, "--input " + kv.status().message());
+    const auto& [name, file] = *kv;
+    if (given.count(name)) return usage_error(cmd, "--input given twice for '" + name + "'");
+    const Value* in = g.find_value(name);
+    if (!in || !in->is_graph_input()) {
+      std::string names;
+      for (const std::string& n : input_names) names += (names.empty() ? "'" : ", '") + n + "'";
+      return model_error(file, invalid_argument("the model has no input named '" + name + "' (inputs: " +
+                                                (names.empty() ? "none" : names) + ")"));
+    }
+    auto t = read_npy(file);
+    if (!t.ok()) return model_error(file, t.status().with_context("input '" + name + "'"));
+    if (Status st = check_input(*in, *t); !st.ok()) return model_error(file, st);
+    given_files[name] = file;
+    given.emplace(name, std::move(t).value());
+  }
+
+  std::vector<RandomInputInfo> infos;
+  auto inputs = make_inputs(g, given, ropts, &infos);
+  if (!inputs.ok()) return model_error(o.model, inputs.status());
+
+  auto outputs = interpret(g, *inputs);
+  if (!outputs.ok()) return model_error(o.model, outputs.status());
+
+  if (!o.output_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.output_dir, ec);
+    if (ec) return model_error(o.output_dir, io_error("cannot create the output directory: " + ec.message()));
+  }
+
+  size_t width = 0;
+  for (const Value* v : g.inputs()) width = std::max(width, v->name().size());
+  for (const Value* v : g.outputs()) width = std::max(width, v->name().size());
+  std::cout << "inputs (seed " << o.seed << ")\n";
+  for (const Value* v : g.inputs()) {
+    const Tensor& t = inputs->at(v->name());
+    std::string how = given_files.count(v->name()) ? "from " + given_files.at(v->name()) : "";
+    for (const RandomInputInfo& i : infos)
+      if (i.name == v->name()) how = i.distribution;
+    std::cout << "  " << std::left << std::setw(int(width)) << v->name() << "  " << std::setw(18) << t.type_string()
+              << "  " << how << "\n";
+  }
+  std::cout << "outputs\n";
+  std::set<std::string> used_files;
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const std::string& name = g.outputs()[i]->name();
+    const Tensor& t = (*outputs)[i];
+    std::cout << "  " << std::left << std::setw(int(width)) << name << "  " << std::setw(18) << t.type_string() << "  "
+              << describe_stats(t);
+    if (!o.output_dir.empty()) {
+      std::string stem = safe_file_stem(name), file = stem + ".npy";
+      for (int k = 1; used_files.count(file); ++k) file = stem + "_" + std::to_string(k) + ".npy";
+      used_files.insert(file);
+      fs::path path = fs::path(o.output_dir) / file;
+      std::cout << "  -> " << path.string();
+      std::error_code ec;
+      if (fs::is_symlink(fs::symlink_status(path, ec)))
+        return model_error(path.string(), io_error("refusing to write through a symbolic link"));
+      if (Status st = write_npy(path.string(), writable(t)); !st.ok()) {
+        std::cout << std::endl;
+        return model_error(path.string(), st);
+      }
+      if (t.dtype() == DType::bf16)
+        notes.push_back("output '" + name + "' is bf16; written as f32 since numpy has no bfloat16 (exact)");
+    }
+    std::cout << "\n";
+  }
+  for (const std::string& n : notes) std::cout << "note: " << n << "\n";
+  std::cout << std::flush;
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_run_command(CLI::App& app) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand("run", "Run a model in the reference interpreter");
+  sub->footer(
+      "Inputs not given with --input get seeded random values: floats ~ N(0,1); integers that index a Gather\n"
+      "in [0, rows of the table); other integers in [0, 10); names containing 'mask' and bools get 0/1.\n"
+      "Symbolic dims come from --shape, from another input sharing the symbol, or are 1 for batch-like dims.\n"
+      "Prints each output's dtype, shape, min, max, mean (and NaN/Inf counts) and, with --output-dir, writes\n"
+      "it to DIR/<output name>.npy (bf16 outputs are written as f32: numpy has no bfloat16).");
+  sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
+  sub->add_option("--input", opts->inputs, "NAME=FILE.npy: use this array for input NAME (repeatable)")
+      ->type_name("NAME=FILE")
+      ->allow_extra_args(false);
+  sub->add_option("--shape", opts->shapes,
+                  "NAME=1x3x224x224: the full shape of input NAME, fixing its symbolic dims (repeatable)")
+      ->type_name("NAME=DIMS")
+      ->allow_extra_args(false);
+  sub->add_option("--seed", opts->seed, "seed for the random inputs (default 0)")->type_name("N");
+  sub->add_option("--output-dir", opts->output_dir,
+                  "write each output to DIR/<name>.npy (characters outside [A-Za-z0-9._-] become '_')")
+      ->type_name("DIR");
+  return [opts] { return run_model(*opts); };
+}
+
+}  // namespace ferry::cli
