@@ -101,6 +101,7 @@ class [[nodiscard]] Result {
   } while (0)
 
 /// auto x = ...; from a Result<T>, returning its status on failure.
+/// Expands to several statements: never use it as the body of an unbraced if/for.
 #define FERRY_ASSIGN_OR_RETURN(lhs, expr) \
   FERRY_ASSIGN_OR_RETURN_IMPL(FERRY_CONCAT(_ferry_res_, __LINE__), lhs, expr)
 #define FERRY_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

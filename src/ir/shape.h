@@ -17,7 +17,7 @@ inline constexpr int64_t kMaxDim = int64_t(1) << 40;
 class Dim {
  public:
   Dim() = default;                                  ///< unknown
-  Dim(int64_t v) : value_(v) {}                     // NOLINT: implicit from a size
+  Dim(int64_t v) : value_(v < 0 ? -1 : v) {}       // NOLINT: implicit from a size; negative = unknown
   static Dim symbol(std::string name) { Dim d; d.symbol_ = std::move(name); return d; }
   static Dim unknown() { return Dim(); }
 

@@ -73,7 +73,8 @@ class Tensor {
   /// All elements as int64 (for shape-like tensors: axes, pads, shapes).
   std::vector<int64_t> to_int_vector() const;
   std::vector<double> to_double_vector() const;
-  /// Element i set from a double, converted to this dtype (rounding, saturating nothing).
+  /// Element i set from a double: floats round; integers truncate toward zero, clamp to the
+  /// type's range, and NaN becomes 0 (no undefined behaviour).
   void set_double(int64_t i, double v);
 
   /// Bitwise equality of dtype, dims and bytes.

@@ -107,8 +107,9 @@ Result<AxisGeometry> window_axis(const WindowAttrs& w, size_t axis, int64_t in, 
     case AutoPad::kSameUpper:
     case AutoPad::kSameLower: {
       g.out = (in + s - 1) / s;
-      int64_t total = std::max<int64_t>(0, (g.out - 1) * s + ek - in);
-      g.pad_begin = w.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+      int64_t total = (g.out - 1) * s + ek - in;
+      if (!w.negative_same_pads) total = std::max<int64_t>(0, total);
+      g.pad_begin = w.auto_pad == AutoPad::kSameUpper ? total / 2 : (total + 1) / 2;
       g.pad_end = total - g.pad_begin;
       break;
     }

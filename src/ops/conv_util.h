@@ -33,6 +33,9 @@ struct WindowAttrs {
   std::vector<int64_t> dilations;  ///< per axis, > 0
   std::vector<int64_t> pads;       ///< [begin_0.., end_0..], >= 0 (explicit pads; NOTSET only)
   AutoPad auto_pad = AutoPad::kNotSet;
+  /// Pools keep a negative SAME padding (kernel < stride) as ONNX Runtime and the
+  /// ONNX reference do: the windows shift right. Conv clamps it to 0 (ORT, TF).
+  bool negative_same_pads = false;
 };
 
 /// Reads auto_pad, strides, dilations and pads of the node and checks them
@@ -57,8 +60,9 @@ struct AxisGeometry {
 ///   VALID:  NOTSET with pads 0. (With ceil_mode the spec text says
 ///           ceil((in - ek + 1) / s); ONNX shape inference and ONNX Runtime use
 ///           the NOTSET rule, and so does ferry.)
-///   SAME_*: out = ceil(in / s), total = max(0, (out - 1) * s + ek - in), the odd
-///           element at the end (UPPER) or the beginning (LOWER).
+///   SAME_*: out = ceil(in / s), total = (out - 1) * s + ek - in (clamped at 0
+///           unless negative_same_pads); pb = total / 2 (UPPER) or (total + 1) / 2
+///           (LOWER), rounding toward zero as ONNX Runtime does; pe = total - pb.
 /// Fails when no window fits (out < 1), as PyTorch does.
 Result<AxisGeometry> window_axis(const WindowAttrs& w, size_t axis, int64_t in, bool ceil_mode);
 

@@ -183,6 +183,10 @@ inline Result<Tensor*> prepare_output(KernelContext& ctx, size_t i, DType dtype,
   return ctx.allocate_output(i, dtype, dims);
 }
 
+/// A float attribute as the f32 value ONNX stores (so the default 0.2 is 0.2f, as in an
+/// imported model and in ONNX Runtime), widened to double for the computation.
+inline double attr_f32(const NodeContext& ctx, const std::string& name) { return float(ctx.attr_float(name)); }
+
 // --- shape inference helpers -----------------------------------------------------
 
 /// "Sqrt does not accept i64" unless t is in mask.

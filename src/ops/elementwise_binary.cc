@@ -4,7 +4,7 @@
 // Integer semantics (no UB, no crash):
 //   Add Sub Mul wrap around (two's complement), like ONNX Runtime in practice.
 //   Div truncates toward zero; INT_MIN / -1 wraps to INT_MIN; x / 0 is an error.
-//   Mod fmod=0: remainder with the sign of the divisor (Python, numpy.mod);
+//   Mod fmod=0: remainder with the sign of the divisor (Python, numpy.mod; floats too, opset 28);
 //       fmod=1: remainder with the sign of the dividend (C fmod); x mod 0 is an error.
 //   Pow with an integer base: exact integer power (wrapping) for integer exponents,
 //       0 for |base| > 1 and a negative exponent, an error for 0 ** negative;
@@ -46,6 +46,16 @@ T int_mod(T a, T b) {
   if constexpr (std::is_signed_v<T>) {
     if (r != 0 && ((r < 0) != (b < 0))) r = T(r + b);  // |r| < |b| and opposite signs: no overflow
   }
+  return r;
+}
+
+// Floor modulo a - floor(a / b) * b for floats (Mod fmod=0, opset 28; CPython's float %):
+// the sign of b, zero results are +-0 with the sign of b, x mod +-inf is x or b by sign,
+// and inf, NaN or a zero divisor give NaN (all through fmod).
+double float_mod(double a, double b) {
+  double r = std::fmod(a, b);
+  if (r == 0) return std::copysign(0.0, b);
+  if ((r < 0) != (b < 0)) r += b;
   return r;
 }
 
@@ -96,9 +106,6 @@ Status ref_Div(KernelContext& ctx) {
 Status infer_Mod(InferContext& ctx) {
   const int64_t fmod = ctx.attr_int("fmod");
   if (fmod != 0 && fmod != 1) return ctx.error("Mod: fmod must be 0 or 1, got " + std::to_string(fmod));
-  if (fmod == 0 && is_floating(ctx.input_dtype(0)))
-    return ctx.error(std::string("Mod: fmod must be 1 for floating-point inputs (") +
-                     dtype_name(ctx.input_dtype(0)) + ")");
   return infer_broadcast(ctx, kNumeric);
 }
 Status ref_Mod(KernelContext& ctx) {
@@ -108,7 +115,7 @@ Status ref_Mod(KernelContext& ctx) {
       if (b == 0) return *div0 = true, decltype(a)(0);
       return c_fmod ? int_fmod(a, b) : int_mod(a, b);
     } else {
-      return std::fmod(a, b);  // infer_Mod rejects fmod=0 for floats
+      return c_fmod ? std::fmod(a, b) : float_mod(a, b);
     }
   });
 }

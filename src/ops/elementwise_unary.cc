@@ -99,15 +99,8 @@ Status ref_Cos(KernelContext& ctx) { return ref_unary<kFloats>(ctx, [](double x)
 Status infer_Tanh(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_Tanh(KernelContext& ctx) { return ref_unary<kFloats>(ctx, [](double x) { return std::tanh(x); }); }
 
-// ONNX allows Erf on integers too; the result erf(x) truncated toward zero.
-Status infer_Erf(InferContext& ctx) { return infer_unary(ctx, kNumeric); }
-Status ref_Erf(KernelContext& ctx) {
-  return ref_unary<kNumeric>(ctx, [](auto x) -> decltype(x) {
-    using C = decltype(x);
-    if constexpr (std::is_integral_v<C>) return saturate_cast<C>(std::erf(double(x)));
-    else return std::erf(x);
-  });
-}
+Status infer_Erf(InferContext& ctx) { return infer_unary(ctx, kFloats); }
+Status ref_Erf(KernelContext& ctx) { return ref_unary<kFloats>(ctx, [](double x) { return std::erf(x); }); }
 
 // --- activations ---------------------------------------------------------------
 
@@ -124,31 +117,31 @@ Status ref_Relu(KernelContext& ctx) {
 // LeakyRelu(x) = x < 0 ? alpha * x : x
 Status infer_LeakyRelu(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_LeakyRelu(KernelContext& ctx) {
-  const double alpha = ctx.attr_float("alpha");
+  const double alpha = attr_f32(ctx, "alpha");
   return ref_unary<kFloats>(ctx, [=](double x) { return x < 0 ? alpha * x : x; });
 }
 
 // Elu(x) = x < 0 ? alpha * (exp(x) - 1) : x
 Status infer_Elu(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_Elu(KernelContext& ctx) {
-  const double alpha = ctx.attr_float("alpha");
+  const double alpha = attr_f32(ctx, "alpha");
   return ref_unary<kFloats>(ctx, [=](double x) { return x < 0 ? alpha * std::expm1(x) : x; });
 }
 
 // Selu(x) = gamma * (x <= 0 ? alpha * (exp(x) - 1) : x)
 Status infer_Selu(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_Selu(KernelContext& ctx) {
-  const double alpha = ctx.attr_float("alpha"), gamma = ctx.attr_float("gamma");
+  const double alpha = attr_f32(ctx, "alpha"), gamma = attr_f32(ctx, "gamma");
   return ref_unary<kFloats>(ctx, [=](double x) { return gamma * (x <= 0 ? alpha * std::expm1(x) : x); });
 }
 
 // Celu(x) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
 Status infer_Celu(InferContext& ctx) {
-  if (ctx.attr_float("alpha") == 0) return ctx.error("Celu: alpha must not be 0");
+  if (attr_f32(ctx, "alpha") == 0) return ctx.error("Celu: alpha must not be 0");
   return infer_unary(ctx, kFloats);
 }
 Status ref_Celu(KernelContext& ctx) {
-  const double alpha = ctx.attr_float("alpha");
+  const double alpha = attr_f32(ctx, "alpha");
   return ref_unary<kFloats>(ctx, [=](double x) {
     return x > 0 ? x : std::min(0.0, alpha * std::expm1(x / alpha));  // NaN stays NaN through expm1
   });
@@ -157,7 +150,7 @@ Status ref_Celu(KernelContext& ctx) {
 // HardSigmoid(x) = max(0, min(1, alpha * x + beta))
 Status infer_HardSigmoid(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_HardSigmoid(KernelContext& ctx) {
-  const double alpha = ctx.attr_float("alpha"), beta = ctx.attr_float("beta");
+  const double alpha = attr_f32(ctx, "alpha"), beta = attr_f32(ctx, "beta");
   return ref_unary<kFloats>(ctx, [=](double x) { return clamp01(alpha * x + beta); });
 }
 

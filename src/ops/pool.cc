@@ -29,6 +29,7 @@ Result<PoolPlan> plan_pool(const NodeContext& ctx, const Shape& xs, bool ceil_mo
   FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, read_pool_kernel(ctx));
   PoolPlan p;
   FERRY_ASSIGN_OR_RETURN(p.w, read_window_attrs(ctx, kernel));
+  p.w.negative_same_pads = true;
   const size_t r = kernel.size();
   if (xs.rank_known() && size_t(xs.rank()) != r + 2)
     return invalid_model("X has shape " + xs.to_string() + " but kernel_shape has " + std::to_string(r) +

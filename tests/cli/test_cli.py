@@ -226,6 +226,7 @@ def test_version_and_help(ferry):
     (("inspect",), "MODEL is required"),
     (("inspect", "m.onnx", "--bogus"), "--bogus"),
     (("run", "m.onnx", "--seed", "abc"), "abc"),
+    (("run", "m.onnx", "--seed", "-1"), "--seed"),
     (("run", "m.onnx", "--shape", "x=1xfoo"), "'1xfoo' is not a shape"),
     (("run", "m.onnx", "--shape", "x=1x2", "--shape", "x=1x3"), "--shape given twice for 'x'"),
     (("run", "m.onnx", "--input", "nofile"), "not of the form NAME=FILE.npy"),
@@ -399,3 +400,29 @@ def test_run_prints_nan_and_inf_counts(ferry, tmp_path):
     np.save(tmp_path / "x.npy", np.array([-1, 0, 1, np.e], np.float32))
     p = ferry("run", "log.onnx", "--input", "x=x.npy", check_rc=0)
     assert "NaN 1" in p.stdout and "-Inf 1" in p.stdout and "min 0" in p.stdout, p.stdout
+
+
+def test_run_refuses_to_write_through_symlinks(ferry, tmp_path):
+    conv_model(tmp_path / "m.onnx")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "y.npy").symlink_to(tmp_path / "elsewhere.npy")
+    p = ferry("run", "m.onnx", "--output-dir", "out", check_rc=2)
+    assert "symbolic link" in p.stderr and "y.npy" in p.stderr, p.stderr
+    assert not (tmp_path / "elsewhere.npy").exists()
+
+
+def test_run_writes_bf16_outputs_as_f32(ferry, tmp_path):
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y"], name="to_bf16", to=TensorProto.BFLOAT16)], "bf16",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5])],
+        [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [5])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "b.onnx")
+    x = np.array([1.0, 1.00390625, 1.01171875, -3.14159, 1e30], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    p = ferry("run", "b.onnx", "--input", "x=x.npy", "--output-dir", "out", check_rc=0)
+    assert "bf16[5]" in p.stdout and "written as f32" in p.stdout, p.stdout
+    y = np.load(tmp_path / "out" / "y.npy")
+    bits = x.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)  # round to nearest even
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, rounded.view(np.float32))

@@ -4,7 +4,9 @@
 // print to a text that parses back and prints identically (print is a fixpoint).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "ir/text_format.h"
@@ -55,7 +57,7 @@ TEST(TextFormatFuzz, EveryTruncation) {
   const std::string seed = kSeed;
   int parsed = 0;
   for (size_t n = 0; n < seed.size(); ++n) parsed += check(seed.substr(0, n));
-  // Only cuts inside the final newline or trailing blanks leave a complete graph.
+  // Only the cut that drops the final newline leaves a complete graph.
   EXPECT_EQ(parsed, 1);
 }
 
@@ -75,8 +77,11 @@ TEST(TextFormatFuzz, RandomMutations) {
   const std::string seed = kSeed;
   const std::string alphabet = "%@\"[](){},:=?*<>-_./\\ \n0123456789aefinx";
   auto pick = [&](size_t n) { return n ? size_t(rng() % n) : 0; };
+  // FERRY_FUZZ_ITERATIONS=1000000 for a long run; the default keeps the suite fast.
+  const char* env = std::getenv("FERRY_FUZZ_ITERATIONS");
+  const int iterations = env ? std::max(1, std::atoi(env)) : 2000;
   int parsed = 0, failed = 0;
-  for (int iter = 0; iter < 2000; ++iter) {
+  for (int iter = 0; iter < iterations; ++iter) {
     std::string s = seed;
     int edits = 1 + int(rng() % 4);
     for (int e = 0; e < edits; ++e) {
@@ -102,8 +107,8 @@ TEST(TextFormatFuzz, RandomMutations) {
     else ++failed;
   }
   // The mutations must exercise both outcomes to mean anything.
-  EXPECT_GT(parsed, 50);
-  EXPECT_GT(failed, 500);
+  EXPECT_GT(parsed, iterations / 40);
+  EXPECT_GT(failed, iterations / 4);
   std::printf("mutations: %d parsed, %d rejected\n", parsed, failed);
 }
 

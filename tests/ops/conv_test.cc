@@ -90,6 +90,14 @@ TEST(Conv, MatchesOnnxRuntime1dSameLowerEvenKernel) {
   expect_near((*out)[0], {1.390625, 0.03125, -0.671875, -0.859375, -1.046875, -0.453125});
 }
 
+TEST(Conv, SameWithKernelSmallerThanStrideClampsPadding) {
+  // k 1, s 3, in 6: the SAME padding would be -2; Conv clamps it to 0 (onnxruntime, TF).
+  auto out = run_op(Op::Conv, {f32({1, 1, 6}, {1, 2, 3, 4, 5, 6}), f32({1, 1, 1}, {1})},
+                    attrs({{"strides", ints({3})}, {"auto_pad", std::string("SAME_LOWER")}}));
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  expect_near((*out)[0], {1, 4});
+}
+
 TEST(Conv, MatchesOnnxRuntime3d) {
   auto out = run_op(Op::Conv, {pat({1, 2, 3, 4, 4}, 0), pat({1, 2, 2, 2, 2}, 1), pat({1}, 2)},
                     attrs({{"strides", ints({1, 2, 2})}}));

@@ -54,6 +54,16 @@ TEST(ConvTranspose, OutputShapeLargerThanNaturalExtendsTheEnd) {
   expect_near((*out)[0], {1.5, 2.5, 0.5, 0.5});
 }
 
+TEST(ConvTranspose, SameKeepsTheNaturalSizeWhenItFallsShort) {
+  // in 2, s 2, k 1: SAME aims at 4 but the natural size is 3 and padding is never
+  // negative, so the output has 3 elements (onnxruntime and ONNX shape inference agree).
+  auto out = run_op(Op::ConvTranspose, {f32({1, 1, 2}, {1, 2}), f32({1, 1, 1}, {1})},
+                    attrs({{"strides", ints({2})}, {"auto_pad", std::string("SAME_UPPER")}}));
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  expect_type((*out)[0], DType::f32, {1, 1, 3});
+  expect_near((*out)[0], {1, 0, 2});
+}
+
 TEST(ConvTranspose, MatchesOnnxRuntime2dStridePadsOutputPadding) {
   auto out = run_op(Op::ConvTranspose, {pat({1, 2, 2, 2}, 0), pat({2, 1, 3, 3}, 1), pat({1}, 2)},
                     attrs({{"strides", ints({2, 2})}, {"pads", ints({1, 0, 0, 1})}, {"output_padding", ints({1, 1})}}));

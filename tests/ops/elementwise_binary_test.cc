@@ -200,9 +200,22 @@ TEST(ElementwiseBinary, ModCFmod) {
   expect_near((*f)[0], {1.5, -1.5, kNaN});
 }
 
+TEST(ElementwiseBinary, ModFloatFloor) {
+  // fmod=0 on floats (opset 28): a - floor(a / b) * b, the sign of b; the special cases of the spec.
+  auto r = run_op(Op::Mod, {f32({10}, {5.5, -5.5, 5.5, -5.5, 6, -6, 0, 3, -3, kInf}),
+                            f32({10}, {2, 2, -2, -2, 3, 3, -1, kInf, kInf, 2})},
+                  fmod_attr(0));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_near((*r)[0], {1.5, 0.5, -0.5, -1.5, 0, 0, 0, 3, kInf, kNaN});
+  const float* p = (*r)[0].data<float>();
+  EXPECT_FALSE(std::signbit(p[5])) << "-6 mod 3 is +0";
+  EXPECT_TRUE(std::signbit(p[6])) << "0 mod -1 is -0";
+  auto z = run_op(Op::Mod, {f64({1}, {1}), f64({1}, {0})}, fmod_attr(0));
+  ASSERT_TRUE(z.ok()) << z.status().to_string();
+  expect_near((*z)[0], {kNaN});
+}
+
 TEST(ElementwiseBinary, ModAttributeErrors) {
-  expect_error(run_op(Op::Mod, {f32({1}, {1}), f32({1}, {1})}, fmod_attr(0)),
-               "Mod: fmod must be 1 for floating-point inputs (f32)");
   expect_error(run_op(Op::Mod, {i32({1}, {1}), i32({1}, {1})}, fmod_attr(2)), "Mod: fmod must be 0 or 1, got 2");
 }
 

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -148,7 +149,10 @@ inline Shape shape_of(std::initializer_list<DimSpec> dims) {
 /// Expects t's elements (read as doubles) to equal `expected` within
 /// tol * max(1, |expected|) — absolute near zero, relative for large values.
 /// NaN matches NaN; infinities must match exactly.
-inline void expect_near(const Tensor& t, const std::vector<double>& expected, double tol = 1e-6) {
+/// Failures also name the caller's line (loc).
+inline void expect_near(const Tensor& t, const std::vector<double>& expected, double tol = 1e-6,
+                        std::source_location loc = std::source_location::current()) {
+  ::testing::ScopedTrace trace(loc.file_name(), int(loc.line()), "expect_near called here");
   ASSERT_EQ(size_t(t.numel()), expected.size()) << "element count of " << t.type_string();
   for (size_t i = 0; i < expected.size(); ++i) {
     double got = t.get_double(int64_t(i)), want = expected[i];
@@ -164,19 +168,24 @@ inline void expect_near(const Tensor& t, const std::vector<double>& expected, do
 }
 
 /// Expects dtype and dims.
-inline void expect_type(const Tensor& t, DType dtype, const std::vector<int64_t>& dims) {
+inline void expect_type(const Tensor& t, DType dtype, const std::vector<int64_t>& dims,
+                        std::source_location loc = std::source_location::current()) {
+  ::testing::ScopedTrace trace(loc.file_name(), int(loc.line()), "expect_type called here");
   EXPECT_EQ(t.dtype(), dtype) << "got " << t.type_string();
   EXPECT_EQ(t.dims(), dims) << "got " << t.type_string();
 }
 
 /// Expects a failed status whose message contains `needle`.
-inline void expect_error(const Status& st, const std::string& needle) {
+inline void expect_error(const Status& st, const std::string& needle,
+                         std::source_location loc = std::source_location::current()) {
+  ::testing::ScopedTrace trace(loc.file_name(), int(loc.line()), "expect_error called here");
   ASSERT_FALSE(st.ok()) << "expected an error containing '" << needle << "'";
   EXPECT_NE(st.message().find(needle), std::string::npos) << st.to_string();
 }
 template <class T>
-void expect_error(const Result<T>& r, const std::string& needle) {
-  expect_error(r.status(), needle);
+void expect_error(const Result<T>& r, const std::string& needle,
+                  std::source_location loc = std::source_location::current()) {
+  expect_error(r.status(), needle, loc);
 }
 
 }  // namespace ferry::testing

@@ -200,6 +200,15 @@ TEST(PoolAverage, MatchesOnnxRuntimeSameLowerAndDilation) {
                           0.1875, -0.15625, 0.03125, -0.3125, -0.15625});
 }
 
+TEST(PoolAverage, SameWithKernelSmallerThanStrideShiftsWindows) {
+  // k 1, s 3, in 6: SAME padding is (2 - 1) * 3 + 1 - 6 = -2, split -1 / -1, so the
+  // windows start at 1 and 4 (onnxruntime and the ONNX reference agree; Conv clamps instead).
+  auto out = run_op(Op::AveragePool, {x1to6()},
+                    attrs({{"kernel_shape", ints({1})}, {"strides", ints({3})}, {"auto_pad", std::string("SAME_UPPER")}}));
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  expect_near((*out)[0], {2, 5});
+}
+
 TEST(PoolAverage, MatchesOnnxRuntime3d) {
   auto out = run_op(Op::AveragePool, {pat({1, 1, 3, 3, 4}, 0)},
                     attrs({{"kernel_shape", ints({2, 2, 2})}, {"strides", ints({1, 1, 2})}}));

@@ -14,7 +14,7 @@ AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
 }
 
 std::vector<double> iota(int n, double start = 0) {
-  std::vector<double> v(size_t(n));
+  std::vector<double> v(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) v[size_t(i)] = start + i;
   return v;
 }

@@ -12,7 +12,7 @@ using namespace ferry::testing;
 Tensor ints(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(v, {int64_t(v.size())}); }
 
 std::vector<double> iota(int n) {
-  std::vector<double> v(size_t(n));
+  std::vector<double> v(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) v[size_t(i)] = i;
   return v;
 }
@@ -72,7 +72,9 @@ TEST(Slice, AxesSubsetAndI32Indices) {
 
 TEST(Slice, Errors) {
   expect_error(slice1d({0}, {5}, {0}), "slice step cannot be 0");
-  expect_error(run_op(Op::Slice, {f32({10}, iota(10)), ints({0, 1}), ints({5})}), "starts has 2 values but ends has 1");
+  expect_error(run_op(Op::Slice, {f32({2, 5}, iota(10)), ints({0, 1}), ints({5})}), "starts has 2 values but ends has 1");
+  expect_error(run_op(Op::Slice, {f32({10}, iota(10)), ints({0, 1}), ints({5, 5})}),
+               "starts has 2 values but the input has rank 1");
   expect_error(run_op(Op::Slice, {f32({10}, iota(10)), ints({0}), ints({5}), ints({1})}), "axis 1 is out of range");
   expect_error(run_op(Op::Slice, {f32({2, 2}, {1, 2, 3, 4}), ints({0, 0}), ints({1, 1}), ints({0, -2})}),
                "appears twice");

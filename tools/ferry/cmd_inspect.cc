@@ -13,6 +13,7 @@
 #include "cli_common.h"
 #include "frontends/frontend.h"
 #include "ops/shape_inference.h"
+#include "passes/pipeline.h"
 
 namespace ferry::cli {
 namespace {
@@ -20,6 +21,7 @@ namespace {
 struct InspectOptions {
   std::string model;
   bool json = false;
+  bool optimized = false;  ///< show the graph after the optimizer, as `ferry convert` writes it
 };
 
 /// Everything inspect learned; graph/stats are null when the import failed.
@@ -170,8 +172,9 @@ void print_text(std::ostream& out, const Findings& f) {
       }
     }
   }
-  out << "\nop coverage\n";
   const auto& u = f.report.unsupported;
+  if (!f.graph && u.empty() && f.report.num_source_nodes == 0) return;  // nothing was learned
+  out << "\nop coverage\n";
   if (u.empty() && f.graph) {  // an import only succeeds when every node maps
     out << "  all " << (f.report.num_source_nodes ? f.report.num_source_nodes : f.stats->num_nodes)
         << " nodes are supported\n";
@@ -198,6 +201,8 @@ int run_inspect(const InspectOptions& o) {
     // The ONNX frontend infers shapes already; text IR may come without them.
     f.shape_status = infer_shapes(*f.graph);
     if (!f.shape_status.ok() && !is_not_yet(f.shape_status)) f.load_status = f.shape_status;
+    if (o.optimized && f.load_status.ok())
+      if (Status st = optimize(*f.graph, {}, nullptr); !st.ok()) f.load_status = st.with_context("optimizing");
     f.stats = std::make_unique<ModelStats>(compute_model_stats(*f.graph));
   } else {
     f.load_status = loaded.status();
@@ -224,6 +229,7 @@ Action add_inspect_command(CLI::App& app) {
       "import fails it still prints all it learned, then the error, and exits 2.");
   sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
   sub->add_flag("--json", opts->json, "print one JSON object instead of text");
+  sub->add_flag("--optimized", opts->optimized, "describe the graph after ferry's optimizer (as `ferry convert` writes it)");
   return [opts] { return run_inspect(*opts); };
 }
 

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "cli_common.h"
 #include "common/npy.h"
@@ -91,57 +92,85 @@ Tensor writable(const Tensor& t) {
   return f;
 }
 
-int run_model(const RunOptions& o) {
-  const std::string cmd = "run";
-  // Command-line syntax first, so usage errors do not depend on the model.
-  RandomInputOptions ropts;
-  ropts.seed = o.seed;
+constexpr const char* kCmd = "run";
+
+/// Checks the syntax of --shape and --input (before the model loads, so usage
+/// errors never depend on it); fills `shapes`. Returns an exit code, or -1 to go on.
+int parse_command_line(const RunOptions& o, std::map<std::string, std::vector<int64_t>>* shapes) {
   for (const std::string& text : o.shapes) {
     size_t eq = text.rfind('=');  // dims never contain '=', names might
-    if (eq == std::string::npos || eq == 0) return usage_error(cmd, "--shape '" + text + "' is not of the form NAME=DIMS");
+    if (eq == std::string::npos || eq == 0)
+      return usage_error(kCmd, "--shape '" + text + "' is not of the form NAME=DIMS");
     std::string name = text.substr(0, eq);
     auto dims = parse_dims(text.substr(eq + 1));
-    if (!dims.ok()) return usage_error(cmd, "--shape " + name + ": " + dims.status().message());
-    if (!ropts.shapes.emplace(name, *dims).second) return usage_error(cmd, "--shape given twice for '" + name + "'");
+    if (!dims.ok()) return usage_error(kCmd, "--shape " + name + ": " + dims.status().message());
+    if (!shapes->emplace(name, *dims).second) return usage_error(kCmd, "--shape given twice for '" + name + "'");
   }
   for (const std::string& text : o.inputs) {
     size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-      return usage_error(cmd, "--input '" + text + "' is not of the form NAME=FILE.npy");
+      return usage_error(kCmd, "--input '" + text + "' is not of the form NAME=FILE.npy");
   }
+  return -1;
+}
 
-  ImportReport report;
-  auto loaded = load_model(o.model, &report);
+/// Reads every --input file and checks it against the model; errors name the file.
+/// Returns an exit code, or -1 to go on.
+int read_given_inputs(const RunOptions& o, const Graph& g, std::map<std::string, Tensor>* given,
+                      std::map<std::string, std::string>* files) {
+  std::vector<std::string> names;
+  for (const Value* v : g.inputs()) names.push_back(v->name());
+  for (const std::string& text : o.inputs) {
+    auto kv = split_assignment(text, names);  // a name containing '=' still matches its input
+    if (!kv.ok()) return usage_error(kCmd, "--input " + kv.status().message());
+    const auto& [name, file] = *kv;
+    if (given->count(name)) return usage_error(kCmd, "--input given twice for '" + name + "'");
+    const Value* in = g.find_value(name);
+    if (!in || !in->is_graph_input()) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+      return model_error(file, invalid_argument("the model has no input named '" + name + "' (inputs: " +
+                                                (list.empty() ? "none" : list) + ")"));
+    }
+    auto t = read_npy(file);
+    if (!t.ok()) return model_error(file, t.status().with_context("input '" + name + "'"));
+    if (Status st = check_input(*in, *t); !st.ok()) return model_error(file, st);
+    (*files)[name] = file;
+    given->emplace(name, std::move(t).value());
+  }
+  return -1;
+}
+
+/// Writes `t` to DIR/<safe name>.npy, never outside DIR; `used` avoids collisions.
+/// Returns the path written, or the error with the path as its file.
+Result<std::string> write_output(const std::string& dir, const std::string& name, const Tensor& t,
+                                 std::set<std::string>* used, std::string* error_file) {
+  std::string stem = safe_file_stem(name), file = stem + ".npy";
+  for (int k = 1; used->count(file); ++k) file = stem + "_" + std::to_string(k) + ".npy";
+  used->insert(file);
+  fs::path path = fs::path(dir) / file;
+  *error_file = path.string();
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) return io_error("refusing to write through a symbolic link");
+  FERRY_TRY(write_npy(path.string(), writable(t)));
+  return path.string();
+}
+
+int run_model(const RunOptions& o) {
+  RandomInputOptions ropts;
+  ropts.seed = o.seed;
+  if (int rc = parse_command_line(o, &ropts.shapes); rc >= 0) return rc;
+
+  auto loaded = load_model(o.model);
   if (!loaded.ok()) return model_error(o.model, loaded.status());
   Graph& g = **loaded;
   // The interpreter infers shapes itself; graph-level shapes only help pick
   // Gather index ranges for random inputs, so a failure here is left to the run.
   (void)infer_shapes(g);
 
-  std::vector<std::string> input_names;
-  for (const Value* v : g.inputs()) input_names.push_back(v->name());
-
   std::map<std::string, Tensor> given;
   std::map<std::string, std::string> given_files;
-  for (const std::string& text : o.inputs) {
-    auto kv = split_assignment(text, input_names);  // a name containing '=' still matches its input
-    if (!kv.ok()) return usage_error(cmd, "--input " + kv.status().message());
-    const auto& [name, file] = *kv;
-    if (given.count(name)) return usage_error(cmd, "--input given twice for '" + name + "'");
-    const Value* in = g.find_value(name);
-    if (!in || !in->is_graph_input()) {
-      std::string names;
-      for (const std::string& n : input_names) names += (names.empty() ? "'" : ", '") + n + "'";
-      return model_error(file, invalid_argument("the model has no input named '" + name + "' (inputs: " +
-                                                (names.empty() ? "none" : names) + ")"));
-    }
-    auto t = read_npy(file);
-    if (!t.ok()) return model_error(file, t.status().with_context("input '" + name + "'"));
-    if (Status st = check_input(*in, *t); !st.ok()) return model_error(file, st);
-    given_files[name] = file;
-    given.emplace(name, std::move(t).value());
-  }
-
+  if (int rc = read_given_inputs(o, g, &given, &given_files); rc >= 0) return rc;
   std::vector<RandomInputInfo> infos;
   auto inputs = make_inputs(g, given, ropts, &infos);
   if (!inputs.ok()) return model_error(o.model, inputs.status());
@@ -158,14 +187,17 @@ int run_model(const RunOptions& o) {
   size_t width = 0;
   for (const Value* v : g.inputs()) width = std::max(width, v->name().size());
   for (const Value* v : g.outputs()) width = std::max(width, v->name().size());
+  auto row = [&](const std::string& name, const Tensor& t) {
+    std::ostringstream line;
+    line << "  " << std::left << std::setw(int(width)) << name << "  " << std::setw(18) << t.type_string() << "  ";
+    return line.str();
+  };
   std::cout << "inputs (seed " << o.seed << ")\n";
   for (const Value* v : g.inputs()) {
-    const Tensor& t = inputs->at(v->name());
     std::string how = given_files.count(v->name()) ? "from " + given_files.at(v->name()) : "";
-    for (const RandomInputInfo& i : infos)
-      if (i.name == v->name()) how = i.distribution;
-    std::cout << "  " << std::left << std::setw(int(width)) << v->name() << "  " << std::setw(18) << t.type_string()
-              << "  " << how << "\n";
+    for (const RandomInputInfo& info : infos)
+      if (info.name == v->name()) how = info.distribution;
+    std::cout << row(v->name(), inputs->at(v->name())) << how << "\n";
   }
   std::cout << "outputs\n";
   std::set<std::string> used_files;
@@ -173,25 +205,19 @@ int run_model(const RunOptions& o) {
   for (size_t i = 0; i < outputs->size(); ++i) {
     const std::string& name = g.outputs()[i]->name();
     const Tensor& t = (*outputs)[i];
-    std::cout << "  " << std::left << std::setw(int(width)) << name << "  " << std::setw(18) << t.type_string() << "  "
-              << describe_stats(t);
+    std::string line = row(name, t) + describe_stats(t);
     if (!o.output_dir.empty()) {
-      std::string stem = safe_file_stem(name), file = stem + ".npy";
-      for (int k = 1; used_files.count(file); ++k) file = stem + "_" + std::to_string(k) + ".npy";
-      used_files.insert(file);
-      fs::path path = fs::path(o.output_dir) / file;
-      std::cout << "  -> " << path.string();
-      std::error_code ec;
-      if (fs::is_symlink(fs::symlink_status(path, ec)))
-        return model_error(path.string(), io_error("refusing to write through a symbolic link"));
-      if (Status st = write_npy(path.string(), writable(t)); !st.ok()) {
-        std::cout << std::endl;
-        return model_error(path.string(), st);
+      std::string error_file;
+      auto written = write_output(o.output_dir, name, t, &used_files, &error_file);
+      if (!written.ok()) {
+        std::cout << line << std::endl;
+        return model_error(error_file, written.status());
       }
+      line += "  -> " + *written;
       if (t.dtype() == DType::bf16)
         notes.push_back("output '" + name + "' is bf16; written as f32 since numpy has no bfloat16 (exact)");
     }
-    std::cout << "\n";
+    std::cout << line << "\n";
   }
   for (const std::string& n : notes) std::cout << "note: " << n << "\n";
   std::cout << std::flush;
@@ -217,7 +243,11 @@ Action add_run_command(CLI::App& app) {
                   "NAME=1x3x224x224: the full shape of input NAME, fixing its symbolic dims (repeatable)")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
-  sub->add_option("--seed", opts->seed, "seed for the random inputs (default 0)")->type_name("N");
+  sub->add_option("--seed", opts->seed, "seed for the random inputs (default 0)")
+      ->type_name("N")
+      ->check(CLI::Validator(  // "-1" would otherwise wrap to 2^64-1
+          [](std::string& v) { return v.rfind('-', 0) == 0 ? "must be a non-negative integer, got " + v : ""; },
+          "", "non-negative"));
   sub->add_option("--output-dir", opts->output_dir,
                   "write each output to DIR/<name>.npy (characters outside [A-Za-z0-9._-] become '_')")
       ->type_name("DIR");

@@ -80,9 +80,10 @@ Result<std::string> resolve_external_path(const std::string& root_dir, const std
   if (!resolved.ok())
     return io_error("external data file " + quoted + " cannot be opened in '" + *root +
                     "': " + resolved.status().message());
-  // After resolving symlinks the file must still lie under the root.
+  // After resolving symlinks the file must still lie under the root (the root
+  // itself fails the regular-file check below).
   std::string prefix = *root == "/" ? "/" : *root + "/";
-  if (resolved->compare(0, prefix.size(), prefix) != 0)
+  if (*resolved != *root && resolved->compare(0, prefix.size(), prefix) != 0)
     return invalid_model("external data location " + quoted + " resolves to '" + *resolved +
                          "', outside the model directory '" + *root + "'");
   struct stat st {};

@@ -34,8 +34,8 @@ class GraphImporter {
   }
 
   Status run() {
+    count_ops();  // first, so the report has it whatever fails later
     FERRY_TRY(check_model());
-    count_ops();
     FERRY_TRY(name_nodes_and_values());
     FERRY_TRY(import_initializers());
     FERRY_TRY(import_inputs());
@@ -85,11 +85,17 @@ Status GraphImporter::check_model() {
     v = std::max(v, int64_t(op.version()));
   }
   int64_t opset = opset_of("");
-  if (opset == 0) return invalid_model("the model imports no opset of the default ONNX domain");
-  if (opset < kMinOpset || opset > kMaxOpset)
+  if (opset == 0) {
+    // Fine for a graph made only of other domains' ops (they are reported unsupported).
+    for (const onnx::NodeProto& p : graph_.node())
+      if (normalize_domain(p.domain()).empty())
+        return invalid_model("node '" + p.name() + "' (" + p.op_type() +
+                             ") is in the default ONNX domain, but the model imports no opset of it");
+  } else if (opset < kMinOpset || opset > kMaxOpset) {
     return unsupported("opset " + std::to_string(opset) + " of the default domain is not supported (" +
                        std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
                        "); convert it with onnx.version_converter.convert_version(model, 17)");
+  }
   if (graph_.sparse_initializer_size() > 0)
     return unsupported("sparse initializer '" + graph_.sparse_initializer(0).values().name() +
                        "' is not supported; store it as a dense initializer");

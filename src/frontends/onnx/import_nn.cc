@@ -24,7 +24,7 @@ Status import_softmax_family(OnnxNode& n, Op op) {
   }
   AttrMap flatten;
   flatten.set("axis", axis);
-  Value* shape = n.emit_helper(Op::Shape, {x})->output(0);
+  Value* shape = n.shape_of(x);
   Value* flat = n.emit_helper(Op::Flatten, {x}, flatten)->output(0);
   Value* y2d = n.emit(op, {flat}, last)->output(0);
   n.set_outputs(n.emit_helper(Op::Reshape, {y2d, shape}));
@@ -90,7 +90,7 @@ Status import_GroupNormalization(OnnxNode& n) {
   AttrMap a;
   n.copy(a, "epsilon", Op::InstanceNormalization);
   Value* x = n.input(0);
-  Value* shape = n.emit_helper(Op::Shape, {x})->output(0);
+  Value* shape = n.shape_of(x);
   Value* grouped = n.emit_helper(Op::Reshape, {x, n.const_i64({0, *groups, -1}, "group_shape")})->output(0);
   Value* normed = n.emit(Op::InstanceNormalization, {grouped, n.input(1), n.input(2)}, a)->output(0);
   n.set_outputs(n.emit_helper(Op::Reshape, {normed, shape}));
@@ -140,7 +140,7 @@ Status import_Dropout(OnnxNode& n) {
     bool boolean = n.opset() >= 10;
     AttrMap a;
     a.set("value", boolean ? Tensor::from_vector<bool>({true}, {1}) : Tensor::from_vector<float>({1.0f}, {1}));
-    Value* shape = n.emit_helper(Op::Shape, {x})->output(0);
+    Value* shape = n.shape_of(x);
     Value* mask = n.emit_helper(Op::ConstantOfShape, {shape}, a)->output(0);
     if (!boolean) mask = n.emit_helper(Op::CastLike, {mask, x})->output(0);
     n.set_output(1, mask);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ops/registry.h"
+
 namespace ferry::onnx_import {
 namespace {
 
@@ -13,6 +15,30 @@ std::string fresh_name(std::unordered_set<std::string>& used, const std::string&
     std::string s = base + "_" + std::to_string(i);
     if (used.insert(s).second) return s;
   }
+}
+
+/// Types the node's outputs right away when its inputs are typed, so later
+/// importers know dtypes and ranks (Softmax-11 at the last axis, Clip-6 bounds
+/// in x's dtype). Failures are left to infer_shapes over the finished graph.
+void infer_now(Node& node) {
+  // Shape functions may assume a verified node: check what the verifier would.
+  const OpSchema& s = node.schema();
+  int nin = int(node.num_inputs());
+  if (nin < s.min_inputs || (s.max_inputs >= 0 && nin > s.max_inputs)) return;
+  for (int i = 0; i < s.min_inputs; ++i)
+    if (!node.input(size_t(i))) return;
+  for (const AttrSpec& a : s.attrs)
+    if (a.required && !node.has_attr(a.name)) return;
+  std::vector<InputInfo> ins(node.num_inputs());
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    Value* v = node.input(i);
+    if (!v) continue;
+    if (v->dtype() == DType::undefined) return;
+    ins[i] = {v->dtype(), v->shape(), v->constant()};
+  }
+  std::vector<OutputInfo> outs;
+  if (!infer_node(node, std::move(ins), &outs).ok() || outs.size() != node.num_outputs()) return;
+  for (size_t i = 0; i < outs.size(); ++i) node.output(i)->set_type(outs[i].dtype, outs[i].shape);
 }
 
 }  // namespace
@@ -196,6 +222,7 @@ Node* OnnxNode::add(Op op, std::vector<Value*> inputs, AttrMap attrs, size_t num
   node->provenance() = {source_name_};
   for (size_t i = 0; i < num_outputs; ++i)
     node->output(i)->set_name(st_.fresh_value_name(node_name + ":" + std::to_string(i)));
+  infer_now(*node);
   return node;
 }
 
@@ -227,6 +254,11 @@ Value* OnnxNode::scalar_like(double v, Value* like, const std::string& what) {
   // The dtype is only known after shape inference: cast at run time.
   Value* c = constant(Tensor::scalar<float>(float(v)), what);
   return emit_helper(Op::CastLike, {c, like})->output(0);
+}
+
+Value* OnnxNode::shape_of(Value* x) {
+  if (x->dtype() != DType::undefined && x->shape().is_static()) return const_i64(x->shape().static_dims(), "shape");
+  return emit_helper(Op::Shape, {x})->output(0);
 }
 
 void OnnxNode::set_output(size_t i, Value* v) {

@@ -119,6 +119,9 @@ class OnnxNode {
   /// A scalar with the dtype of `like`: a constant when that dtype is known now,
   /// else an f32 constant followed by CastLike(., like).
   Value* scalar_like(double v, Value* like, const std::string& what);
+  /// The shape of `x` as a 1-D int64 value: a constant when x's shape is static
+  /// now (keeps later shapes static), else a Shape node.
+  Value* shape_of(Value* x);
   /// Binds ONNX output i (when named) to `v`, renaming v to the ONNX name.
   void set_output(size_t i, Value* v);
   /// Binds ONNX outputs 0..k-1 to the k outputs of `node`.

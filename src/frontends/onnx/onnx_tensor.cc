@@ -142,13 +142,16 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const ExternalDataR
   if (!numel) return invalid_model("dims " + dims_text(dims) + " are negative or too large");
   if (p.data_location() == onnx::TensorProto::EXTERNAL) return from_external(p, dtype, dims, *numel, root);
 
-  FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(dtype, dims));
+  // Every size check comes before the allocation: a model may claim huge dims with no data.
+  const std::string type = std::string(dtype_name(dtype)) + dims_text(dims);
+  const uint64_t nbytes = uint64_t(*numel) * dtype_size(dtype);
   if (p.has_raw_data()) {
     if (has_any_typed_field(p)) return invalid_model("has both raw_data and a typed data field");
     const std::string& raw = p.raw_data();
-    if (raw.size() != t.nbytes())
+    if (raw.size() != nbytes)
       return invalid_model("raw_data has " + std::to_string(raw.size()) + " bytes, expected " +
-                           std::to_string(t.nbytes()) + " for " + t.type_string());
+                           std::to_string(nbytes) + " for " + type);
+    FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(dtype, dims));
     if (!raw.empty()) std::memcpy(t.raw(), raw.data(), raw.size());
     if (dtype == DType::boolean) normalize_bools(t);
     return t;
@@ -156,11 +159,11 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const ExternalDataR
   auto [count, field] = typed_field_size(dtype, p);
   if (count != *numel) {
     if (count == 0 && !has_any_typed_field(p))
-      return invalid_model("has no data (expected " + std::to_string(*numel) + " elements for " +
-                           t.type_string() + ")");
+      return invalid_model("has no data (expected " + std::to_string(*numel) + " elements for " + type + ")");
     return invalid_model(std::string(field) + " has " + std::to_string(count) + " values, expected " +
-                         std::to_string(*numel) + " for " + t.type_string());
+                         std::to_string(*numel) + " for " + type);
   }
+  FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(dtype, dims));
   FERRY_TRY(fill_from_field(t, p));
   return t;
 }

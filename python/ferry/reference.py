@@ -1,0 +1,319 @@
+"""Framework references for `ferry validate`: run a model in its source framework
+and write a golden directory that the C++ side compares against.
+
+    python -m ferry.reference onnxruntime MODEL --inputs IN.npz|DIR --out DIR [--intermediates]
+
+A golden directory holds one .npy file per tensor plus manifest.json:
+
+    {
+      "format": "ferry-golden", "version": 1,
+      "producer": "onnxruntime 1.17.0", "model": "model.onnx",
+      "inputs": ["x"], "outputs": ["y"], "intermediates": ["/conv1/Conv_output_0", ...],
+      "tensors": {"x": "x.npy", "y": "y.npy", "/conv1/Conv_output_0": "_conv1_Conv_output_0.npy"},
+      "nodes": {"/conv1/Conv": ["/conv1/Conv_output_0"], ...},
+      "skipped": [{"name": "seq", "reason": "not a tensor (sequence)"}]
+    }
+
+`tensors` maps each source tensor name to its file (inputs included). `nodes`
+maps each source node name (the ONNX node name, or "<OpType>_<index>" when it
+has none, the same rule as ferry's importer) to its output tensor names: the
+C++ side follows node provenance through it when a tensor was renamed by a
+rewrite. `skipped` lists intermediates the framework could not expose.
+
+Inputs (--inputs): an .npz file (np.savez / np.savez_compressed), or a
+directory of .npy files: with a manifest.json as above (its `tensors` entries
+that name model inputs are used), else each NAME.npy feeds input NAME.
+
+With --intermediates every intermediate tensor of the ONNX graph (every output
+of a top-level node that is not a graph output and not a Constant) is added as
+an extra graph output, typed by onnx.shape_inference, and dumped too. Tensors
+whose type inference cannot tell, or that are not tensors (sequences, maps,
+optionals), are skipped and listed. Graph optimizations are disabled so
+onnxruntime computes the graph exactly as written and every tensor exists.
+
+Exit status: 0 ok; 2 bad command line; 3 a required package is missing;
+4 the model or the inputs could not be read or run.
+
+More frameworks (TensorFlow, PyTorch) are one more entry in FRAMEWORKS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+EXIT_USAGE = 2
+EXIT_MISSING_PACKAGE = 3
+EXIT_MODEL_ERROR = 4
+
+GOLDEN_FORMAT = "ferry-golden"
+GOLDEN_VERSION = 1
+
+
+class BridgeError(Exception):
+    """An error with an exit status; main() prints it on one line."""
+
+    def __init__(self, message, status=EXIT_MODEL_ERROR):
+        super().__init__(message)
+        self.status = status
+
+
+def require(module, pip_name=None):
+    """Imports `module`, or fails with the interpreter and the pip command to fix it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise BridgeError(
+            f"the Python package '{pip_name or module}' is not importable in {sys.executable} ({e}); "
+            f"install it with: {sys.executable} -m pip install {pip_name or module}  "
+            "(or point FERRY_PYTHON at an interpreter that has it)",
+            EXIT_MISSING_PACKAGE,
+        ) from None
+
+
+# --- golden directories ------------------------------------------------------------
+
+
+def safe_stem(name):
+    """A file stem for a tensor name: characters outside [A-Za-z0-9._-] become '_'."""
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:200]
+    return stem if stem not in ("", ".", "..") else "_"
+
+
+class GoldenWriter:
+    """Writes tensors as .npy files into a directory and keeps the manifest."""
+
+    def __init__(self, out_dir, producer, model):
+        self.dir = Path(out_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.manifest = {
+            "format": GOLDEN_FORMAT,
+            "version": GOLDEN_VERSION,
+            "producer": producer,
+            "model": str(model),
+            "inputs": [],
+            "outputs": [],
+            "intermediates": [],
+            "tensors": {},
+            "nodes": {},
+            "skipped": [],
+        }
+        self._used = set()
+
+    def add(self, name, array, kind):
+        np = require("numpy")
+        if name in self.manifest["tensors"]:
+            return
+        array = np.asarray(array)
+        if array.dtype == object or array.dtype.kind in "USV":
+            self.skip(name, f"dtype {array.dtype} has no numeric .npy form")
+            return
+        stem = safe_stem(name)
+        file = stem + ".npy"
+        k = 1
+        while file.lower() in self._used:  # also distinct on case-insensitive file systems
+            file = f"{stem}_{k}.npy"
+            k += 1
+        self._used.add(file.lower())
+        np.save(self.dir / file, np.ascontiguousarray(array), allow_pickle=False)
+        self.manifest["tensors"][name] = file
+        self.manifest[kind].append(name)
+
+    def skip(self, name, reason):
+        self.manifest["skipped"].append({"name": name, "reason": reason})
+
+    def close(self):
+        text = json.dumps(self.manifest, indent=1, ensure_ascii=False)
+        (self.dir / "manifest.json").write_text(text + "\n", encoding="utf-8")
+
+
+def read_inputs(path):
+    """{name: ndarray} from an .npz file or a directory (see the module docstring)."""
+    np = require("numpy")
+    path = Path(path)
+    if path.is_dir():
+        manifest = path / "manifest.json"
+        if manifest.exists():
+            try:
+                m = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise BridgeError(f"{manifest}: not valid JSON: {e}") from None
+            tensors = m.get("tensors", m) if isinstance(m, dict) else None
+            if not isinstance(tensors, dict):
+                raise BridgeError(f"{manifest}: expected an object mapping tensor names to .npy files")
+            files = {name: path / f for name, f in tensors.items() if isinstance(f, str)}
+        else:
+            files = {p.stem: p for p in sorted(path.glob("*.npy"))}
+        out = {}
+        root = path.resolve()
+        for name, f in files.items():
+            if not Path(f).resolve().is_relative_to(root):
+                raise BridgeError(f"{manifest}: the file for '{name}' lies outside {path}")
+            out[name] = (f, None)
+        return _LazyArrays(out)
+    if not path.exists():
+        raise BridgeError(f"{path}: no such file or directory")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {name: z[name] for name in z.files}
+    except Exception as e:  # numpy raises many kinds for a bad archive
+        raise BridgeError(f"{path}: cannot read as .npz: {e}") from None
+
+
+class _LazyArrays(dict):
+    """Loads each .npy on first access, so unused entries (outputs in a golden dir) cost nothing."""
+
+    def __getitem__(self, name):
+        np = require("numpy")
+        f, arr = dict.__getitem__(self, name)
+        if arr is None:
+            try:
+                arr = np.load(f, allow_pickle=False)
+            except Exception as e:
+                raise BridgeError(f"{f}: cannot read input '{name}': {e}") from None
+            dict.__setitem__(self, name, (f, arr))
+        return arr
+
+
+# --- ONNX Runtime ------------------------------------------------------------------
+
+
+def onnx_node_names(graph):
+    """Source node names as ferry's importer assigns them (empty -> '<OpType>_<index>')."""
+    return [n.name or f"{n.op_type}_{i}" for i, n in enumerate(graph.node)]
+
+
+def expose_intermediates(model, writer):
+    """Adds every top-level intermediate tensor as a graph output; returns their names."""
+    onnx = require("onnx")
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception as e:  # a model ORT runs may still trip the checker; use what we have
+        print(f"ferry.reference: warning: shape inference failed ({e}); using the model's value_info",
+              file=sys.stderr)
+        inferred = model
+    g = inferred.graph
+    types = {vi.name: vi.type for vi in list(g.value_info) + list(g.input) + list(g.output)}
+    existing = {o.name for o in model.graph.output}
+    not_intermediate = existing | {i.name for i in model.graph.input} | {t.name for t in model.graph.initializer}
+    added = []
+    for node in model.graph.node:
+        for out in node.output:
+            if not out or out in not_intermediate or out in added:
+                continue
+            if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+                continue  # not a computation; ferry folds it into a constant
+            t = types.get(out)
+            if t is None or not t.HasField("tensor_type"):
+                kind = "unknown type" if t is None else f"not a tensor ({t.WhichOneof('value')})"
+                writer.skip(out, f"{kind} after shape inference; onnxruntime cannot expose it as an output")
+                continue
+            if t.tensor_type.elem_type == 0:
+                writer.skip(out, "element type unknown after shape inference")
+                continue
+            vi = onnx.helper.make_tensor_value_info(out, t.tensor_type.elem_type, None)  # no shape: never conflicts
+            model.graph.output.append(vi)
+            added.append(out)
+    return added
+
+
+def run_onnxruntime(model_path, inputs, writer, intermediates):
+    ort = require("onnxruntime")
+    onnx = require("onnx")
+    writer.manifest["producer"] = f"onnxruntime {ort.__version__}"
+    try:
+        model = onnx.load(str(model_path))
+    except Exception as e:
+        raise BridgeError(f"{model_path}: cannot load as ONNX: {e}") from None
+    names = onnx_node_names(model.graph)
+    for name, node in zip(names, model.graph.node):
+        writer.manifest["nodes"][name] = [o for o in node.output if o]
+
+    graph_outputs = [o.name for o in model.graph.output]
+    added = expose_intermediates(model, writer) if intermediates else []
+    opts = ort.SessionOptions()
+    # No graph rewrites: the oracle computes the model exactly as written, and
+    # every intermediate tensor survives to be dumped.
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.log_severity_level = 3
+    sess = None
+    if added:
+        try:
+            sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        except Exception as e:
+            # Some graph onnxruntime runs may still refuse extra outputs (or be
+            # too large to serialize): fall back to the outputs alone.
+            print(f"ferry.reference: warning: onnxruntime refused the intermediate outputs ({e}); "
+                  "comparing outputs only", file=sys.stderr)
+            for name in added:
+                writer.skip(name, f"onnxruntime refused the model with intermediates exposed: {e}")
+            added = []
+    if sess is None:
+        try:
+            sess = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+        except Exception as e:
+            raise BridgeError(f"{model_path}: onnxruntime cannot load the model: {e}") from None
+
+    feeds = {}
+    for i in sess.get_inputs():
+        if i.name not in inputs:
+            raise BridgeError(f"no value given for model input '{i.name}' (given: {sorted(inputs.keys())})")
+        feeds[i.name] = inputs[i.name]
+    out_names = [o.name for o in sess.get_outputs()]
+    try:
+        results = sess.run(out_names, feeds)
+    except Exception as e:
+        raise BridgeError(f"{model_path}: onnxruntime failed to run the model: {e}") from None
+
+    for name, arr in feeds.items():
+        writer.add(name, arr, "inputs")
+    by_name = dict(zip(out_names, results))
+    for name in graph_outputs:
+        writer.add(name, by_name[name], "outputs")
+    for name in added:
+        writer.add(name, by_name[name], "intermediates")
+
+
+# The reference frameworks: name -> function(model_path, inputs, writer, intermediates).
+FRAMEWORKS = {
+    "onnxruntime": run_onnxruntime,
+}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="python -m ferry.reference",
+        description="Run a model in its source framework and write a golden directory for `ferry validate`.",
+    )
+    p.add_argument("framework", choices=sorted(FRAMEWORKS), help="the reference framework")
+    p.add_argument("model", help="the model file")
+    p.add_argument("--inputs", required=True, help="input values: an .npz file, or a directory of .npy files")
+    p.add_argument("--out", required=True, help="the golden directory to write (created)")
+    p.add_argument("--intermediates", action="store_true", help="also dump every intermediate tensor")
+    args = p.parse_args(argv)  # exits 2 on a bad command line
+
+    try:
+        model = Path(args.model)
+        if not model.is_file():
+            raise BridgeError(f"{model}: no such file")
+        inputs = read_inputs(args.inputs)
+        writer = GoldenWriter(args.out, args.framework, model)
+        FRAMEWORKS[args.framework](model, inputs, writer, args.intermediates)
+        writer.close()
+    except BridgeError as e:
+        print(f"ferry.reference: error: {e}", file=sys.stderr)
+        return e.status
+    except OSError as e:
+        print(f"ferry.reference: error: {e}", file=sys.stderr)
+        return EXIT_MODEL_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

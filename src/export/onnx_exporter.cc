@@ -1,0 +1,236 @@
+#include "export/onnx_exporter.h"
+
+#include <climits>
+#include <fstream>
+#include <set>
+
+#include "frontends/onnx/import_table.h"
+
+namespace ferry {
+namespace {
+
+using AP = onnx::AttributeProto;
+
+void set_type(onnx::TypeProto* type, DType dtype, const Shape& shape) {
+  auto* tt = type->mutable_tensor_type();
+  tt->set_elem_type(dtype_to_onnx(dtype));
+  if (!shape.rank_known()) return;
+  auto* sp = tt->mutable_shape();
+  for (const Dim& d : shape.dims()) {
+    auto* dim = sp->add_dim();
+    if (d.is_static()) dim->set_dim_value(d.value());
+    else if (d.is_symbol()) dim->set_dim_param(d.symbol());
+  }
+}
+
+void set_value_info(onnx::ValueInfoProto* vi, const Value& v) {
+  vi->set_name(v.name());
+  set_type(vi->mutable_type(), v.dtype(), v.shape());
+}
+
+void set_tensor(onnx::TensorProto* p, const Tensor& t, const std::string& name) {
+  p->set_name(name);
+  p->set_data_type(dtype_to_onnx(t.dtype()));
+  for (int64_t d : t.dims()) p->add_dims(d);
+  // raw_data is little-endian; so is every host ferry builds for.
+  p->set_raw_data(t.raw() ? std::string(reinterpret_cast<const char*>(t.raw()), t.nbytes()) : std::string());
+}
+
+void add_attribute(onnx::NodeProto* node, const Node& n, const std::string& name, const AttrValue& value) {
+  AP* a = node->add_attribute();
+  a->set_name(name);
+  if (n.op() == Op::Cast && name == "to") {
+    // IR: a ferry dtype name; ONNX: the TensorProto enum.
+    a->set_type(AP::INT);
+    a->set_i(dtype_to_onnx(dtype_from_name(std::get<std::string>(value)).value_or(DType::undefined)));
+    return;
+  }
+  switch (attr_kind(value)) {
+    case AttrKind::kInt: a->set_type(AP::INT); a->set_i(std::get<int64_t>(value)); break;
+    case AttrKind::kFloat: a->set_type(AP::FLOAT); a->set_f(float(std::get<double>(value))); break;
+    case AttrKind::kString: a->set_type(AP::STRING); a->set_s(std::get<std::string>(value)); break;
+    case AttrKind::kInts:
+      a->set_type(AP::INTS);
+      for (int64_t i : std::get<std::vector<int64_t>>(value)) a->add_ints(i);
+      break;
+    case AttrKind::kFloats:
+      a->set_type(AP::FLOATS);
+      for (double f : std::get<std::vector<double>>(value)) a->add_floats(float(f));
+      break;
+    case AttrKind::kStrings:
+      a->set_type(AP::STRINGS);
+      for (const std::string& s : std::get<std::vector<std::string>>(value)) a->add_strings(s);
+      break;
+    case AttrKind::kTensor:
+      a->set_type(AP::TENSOR);
+      set_tensor(a->mutable_t(), std::get<Tensor>(value), "");
+      break;
+  }
+}
+
+/// The opset in which node `n`'s IR semantics first exist in ONNX, when above kMinExportOpset.
+int64_t opset_needed(const Node& n) {
+  auto attr_is = [&](const char* name, const char* value) {
+    const AttrValue* v = n.attrs().find(name);
+    return v && attr_kind(*v) == AttrKind::kString && std::get<std::string>(*v) == value;
+  };
+  switch (n.op()) {
+    case Op::Gelu: return 20;
+    case Op::GroupNormalization: return 21;  // scale and bias per channel (18: per group)
+    case Op::AveragePool: return n.has_attr("dilations") ? 19 : 0;
+    case Op::Pad: return attr_is("mode", "wrap") ? 19 : 0;
+    case Op::Resize: return attr_is("coordinate_transformation_mode", "half_pixel_symmetric") ? 19 : 0;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+bool is_ferry_domain_op(Op op) { return onnx_import::find_import(op_name(op)) == nullptr; }
+
+int32_t dtype_to_onnx(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return onnx::TensorProto::FLOAT;
+    case DType::f16: return onnx::TensorProto::FLOAT16;
+    case DType::bf16: return onnx::TensorProto::BFLOAT16;
+    case DType::f64: return onnx::TensorProto::DOUBLE;
+    case DType::i8: return onnx::TensorProto::INT8;
+    case DType::u8: return onnx::TensorProto::UINT8;
+    case DType::i16: return onnx::TensorProto::INT16;
+    case DType::u16: return onnx::TensorProto::UINT16;
+    case DType::i32: return onnx::TensorProto::INT32;
+    case DType::u32: return onnx::TensorProto::UINT32;
+    case DType::i64: return onnx::TensorProto::INT64;
+    case DType::u64: return onnx::TensorProto::UINT64;
+    case DType::boolean: return onnx::TensorProto::BOOL;
+    case DType::undefined: break;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+int64_t ir_version_for_opset(int64_t opset) {
+  if (opset <= 18) return 8;
+  if (opset <= 20) return 9;
+  if (opset <= 22) return 10;
+  if (opset == 23) return 11;
+  if (opset == 24) return 12;
+  if (opset <= 27) return 13;
+  return 14;
+}
+
+int64_t required_opset(const Graph& g) {
+  int64_t opset = kMinExportOpset;
+  auto it = g.info().opsets.find("");
+  if (it != g.info().opsets.end()) opset = std::max(opset, it->second);
+  for (const Node* n : g.nodes()) opset = std::max(opset, opset_needed(*n));
+  return opset;
+}
+
+Result<onnx::ModelProto> export_onnx_model(const Graph& g, const OnnxExportOptions& options) {
+  const int64_t needed = required_opset(g);
+  const int64_t opset = options.opset ? options.opset : needed;
+  if (opset < needed)
+    return invalid_argument("opset " + std::to_string(opset) + " cannot express this graph; it needs opset " +
+                            std::to_string(needed) + " or newer");
+  onnx::ModelProto model;
+  model.set_ir_version(ir_version_for_opset(opset));
+  model.set_producer_name("ferry");
+  model.set_producer_version(options.producer_version);
+  if (!g.info().doc_string.empty()) model.set_doc_string(g.info().doc_string);
+  auto* os = model.add_opset_import();
+  os->set_domain("");
+  os->set_version(opset);
+
+  onnx::GraphProto* graph = model.mutable_graph();
+  graph->set_name(g.info().graph_name.empty() ? "ferry" : g.info().graph_name);
+  for (const Value* in : g.inputs()) {
+    if (in->dtype() == DType::undefined) return invalid_model("graph input '" + in->name() + "' has no dtype");
+    set_value_info(graph->add_input(), *in);
+  }
+  // Constants: initializers, except those that are graph outputs (a Constant node
+  // produces those, since an output is expected to come from a node or an input).
+  std::set<const Value*> const_outputs;
+  for (const Value* o : g.outputs())
+    if (o->is_constant()) const_outputs.insert(o);
+  for (const Value* v : g.values()) {
+    if (!v->is_constant()) continue;
+    if (const_outputs.count(v)) {
+      onnx::NodeProto* c = graph->add_node();
+      c->set_op_type("Constant");
+      c->set_name(v->name());
+      c->add_output(v->name());
+      AP* a = c->add_attribute();
+      a->set_name("value");
+      a->set_type(AP::TENSOR);
+      set_tensor(a->mutable_t(), *v->constant(), "");
+    } else {
+      set_tensor(graph->add_initializer(), *v->constant(), v->name());
+    }
+  }
+
+  FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
+  bool uses_ferry_domain = false;
+  for (const Node* n : order) {
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type(op_name(n->op()));
+    node->set_name(n->name());
+    if (is_ferry_domain_op(n->op())) {
+      node->set_domain(kFerryDomain);
+      uses_ferry_domain = true;
+    }
+    size_t num_inputs = n->num_inputs();
+    while (num_inputs > 0 && !n->input(num_inputs - 1)) --num_inputs;  // trailing omitted inputs
+    for (size_t i = 0; i < num_inputs; ++i) node->add_input(n->input(i) ? n->input(i)->name() : "");
+    for (const Value* out : n->outputs()) node->add_output(out->name());
+    for (const auto& [name, value] : n->attrs().all()) add_attribute(node, *n, name, value);
+    if (!n->provenance().empty() && n->provenance() != std::vector<std::string>{n->name()}) {
+      std::string from;
+      for (const std::string& p : n->provenance()) from += (from.empty() ? "" : ", ") + p;
+      node->set_doc_string("from: " + from);
+    }
+    for (const Value* out : n->outputs())
+      if (out->dtype() != DType::undefined && !g.is_graph_output(out)) set_value_info(graph->add_value_info(), *out);
+  }
+  if (uses_ferry_domain) {
+    auto* fos = model.add_opset_import();
+    fos->set_domain(kFerryDomain);
+    fos->set_version(kFerryDomainVersion);
+  }
+
+  std::set<std::string> output_names;
+  for (const Value* o : g.outputs()) {
+    if (o->dtype() == DType::undefined)
+      return invalid_model("graph output '" + o->name() + "' has no dtype (shape inference did not reach it)");
+    onnx::ValueInfoProto* vi = graph->add_output();
+    set_value_info(vi, *o);
+    if (output_names.insert(o->name()).second) continue;
+    // The same value listed twice: ONNX output names are unique, so the repeat reads an Identity.
+    std::string alias = o->name() + "_" + std::to_string(output_names.size());
+    while (output_names.count(alias)) alias += "_";
+    output_names.insert(alias);
+    onnx::NodeProto* id = graph->add_node();
+    id->set_op_type("Identity");
+    id->set_name(alias);
+    id->add_input(o->name());
+    id->add_output(alias);
+    vi->set_name(alias);
+  }
+  return model;
+}
+
+Status write_onnx_file(const Graph& g, const std::string& path, const OnnxExportOptions& options) {
+  FERRY_ASSIGN_OR_RETURN(onnx::ModelProto model, export_onnx_model(g, options));
+  const size_t bytes = model.ByteSizeLong();
+  if (bytes > size_t(INT_MAX))
+    return unsupported("the model is " + std::to_string(bytes) +
+                       " bytes, over the 2 GiB protobuf limit (writing external data is not supported yet)");
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return io_error("cannot open '" + path + "' for writing");
+  // Straight to the file: no second in-memory copy of the weights.
+  if (!model.SerializeToOstream(&f)) return io_error("writing '" + path + "' failed");
+  f.close();
+  if (!f) return io_error("writing '" + path + "' failed");
+  return Status::Ok();
+}
+
+}  // namespace ferry

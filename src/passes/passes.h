@@ -1,0 +1,46 @@
+// passes/passes.h — the optimizer's passes, one file each (passes/<name>.cc).
+//
+// A pass is `Status <verb>_<what>(Graph&, PassStats&)`: it rewrites the graph
+// in place through a Rewriter and records matched / applied / near-miss counts
+// under stats["<verb>_<what>"]. "Did not apply" is never an error; a failed
+// Status means the graph is broken (a cycle, a contradiction in shapes).
+// Passes that read shapes expect infer_shapes() to have run; the pipeline
+// (pipeline.cc) re-runs it after every pass.
+#pragma once
+
+#include <cstddef>
+
+#include "ferry/status.h"
+#include "ir/graph.h"
+#include "passes/rewriter.h"
+
+namespace ferry {
+
+/// Default cap (bytes) on any tensor constant folding creates.
+inline constexpr size_t kDefaultFoldSizeLimit = size_t(64) << 20;
+
+// --- cleanup ---------------------------------------------------------------------
+/// Identity, inference Dropout, and Cast/Reshape/Transpose/Expand/Slice/Pad that change nothing -> their input.
+Status eliminate_identity(Graph& g, PassStats& stats);
+/// Nodes that reach no graph output, and constants nothing reads.
+Status eliminate_dead(Graph& g, PassStats& stats);
+/// Constants with equal dtype, dims and bytes -> one constant.
+Status share_duplicate_constants(Graph& g, PassStats& stats);
+/// Two nodes with the same op, inputs and attributes -> one node.
+Status eliminate_common_subexpressions(Graph& g, PassStats& stats);
+
+// --- constant folding ---------------------------------------------------------------
+/// Nodes whose inputs are all constants -> constants (reference kernels), and
+/// shape arithmetic (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) over
+/// static or symbolically equal dims. No folded tensor exceeds `size_limit` bytes.
+Status fold_constants(Graph& g, PassStats& stats, size_t size_limit = kDefaultFoldSizeLimit);
+
+// --- canonicalize ---------------------------------------------------------------------
+/// Inference BatchNormalization -> Mul + Add with per-channel constants.
+Status canonicalize_batchnorm(Graph& g, PassStats& stats);
+/// Gemm -> MatMul (+ Add), transposes and alpha/beta folded into constant operands.
+Status canonicalize_gemm(Graph& g, PassStats& stats);
+/// x / c -> x * (1/c) for floating-point constants c.
+Status canonicalize_div_const(Graph& g, PassStats& stats);
+
+}  // namespace ferry

@@ -1,0 +1,47 @@
+#include "passes/pattern_driver.h"
+
+namespace ferry {
+
+Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<Pattern>& patterns,
+                      PassStats& stats, int max_iterations) {
+  std::vector<std::vector<const Pattern*>> by_op(kNumOps);
+  for (const Pattern& p : patterns) by_op[size_t(p.root)].push_back(&p);
+  auto& pass_stats = stats[pass_name];
+  for (const Pattern& p : patterns) pass_stats[p.name];  // every pattern appears in the report
+
+  for (int iter = 0; iter < max_iterations; ++iter) {
+    // Near misses are re-evaluated each sweep; keep only the last sweep's.
+    std::map<std::string, PatternStats> sweep;
+    bool changed = false;
+    FERRY_ASSIGN_OR_RETURN(auto order, g.topo_order());
+    for (Node* n : order) {
+      for (const Pattern* p : by_op[size_t(n->op())]) {
+        // A node whose output lost all uses in this sweep is dead: skip it.
+        bool dead = true;
+        for (Value* o : n->outputs()) dead &= o->uses().empty() && !g.is_graph_output(o);
+        if (dead) break;
+        PatternStats& ps = sweep[p->name];
+        Rewriter rw(g, &ps);
+        if (p->fn(rw, *n)) {
+          ++ps.matched;
+          ++ps.applied;
+          changed = true;
+          break;  // the node may be gone or changed: next node
+        }
+        changed |= rw.changed();
+      }
+    }
+    for (auto& [name, s] : sweep) {
+      PatternStats& total = pass_stats[name];
+      total.applied += s.applied;
+      total.matched = total.applied;  // recomputed below from the latest near misses
+      if (!changed || iter + 1 == max_iterations) total.near_misses = s.near_misses;
+      total.matched = total.applied + int64_t(total.near_misses.size());
+    }
+    g.remove_dead();
+    if (!changed) return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+}  // namespace ferry

@@ -1,0 +1,75 @@
+// passes/pipeline.cc — the optimizer: a plain ordered list of passes.
+//
+// Order: clean up, fold constants (shapes become constants, so more folds and
+// canonical forms become visible), canonicalize (BatchNorm, Gemm, Div into
+// Mul/Add/MatMul, the forms fusions expect), clean up again, fuse, sweep.
+// After every pass shapes are re-inferred and, in debug builds or with
+// verify_each_pass, the graph is verified, so a broken pass is caught at once
+// and named.
+#include "passes/pipeline.h"
+
+#include "ir/verifier.h"
+#include "ops/shape_inference.h"
+
+namespace ferry {
+namespace {
+
+using PassFn = std::function<Status(Graph&, PassStats&)>;
+
+struct PassEntry {
+  const char* name;
+  PassFn run;
+};
+
+#ifdef NDEBUG
+constexpr bool kDebugBuild = false;
+#else
+constexpr bool kDebugBuild = true;
+#endif
+
+Status after_pass(Graph& g, const OptimizeOptions& options, const char* name) {
+  Status st = refresh_shapes(g);
+  if (st.ok() && (kDebugBuild || options.verify_each_pass)) st = verify(g);
+  if (st.ok() && options.after_pass) st = options.after_pass(name, g);
+  return std::move(st).with_context(std::string("after pass ") + name);
+}
+
+}  // namespace
+
+Status refresh_shapes(Graph& g) {
+  Status st = infer_shapes(g);
+  bool not_yet = st.code() == StatusCode::kUnsupported &&
+                 st.message().find("has no shape inference yet") != std::string::npos;
+  return not_yet ? Status::Ok() : st;
+}
+
+Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
+  PassStats local;
+  PassStats& s = stats ? *stats : local;
+  auto fold = [&](Graph& graph, PassStats& st) { return fold_constants(graph, st, options.fold_size_limit); };
+
+  const PassEntry passes[] = {
+      {"eliminate_dead", eliminate_dead},
+      {"eliminate_identity", eliminate_identity},
+      {"fold_constants", fold},
+      {"canonicalize_batchnorm", canonicalize_batchnorm},
+      {"canonicalize_gemm", canonicalize_gemm},
+      {"canonicalize_div_const", canonicalize_div_const},
+      {"eliminate_identity", eliminate_identity},
+      {"share_duplicate_constants", share_duplicate_constants},
+      {"eliminate_common_subexpressions", eliminate_common_subexpressions},
+      // Fusions (passes/fuse_*.cc) go here, one line each.
+      {"eliminate_dead", eliminate_dead},
+  };
+
+  FERRY_TRY(verify(g).with_context("before optimizing"));
+  FERRY_TRY(refresh_shapes(g).with_context("before optimizing"));
+  for (const PassEntry& p : passes) {
+    Status st = p.run(g, s);
+    if (!st.ok()) return std::move(st).with_context(std::string("pass ") + p.name);
+    FERRY_TRY(after_pass(g, options, p.name));
+  }
+  return Status::Ok();
+}
+
+}  // namespace ferry

@@ -1,0 +1,31 @@
+// passes/pipeline.h — the optimizer: a plain ordered list of passes (pipeline.cc).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ferry/status.h"
+#include "ir/graph.h"
+#include "passes/passes.h"
+#include "passes/rewriter.h"
+
+namespace ferry {
+
+struct OptimizeOptions {
+  /// Largest constant (bytes) constant folding may create.
+  size_t fold_size_limit = kDefaultFoldSizeLimit;
+  /// Run the verifier after every pass (always on in debug builds).
+  bool verify_each_pass = false;
+  /// Called after each pass with its name and the graph (shapes re-inferred);
+  /// a failed Status stops the pipeline. For per-pass checks and dumps.
+  std::function<Status(const std::string& pass, const Graph& g)> after_pass;
+};
+
+/// Optimizes `g` in place; fills `stats` (the fusion report's data; may be null).
+Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats);
+
+/// infer_shapes(), tolerating op families whose shape inference is not written
+/// yet (their outputs stay unknown).
+Status refresh_shapes(Graph& g);
+
+}  // namespace ferry

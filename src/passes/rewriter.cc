@@ -1,0 +1,119 @@
+#include "passes/rewriter.h"
+
+#include <algorithm>
+
+#include "ops/registry.h"
+
+namespace ferry {
+namespace {
+
+/// Appends the source names of `n` (its provenance, or its own name when it has none) to `out`, once each.
+void add_sources(const Node& n, std::vector<std::string>& out) {
+  auto add = [&](const std::string& s) {
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  };
+  if (n.provenance().empty()) add(n.name());
+  for (const std::string& p : n.provenance()) add(p);
+}
+
+}  // namespace
+
+void Rewriter::infer_types(Node& n) {
+  // Later patterns of the same sweep may read these types; the pipeline re-infers
+  // the whole graph after the pass anyway, so a failure here just leaves them unknown.
+  // Shape functions may assume a verified node: check what the verifier would.
+  const OpSchema& s = n.schema();
+  const int nin = int(n.num_inputs());
+  if (nin < s.min_inputs || (s.max_inputs >= 0 && nin > s.max_inputs)) return;
+  for (const AttrSpec& a : s.attrs)
+    if (a.required && !n.has_attr(a.name)) return;
+  for (const auto& [name, value] : n.attrs().all()) {
+    const AttrSpec* spec = s.find_attr(name);
+    if (!spec || spec->kind != attr_kind(value)) return;
+  }
+  std::vector<InputInfo> ins(n.num_inputs());
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    const Value* v = n.input(i);
+    if (!v && int(i) < s.min_inputs) return;
+    if (!v) continue;
+    if (v->dtype() == DType::undefined) return;
+    ins[i] = {v->dtype(), v->shape(), v->constant()};
+  }
+  std::vector<OutputInfo> outs;
+  if (!infer_node(n, std::move(ins), &outs).ok()) return;
+  for (size_t i = 0; i < n.num_outputs() && i < outs.size(); ++i) n.output(i)->set_type(outs[i].dtype, outs[i].shape);
+}
+
+Value* Rewriter::constant(Tensor t, const std::string& name_hint) {
+  changed_ = true;
+  return g_.add_constant(g_.unique_name(name_hint), std::move(t));
+}
+
+Node* Rewriter::create(Op op, std::vector<Value*> inputs, size_t num_outputs, AttrMap attrs,
+                       const std::vector<const Node*>& from, const std::string& name_hint) {
+  changed_ = true;
+  std::string base = name_hint.empty() ? (from.empty() ? std::string(op_name(op)) : from.back()->name()) : name_hint;
+  Node* n = g_.add_node(op, std::move(inputs), num_outputs, std::move(attrs), g_.unique_name(base));
+  for (const Node* f : from)
+    if (f) add_sources(*f, n->provenance());
+  // Outputs are named after the node: "<name>", or "<name>:<i>" for several.
+  for (size_t i = 0; i < num_outputs; ++i) {
+    Value* out = n->output(i);
+    std::string want = num_outputs == 1 ? n->name() : n->name() + ":" + std::to_string(i);
+    out->set_name("");
+    out->set_name(g_.find_value(want) ? g_.unique_name(want) : want);
+  }
+  infer_types(*n);
+  return n;
+}
+
+Value* Rewriter::replace_with_constant(Value* from, Tensor t) {
+  changed_ = true;
+  std::string name = from->name();
+  from->set_name(g_.unique_name(name + "__replaced"));
+  Value* c = g_.add_constant(name, std::move(t));
+  g_.replace_all_uses(from, c);
+  return c;
+}
+
+void Rewriter::set_input(Node& node, size_t index, Value* v) {
+  changed_ = true;
+  g_.set_node_input(&node, index, v);
+}
+
+bool Rewriter::can_replace(const Value* from, const Value* to) const {
+  return from == to || !g_.is_graph_output(from) || (!to->is_graph_input() && !g_.is_graph_output(to));
+}
+
+void Rewriter::replace_uses(Value* from, Value* to) {
+  if (from == to) return;
+  changed_ = true;
+  if (g_.is_graph_output(from) && !to->is_graph_input() && !g_.is_graph_output(to)) {
+    // The graph output keeps its user-visible name.
+    std::string name = from->name();
+    from->set_name(g_.unique_name(name + "__replaced"));
+    to->set_name(name);
+  }
+  g_.replace_all_uses(from, to);
+}
+
+bool Rewriter::near_miss(std::string reason, const std::vector<const Node*>& nodes) {
+  if (!stats_) return false;
+  NearMiss m{std::move(reason), {}};
+  for (const Node* n : nodes)
+    if (n) add_sources(*n, m.source_nodes);
+  ++stats_->matched;
+  stats_->near_misses.push_back(std::move(m));
+  return false;
+}
+
+Node* producer_of(const Value* v, Op op) {
+  if (!v || !v->producer() || v->producer()->op() != op) return nullptr;
+  return v->producer();
+}
+
+bool has_one_use(const Graph& g, const Value* v) { return v->uses().size() == 1 && !g.is_graph_output(v); }
+
+const Tensor* constant_of(const Value* v) { return v ? v->constant() : nullptr; }
+
+}  // namespace ferry

@@ -1,0 +1,41 @@
+#include "frontends/onnx/import_table.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ferry::onnx_import {
+namespace {
+
+TEST(OnnxImportTable, SortedAndUnique) {
+  auto rows = import_rows();
+  ASSERT_GT(rows.size(), 100u);
+  for (size_t i = 1; i < rows.size(); ++i)
+    EXPECT_LT(std::string(rows[i - 1].op_type), std::string(rows[i].op_type)) << "row " << i;
+  for (const ImportRow& r : rows) {
+    EXPECT_EQ(find_import(r.op_type), &r) << r.op_type;
+    EXPECT_GE(r.since, 1) << r.op_type;
+    EXPECT_NE(r.fn, nullptr) << r.op_type;
+  }
+  EXPECT_EQ(find_import("NoSuchOp"), nullptr);
+  EXPECT_EQ(find_import(""), nullptr);
+  EXPECT_EQ(find_import("Zzz"), nullptr);
+}
+
+TEST(OnnxImportTable, EveryIrOpHasAnImporter) {
+  // Every IR op is named after the ONNX op it takes its semantics from.
+  for (Op op : all_ops()) EXPECT_NE(find_import(op_name(op)), nullptr) << op_name(op);
+  // Renamed or retired ONNX ops that map onto IR ops.
+  EXPECT_NE(find_import("Upsample"), nullptr);
+  EXPECT_NE(find_import("Scatter"), nullptr);
+}
+
+TEST(OnnxImportTable, RepairHints) {
+  EXPECT_NE(repair_hint("", "If").find("control flow is not supported yet"), std::string::npos);
+  EXPECT_NE(repair_hint("com.microsoft", "FusedConv").find("ONNX Runtime contrib op"), std::string::npos);
+  EXPECT_NE(repair_hint("my.domain", "Thing").find("custom-domain op"), std::string::npos);
+  EXPECT_EQ(repair_hint("", "SomethingUnknown"), "");
+}
+
+}  // namespace
+}  // namespace ferry::onnx_import

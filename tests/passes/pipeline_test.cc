@@ -1,0 +1,94 @@
+#include "passes/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include "pass_test_util.h"
+
+namespace ferry {
+namespace {
+
+using testing::ir;
+using testing::parse_ir;
+using testing::stats_of;
+
+const char* kModel = R"(graph g (%x: f32[N,2,3,3]) -> (%y) {
+  %scale = const f32[2] [1, 2]
+  %b = const f32[2] [0.5, -1]
+  %mean = const f32[2] [0, 1]
+  %var = const f32[2] [3, 15]
+  %id = Identity(%x) @id
+  %bn = BatchNormalization(%id, %scale, %b, %mean, %var) {epsilon=1} @bn
+  %s = Shape(%bn) @shape
+  %i = const i64[1] [0]
+  %n = Gather(%s, %i) @gather
+  %m1 = const i64[1] [-1]
+  %t = Concat(%n, %m1) {axis=0} @concat
+  %flat = Reshape(%bn, %t) @flatten
+  %w = const f32[4,18] splat(0.25)
+  %fc = Gemm(%flat, %w) {transB=1} @fc
+  %two = const f32[] [2]
+  %h = Div(%fc, %two) @half
+  %r1 = Relu(%h) @relu1
+  %r2 = Relu(%h) @relu2
+  %y = Add(%r1, %r2) @sum
+})";
+
+TEST(Pipeline, OptimizesAndKeepsOutputsEqual) {
+  auto before = parse_ir(kModel);
+  auto g = parse_ir(kModel);
+  PassStats stats;
+  std::vector<std::string> passes;
+  OptimizeOptions o;
+  o.verify_each_pass = true;
+  o.after_pass = [&](const std::string& pass, const Graph&) {
+    passes.push_back(pass);
+    return Status::Ok();
+  };
+  ASSERT_TRUE(optimize(*g, o, &stats).ok());
+  testing::expect_same_outputs(*before, *g, 1e-5);
+  EXPECT_EQ(passes.front(), "eliminate_dead");
+  EXPECT_EQ(passes.back(), "eliminate_dead");
+  // Identity gone, BN -> Mul+Add, the shape chain -> [0, -1], Gemm -> MatMul,
+  // Div -> Mul, and the two Relus -> one.
+  EXPECT_EQ(ir(*g),
+            "graph g (%x: f32[N,2,3,3]) -> (%y) {\n"
+            "  %bn/scale = const f32[2,1,1] [0.5, 0.5]\n"
+            "  %bn/shift = const f32[2,1,1] [0.5, -1.5]\n"
+            "  %flatten/shape = const i64[2] [0, -1]\n"
+            "  %fc/B = const f32[18,4] splat(0.25)\n"
+            "  %half/reciprocal = const f32[] [0.5]\n"
+            "  %bn/mul = Mul(%x, %bn/scale) : f32[N,2,3,3] @bn/mul\n"
+            "  %bn = Add(%bn/mul, %bn/shift) : f32[N,2,3,3] @bn/add\n"
+            "  %flat = Reshape(%bn, %flatten/shape) : f32[N,18] @flatten\n"
+            "  %fc = MatMul(%flat, %fc/B) : f32[N,4] @fc/matmul\n"
+            "  %h = Mul(%fc, %half/reciprocal) : f32[N,4] @half/mul\n"
+            "  %r1 = Relu(%h) : f32[N,4] @relu1\n"
+            "  %y = Add(%r1, %r1) : f32[N,4] @sum\n"
+            "}\n");
+  EXPECT_EQ(stats_of(stats, "canonicalize_gemm", "gemm_to_matmul_add").applied, 1);
+  EXPECT_EQ(stats_of(stats, "eliminate_common_subexpressions", "duplicate_node").applied, 1);
+}
+
+TEST(Pipeline, AFailingAfterPassHookStopsAndNamesThePass) {
+  auto g = parse_ir(kModel);
+  OptimizeOptions o;
+  o.after_pass = [](const std::string& pass, const Graph&) {
+    return pass == "fold_constants" ? invalid_argument("outputs differ") : Status::Ok();
+  };
+  Status st = optimize(*g, o, nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "after pass fold_constants: outputs differ");
+}
+
+TEST(Pipeline, ABrokenGraphIsRejectedBeforeAnyPass) {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, Shape({2}));
+  Node* n = g.add_node(Op::Relu, {x, x}, 1, {}, "relu");
+  g.set_outputs({n->output(0)});
+  Status st = optimize(g, {}, nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "before optimizing: node 'relu' (Relu): has 2 inputs, expected 1 to 1");
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,177 @@
+// ferry convert MODEL -o OUT.onnx [--report REPORT.json] [--no-optimize] [--opset N]
+//               [--check-passes [--shape NAME=DIMS]...]
+// Loads a model, runs the optimizer (passes/pipeline.h) and writes the result
+// as ONNX (export/onnx_exporter.h): standard ops in the default domain, ferry's
+// fused ops in domain "ferry" (docs/ferry_ops.md). Prints the fusion report as
+// a table; --report also writes it as JSON. --check-passes runs the graph in
+// the reference interpreter after every pass that changed it and stops at the
+// first one whose outputs differ from the unoptimized graph's.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli_common.h"
+#include "export/onnx_exporter.h"
+#include "frontends/frontend.h"
+#include "passes/pipeline.h"
+#include "report/fusion_report.h"
+#include "runtime/interpreter.h"
+#include "runtime/random_inputs.h"
+
+namespace ferry::cli {
+namespace {
+
+constexpr const char* kCmd = "convert";
+
+struct ConvertOptions {
+  std::string model;
+  std::string output;
+  std::string report;
+  bool no_optimize = false;
+  bool check_passes = false;
+  std::vector<std::string> shapes;  ///< NAME=DIMS for --check-passes inputs
+  int64_t opset = 0;
+};
+
+/// Relative tolerance of --check-passes: |optimized - unoptimized| <= kCheckRtol * max(1, |unoptimized|).
+/// Canonicalization reassociates (BatchNorm -> x*s+t, alpha folded into weights), so not bitwise.
+constexpr double kCheckRtol = 1e-4;
+
+/// --check-passes: the unoptimized graph's outputs on seeded random inputs, and
+/// the after_pass hook that compares every changed graph with them.
+class PassChecker {
+ public:
+  Status init(const Graph& g, const RandomInputOptions& options) {
+    FERRY_ASSIGN_OR_RETURN(inputs_, make_inputs(g, {}, options));
+    FERRY_ASSIGN_OR_RETURN(reference_, interpret(g, inputs_));
+    return Status::Ok();
+  }
+
+  Status check(const std::string& pass, const Graph& g, const PassStats& stats) {
+    int64_t applied = 0;
+    for (const auto& [p, patterns] : stats)
+      for (const auto& [name, ps] : patterns) applied += ps.applied;
+    if (applied == last_applied_) return Status::Ok();  // nothing changed
+    last_applied_ = applied;
+    auto got = interpret(g, inputs_);
+    if (!got.ok()) return got.status().with_context("the graph no longer runs");
+    for (size_t i = 0; i < reference_.size() && i < got->size(); ++i) {
+      const Tensor &a = (*got)[i], &b = reference_[i];
+      const std::string what = "output '" + g.outputs()[i]->name() + "'";
+      if (a.dtype() != b.dtype() || a.dims() != b.dims())
+        return internal_error(what + " is " + a.type_string() + ", was " + b.type_string());
+      for (int64_t k = 0; k < a.numel(); ++k) {
+        double x = a.get_double(k), y = b.get_double(k);
+        if ((std::isnan(x) && std::isnan(y)) || x == y) continue;
+        if (!(std::fabs(x - y) <= kCheckRtol * std::max(1.0, std::fabs(y))))
+          return internal_error(what + " element " + std::to_string(k) + " is " + std::to_string(x) + ", was " +
+                                std::to_string(y) + " before optimizing");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::map<std::string, Tensor> inputs_;
+  std::vector<Tensor> reference_;
+  int64_t last_applied_ = 0;
+};
+
+std::map<std::string, int64_t> op_histogram(const Graph& g) {
+  std::map<std::string, int64_t> h;
+  for (const Node* n : g.nodes()) ++h[op_name(n->op())];
+  return h;
+}
+
+int run_convert(const ConvertOptions& o) {
+  RandomInputOptions input_options;
+  for (const std::string& text : o.shapes) {
+    size_t eq = text.rfind('=');  // dims never contain '=', names might
+    if (eq == std::string::npos || eq == 0)
+      return usage_error(kCmd, "--shape '" + text + "' is not of the form NAME=DIMS");
+    auto dims = parse_dims(text.substr(eq + 1));
+    if (!dims.ok()) return usage_error(kCmd, "--shape " + text.substr(0, eq) + ": " + dims.status().message());
+    input_options.shapes[text.substr(0, eq)] = *dims;
+  }
+  std::error_code ec;
+  if (std::filesystem::equivalent(o.model, o.output, ec))
+    return usage_error(kCmd, "the output '" + o.output + "' is the input model; choose another file");
+  if (o.opset != 0 && o.opset < kMinExportOpset)
+    return usage_error(kCmd, "--opset " + std::to_string(o.opset) + ": ferry writes opset " +
+                                 std::to_string(kMinExportOpset) + " or newer");
+  auto loaded = load_model(o.model);
+  if (!loaded.ok()) return model_error(o.model, loaded.status());
+  Graph& g = **loaded;
+  if (Status st = refresh_shapes(g); !st.ok()) return model_error(o.model, st);
+  const size_t nodes_before = g.num_nodes();
+  const auto ops_before = op_histogram(g);
+  PassStats stats;
+  if (!o.no_optimize) {
+    OptimizeOptions opts;
+    PassChecker checker;
+    if (o.check_passes) {
+      if (Status st = checker.init(g, input_options); !st.ok()) return model_error(o.model, st.with_context("--check-passes"));
+      opts.after_pass = [&](const std::string& pass, const Graph& graph) {
+        return checker.check(pass, graph, stats);
+      };
+    }
+    if (Status st = optimize(g, opts, &stats); !st.ok()) return model_error(o.model, st.with_context("optimizing"));
+  }
+  OnnxExportOptions eo;
+  eo.opset = o.opset;
+  eo.producer_version = kVersion;
+  if (Status st = write_onnx_file(g, o.output, eo); !st.ok()) return model_error(o.output, st);
+
+  if (!o.report.empty()) {
+    Json report;
+    report["ferry_version"] = kVersion;
+    report["model"] = o.model;
+    report["output"] = o.output;
+    report["optimized"] = !o.no_optimize;
+    report["opset"] = o.opset ? o.opset : required_opset(g);
+    report["nodes_before"] = nodes_before;
+    report["nodes_after"] = g.num_nodes();
+    report["ops_before"] = ops_before;
+    report["ops_after"] = op_histogram(g);
+    report["passes"] = fusion_report_json(stats)["passes"];
+    std::ofstream f(o.report, std::ios::trunc);
+    f << dump_json(report) << "\n";
+    f.close();
+    if (!f) return model_error(o.report, io_error("cannot write the report"));
+  }
+  if (!o.no_optimize) std::cout << fusion_report_table(stats) << "\n";
+  std::cout << o.model << ": " << nodes_before << " nodes -> " << g.num_nodes() << " nodes\nwrote " << o.output
+            << " (opset " << (o.opset ? o.opset : required_opset(g)) << ")"
+            << (o.report.empty() ? "" : ", report " + o.report) << std::endl;
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_convert_command(CLI::App& app) {
+  auto opts = std::make_shared<ConvertOptions>();
+  CLI::App* sub = app.add_subcommand("convert", "Optimize a model and write it as ONNX");
+  sub->footer(
+      "Runs the optimizer (cleanup, constant folding with shape arithmetic, canonicalization, fusions) and\n"
+      "writes valid ONNX: standard ops in the default domain (opset 18 or the lowest newer one the graph\n"
+      "needs), ferry's fused ops in domain \"ferry\" (docs/ferry_ops.md), which `ferry run` loads again.\n"
+      "Prints what each pass matched, applied and nearly matched (with the reason and the source nodes);\n"
+      "--report writes the same as JSON.");
+  sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
+  sub->add_option("-o,--output", opts->output, "where to write the ONNX model")->required()->type_name("OUT.onnx");
+  sub->add_option("--report", opts->report, "also write the fusion report as JSON")->type_name("REPORT.json");
+  sub->add_flag("--no-optimize", opts->no_optimize, "write the imported graph as is");
+  sub->add_flag("--check-passes", opts->check_passes,
+                "after each pass that changed the graph, compare its outputs (reference interpreter, seeded\n"
+                "random inputs) with the unoptimized graph's; stop at the first pass that changes them");
+  sub->add_option("--shape", opts->shapes, "NAME=1x128: dims of input NAME for --check-passes (repeatable)")
+      ->type_name("NAME=DIMS")
+      ->allow_extra_args(false);
+  sub->add_option("--opset", opts->opset, "default-domain opset to write (default: the lowest >= 18 that fits)")
+      ->type_name("N");
+  return [opts] { return run_convert(*opts); };
+}
+
+}  // namespace ferry::cli
