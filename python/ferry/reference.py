@@ -121,7 +121,8 @@ class GoldenWriter:
             file = f"{stem}_{k}.npy"
             k += 1
         self._used.add(file.lower())
-        np.save(self.dir / file, np.ascontiguousarray(array), allow_pickle=False)
+        # C order for the C++ reader; np.ascontiguousarray would turn a 0-d array into shape (1,).
+        np.save(self.dir / file, np.asarray(array, order="C"), allow_pickle=False)
         self.manifest["tensors"][name] = file
         self.manifest[kind].append(name)
 

@@ -25,7 +25,7 @@
 namespace ferry {
 namespace {
 
-constexpr int kMaxRounds = 4;
+constexpr int kMaxRounds = 8;
 
 /// Runs `n` on its constant inputs with the reference kernel. Fails with a
 /// message (for the near miss) when an output would exceed `limit` bytes.

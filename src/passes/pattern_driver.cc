@@ -15,6 +15,10 @@ Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<
     bool changed = false;
     FERRY_ASSIGN_OR_RETURN(auto order, g.topo_order());
     for (Node* n : order) {
+      // Earlier rewrites in this sweep may have made n's input types more
+      // precise (a Reshape target folded to a constant): in topological order,
+      // refreshing each node first keeps every type up to date for the patterns.
+      if (iter > 0 || changed) refresh_types(*n);
       for (const Pattern* p : by_op[size_t(n->op())]) {
         // A node whose output lost all uses in this sweep is dead: skip it.
         bool dead = true;

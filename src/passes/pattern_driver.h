@@ -21,7 +21,9 @@ struct Pattern {
 };
 
 /// Applies `patterns` greedily until nothing changes (or `max_iterations`
-/// sweeps), indexed by root op; sweeps dead nodes after each sweep. Near
+/// sweeps), indexed by root op, visiting nodes in topological order; once
+/// something changed, each node's output types are re-inferred before its
+/// patterns run. Sweeps dead nodes after each sweep. Near
 /// misses are recorded once per (pattern, node) — the last sweep's verdict.
 /// Stats go to stats[pass_name][pattern.name].
 Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<Pattern>& patterns,

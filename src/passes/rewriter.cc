@@ -18,7 +18,7 @@ void add_sources(const Node& n, std::vector<std::string>& out) {
 
 }  // namespace
 
-void Rewriter::infer_types(Node& n) {
+void refresh_types(Node& n) {
   // Later patterns of the same sweep may read these types; the pipeline re-infers
   // the whole graph after the pass anyway, so a failure here just leaves them unknown.
   // Shape functions may assume a verified node: check what the verifier would.
@@ -63,7 +63,7 @@ Node* Rewriter::create(Op op, std::vector<Value*> inputs, size_t num_outputs, At
     out->set_name("");
     out->set_name(g_.find_value(want) ? g_.unique_name(want) : want);
   }
-  infer_types(*n);
+  refresh_types(*n);
   return n;
 }
 

@@ -74,7 +74,6 @@ class Rewriter {
   void set_stats(PatternStats* stats) { stats_ = stats; }
 
  private:
-  void infer_types(Node& n);
   Graph& g_;
   PatternStats* stats_;
   bool changed_ = false;
@@ -84,6 +83,9 @@ class Rewriter {
 Node* producer_of(const Value* v, Op op);
 /// `v` has exactly one use and is not a graph output.
 bool has_one_use(const Graph& g, const Value* v);
+/// Re-infers the dtypes and shapes of n's outputs from its inputs' (and their
+/// constant data); leaves them unchanged when n is malformed or inference fails.
+void refresh_types(Node& n);
 /// The data of `v` when it is a constant, else null (also for a null `v`).
 const Tensor* constant_of(const Value* v);
 

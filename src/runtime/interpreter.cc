@@ -79,6 +79,13 @@ Result<std::vector<Tensor>> interpret(const Graph& g, const std::map<std::string
       if (outs[i].dtype() != out_info[i].dtype)
         return internal_error("node " + n->describe() + ": kernel output " + std::to_string(i) + " is " +
                               dtype_name(outs[i].dtype()) + ", inferred " + dtype_name(out_info[i].dtype));
+      const Shape& want = out_info[i].shape;
+      bool shape_ok = !want.rank_known() || want.rank() == outs[i].rank();
+      for (size_t d = 0; shape_ok && want.rank_known() && d < size_t(want.rank()); ++d)
+        shape_ok = !want[d].is_static() || want[d].value() == outs[i].dim(int64_t(d));
+      if (!shape_ok)
+        return internal_error("node " + n->describe() + ": kernel output " + std::to_string(i) + " has shape " +
+                              outs[i].shape().to_string() + ", inferred " + want.to_string());
     }
     if (options.on_node_done) options.on_node_done(*n, outs);
     for (size_t i = 0; i < outs.size(); ++i) env[n->output(i)] = std::move(outs[i]);

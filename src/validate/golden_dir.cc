@@ -4,10 +4,9 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "common/npy.h"
 
@@ -34,9 +33,9 @@ bool stays_inside(const std::string& file) {
 Status read_string_list(const Json& j, const char* key, std::vector<std::string>* out) {
   if (!j.contains(key)) return Status::Ok();
   const Json& v = j.at(key);
-  if (!v.is_array()) return invalid_argument(std::string("manifest.json: '") + key + "' must be a list of names");
+  if (!v.is_array()) return invalid_argument(std::string("'") + key + "' must be a list of names");
   for (const Json& e : v) {
-    if (!e.is_string()) return invalid_argument(std::string("manifest.json: '") + key + "' must be a list of names");
+    if (!e.is_string()) return invalid_argument(std::string("'") + key + "' must be a list of names");
     out->push_back(e.get<std::string>());
   }
   return Status::Ok();
@@ -89,56 +88,59 @@ void GoldenSet::put(const std::string& name, Tensor t, std::vector<std::string>*
 
 Result<GoldenSet> open_golden_dir(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return io_error("'" + dir + "' is not a directory");
+  // Messages leave the directory out: the caller's context names it.
+  if (!fs::is_directory(dir, ec)) return io_error("not a directory");
   fs::path manifest = fs::path(dir) / "manifest.json";
   if (!fs::is_regular_file(manifest, ec))
-    return io_error("'" + dir + "' has no manifest.json (a golden directory maps tensor names to .npy files in it)");
+    return io_error("no manifest.json in the directory (a golden directory maps tensor names to .npy files in it)");
   if (fs::file_size(manifest, ec) > kMaxManifestBytes) return invalid_argument("manifest.json is too large");
   std::ifstream in(manifest, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
   Json j = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return invalid_argument(manifest.string() + ": not valid JSON");
-  if (!j.is_object()) return invalid_argument(manifest.string() + ": expected a JSON object");
+  if (j.is_discarded()) return invalid_argument("manifest.json: not valid JSON");
+  if (!j.is_object()) return invalid_argument("manifest.json: expected a JSON object");
 
   GoldenSet set;
   set.dir_ = dir;
   const bool full = j.contains("tensors");
   if (full) {
     if (j.contains("format") && j["format"] != kFormat)
-      return invalid_argument(manifest.string() + ": format is not '" + kFormat + "'");
+      return invalid_argument(std::string("manifest.json: format is not '") + kFormat + "'");
     if (j.contains("version") && (!j["version"].is_number_integer() || j["version"].get<int64_t>() > kVersion))
-      return invalid_argument(manifest.string() + ": version " + j["version"].dump() + " is newer than this ferry reads (" +
+      return invalid_argument("manifest.json: version " + j["version"].dump() + " is newer than this ferry reads (" +
                               std::to_string(kVersion) + ")");
     if (j.contains("producer") && j["producer"].is_string()) set.producer = j["producer"].get<std::string>();
     if (j.contains("model") && j["model"].is_string()) set.model = j["model"].get<std::string>();
-    FERRY_TRY(read_string_list(j, "inputs", &set.inputs).with_context(manifest.string()));
-    FERRY_TRY(read_string_list(j, "outputs", &set.outputs).with_context(manifest.string()));
-    FERRY_TRY(read_string_list(j, "intermediates", &set.intermediates).with_context(manifest.string()));
+    FERRY_TRY(read_string_list(j, "inputs", &set.inputs).with_context("manifest.json"));
+    FERRY_TRY(read_string_list(j, "outputs", &set.outputs).with_context("manifest.json"));
+    FERRY_TRY(read_string_list(j, "intermediates", &set.intermediates).with_context("manifest.json"));
     if (j.contains("nodes")) {
-      if (!j["nodes"].is_object()) return invalid_argument(manifest.string() + ": 'nodes' must be an object");
+      if (!j["nodes"].is_object()) return invalid_argument("manifest.json: 'nodes' must be an object");
       for (const auto& [node, outs] : j["nodes"].items()) {
-        std::vector<std::string> names;
-        FERRY_TRY(read_string_list(Json{{"n", outs}}, "n", &names).with_context(manifest.string() + ": nodes"));
-        set.nodes[node] = std::move(names);
+        std::vector<std::string>& names = set.nodes[node];
+        bool ok = outs.is_array();
+        for (const Json& o : outs) ok = ok && o.is_string();
+        if (!ok) return invalid_argument("manifest.json: nodes: '" + node + "' must map to a list of tensor names");
+        for (const Json& o : outs) names.push_back(o.get<std::string>());
       }
     }
     if (j.contains("skipped") && j["skipped"].is_array())
       for (const Json& s : j["skipped"])
         if (s.is_object() && s.contains("name") && s["name"].is_string())
-          set.skipped.emplace_back(s["name"].get<std::string>(),
-                                   s.contains("reason") && s["reason"].is_string() ? s["reason"].get<std::string>() : "");
+          set.skipped.emplace_back(s["name"].get<std::string>(), s.contains("reason") && s["reason"].is_string()
+                                                                     ? s["reason"].get<std::string>()
+                                                                     : "");
   }
   const Json& tensors = full ? j["tensors"] : j;
-  if (!tensors.is_object()) return invalid_argument(manifest.string() + ": 'tensors' must be an object");
+  if (!tensors.is_object()) return invalid_argument("manifest.json: 'tensors' must be an object");
   for (const auto& [name, file] : tensors.items()) {
-    if (!file.is_string())
-      return invalid_argument(manifest.string() + ": the entry for '" + name + "' must be a file name");
+    if (!file.is_string()) return invalid_argument("manifest.json: the entry for '" + name + "' must be a file name");
     std::string f = file.get<std::string>();
     if (!stays_inside(f))
-      return invalid_argument(manifest.string() + ": the file '" + f + "' for '" + name + "' lies outside " + dir);
+      return invalid_argument("manifest.json: the file '" + f + "' for '" + name + "' lies outside the directory");
     if (!fs::is_regular_file(fs::path(dir) / f, ec))
-      return io_error(manifest.string() + ": the file '" + f + "' for '" + name + "' does not exist");
+      return io_error("manifest.json: the file '" + f + "' for '" + name + "' does not exist");
     set.files_[name] = f;
   }
   return set;

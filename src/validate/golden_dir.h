@@ -53,7 +53,7 @@ class GoldenSet {
  private:
   friend Result<GoldenSet> open_golden_dir(const std::string& dir);
   std::string dir_;
-  std::map<std::string, std::string> files_;    ///< name -> file relative to dir_
+  std::map<std::string, std::string> files_;       ///< name -> file relative to dir_
   mutable std::map<std::string, Tensor> tensors_;  ///< in memory (put, or loaded)
 };
 

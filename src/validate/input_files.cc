@@ -47,8 +47,8 @@ Result<std::map<std::string, Tensor>> read_input_file(const std::string& path,
       }
     }
     if (out.empty())
-      return invalid_argument("the directory holds no value for any model input (inputs: " +
-                              quoted_list(input_names) + "; expected NAME.npy files or a manifest.json)");
+      return invalid_argument("the directory holds no value for any model input (inputs: " + quoted_list(input_names) +
+                              "; expected NAME.npy files or a manifest.json)");
     return out;
   }
   FERRY_ASSIGN_OR_RETURN(out, read_npz(path));

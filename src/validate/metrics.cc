@@ -69,8 +69,8 @@ Comparison compare_tensors(const Tensor& got, const Tensor& ref, const Tolerance
   c.tol = tol;
   const bool both_float = is_floating(got.dtype()) && is_floating(ref.dtype());
   if (got.dtype() != ref.dtype() && !both_float) {
-    c.problem = std::string("dtype ") + dtype_name(got.dtype()) + " differs from the reference's " +
-                dtype_name(ref.dtype());
+    c.problem =
+        std::string("dtype ") + dtype_name(got.dtype()) + " differs from the reference's " + dtype_name(ref.dtype());
     return c;
   }
   if (got.dims() != ref.dims()) {
@@ -110,8 +110,8 @@ Comparison compare_tensors(const Tensor& got, const Tensor& ref, const Tolerance
     const bool within = exact_bytes ? same_bytes(got, ref, i) : e <= allowed;
     if (!within) ++m.out_of_tolerance;
     // A zero tolerance makes any difference infinitely far off.
-    const double ratio = !within && allowed == 0 ? std::numeric_limits<double>::infinity()
-                                                 : (e == 0 ? 0.0 : e / allowed);
+    const double ratio =
+        !within && allowed == 0 ? std::numeric_limits<double>::infinity() : (e == 0 ? 0.0 : e / allowed);
     if (m.worst_index < 0 || ratio > m.worst_ratio) {
       m.worst_ratio = ratio;
       m.worst_index = i;
@@ -123,9 +123,12 @@ Comparison compare_tensors(const Tensor& got, const Tensor& ref, const Tolerance
     m.mean_abs = sum_abs / double(m.compared);
     m.rmse = std::sqrt(sum_sq / double(m.compared));
   }
-  if (norm_g == 0 && norm_r == 0) m.cosine = 1;
-  else if (norm_g == 0 || norm_r == 0) m.cosine = 0;
-  else m.cosine = std::clamp(dot / (std::sqrt(norm_g) * std::sqrt(norm_r)), -1.0, 1.0);
+  if (norm_g == 0 && norm_r == 0)
+    m.cosine = 1;
+  else if (norm_g == 0 || norm_r == 0)
+    m.cosine = 0;
+  else
+    m.cosine = std::clamp(dot / (std::sqrt(norm_g) * std::sqrt(norm_r)), -1.0, 1.0);
   m.classifier = classifier_agreement(got, ref);
 
   if (m.nonfinite_mismatch > 0) {

@@ -45,14 +45,14 @@ struct ClassifierAgreement {
 
 struct TensorMetrics {
   int64_t numel = 0;
-  int64_t compared = 0;          ///< positions where both values are finite
+  int64_t compared = 0;  ///< positions where both values are finite
   double max_abs = 0;
   double mean_abs = 0;
   double max_rel = 0;
   double rmse = 0;
   double cosine = 1;
-  double worst_ratio = 0;        ///< max e_i / (atol + rtol·|r_i|) (see above)
-  int64_t worst_index = -1;      ///< flat index of worst_ratio (-1: none)
+  double worst_ratio = 0;    ///< max e_i / (atol + rtol·|r_i|) (see above)
+  int64_t worst_index = -1;  ///< flat index of worst_ratio (-1: none)
   double worst_got = 0, worst_ref = 0;
   int64_t out_of_tolerance = 0;  ///< finite positions with e_i > atol + rtol·|r_i|
   int64_t nonfinite_mismatch = 0;

@@ -184,7 +184,8 @@ Result<std::string> inflate_member(std::string_view in, uint64_t out_size, const
 #else
 const void* zlib() { return nullptr; }
 Result<std::string> inflate_member(std::string_view, uint64_t, const std::string& name) {
-  return unsupported(name + ": deflate-compressed member (np.savez_compressed), but ferry was built without "
+  return unsupported(name +
+                     ": deflate-compressed member (np.savez_compressed), but ferry was built without "
                      "zlib.h; save the inputs with np.savez instead");
 }
 #endif

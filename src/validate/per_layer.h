@@ -35,9 +35,9 @@ namespace ferry::validate {
 struct TensorMatch {
   const Node* node = nullptr;  ///< the producer in the graph under test
   const Value* value = nullptr;
-  size_t topo_index = 0;       ///< the node's position in topological order
-  std::string reference;       ///< the reference tensor's name
-  std::string via;             ///< "name" or "provenance"
+  size_t topo_index = 0;  ///< the node's position in topological order
+  std::string reference;  ///< the reference tensor's name
+  std::string via;        ///< "name" or "provenance"
 };
 
 /// Matches the node outputs of `g` to tensors of `ref` (see the file comment), in topological order.

@@ -122,8 +122,10 @@ Status run_python_bridge(const PythonBridge& bridge, const std::vector<std::stri
   std::string old_path;
   for (char** e = environ; *e; ++e) {
     std::string kv(*e);
-    if (kv.rfind("PYTHONPATH=", 0) == 0) old_path = kv.substr(11);
-    else if (kv.rfind("PYTHONDONTWRITEBYTECODE=", 0) != 0) env_s.push_back(kv);
+    if (kv.rfind("PYTHONPATH=", 0) == 0)
+      old_path = kv.substr(11);
+    else if (kv.rfind("PYTHONDONTWRITEBYTECODE=", 0) != 0)
+      env_s.push_back(kv);
   }
   std::string path = bridge.python_dir;
   if (!old_path.empty()) path += (path.empty() ? "" : ":") + old_path;
@@ -155,8 +157,10 @@ Status run_python_bridge(const PythonBridge& bridge, const std::vector<std::stri
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 0) return Status::Ok();
   std::string tail = log_tail(log_path);
-  if (tail.find("No module named ferry") != std::string::npos || tail.find("No module named 'ferry'") != std::string::npos)
-    return unsupported(who + " cannot import the ferry package; set FERRY_PYTHON_DIR to the repository's python/ "
+  if (tail.find("No module named ferry") != std::string::npos ||
+      tail.find("No module named 'ferry'") != std::string::npos)
+    return unsupported(who +
+                       " cannot import the ferry package; set FERRY_PYTHON_DIR to the repository's python/ "
                        "directory (searched above the ferry executable" +
                        (bridge.python_dir.empty() ? std::string(", not found") : ": " + bridge.python_dir) + ")");
   // reference.py: 3 = a package is missing, 4 = the model or inputs failed; its message is the last line.

@@ -36,8 +36,7 @@ Result<PythonBridge> find_python_bridge();
 
 /// Runs `<python> -m ferry.reference <args...>` and waits. stdout and stderr
 /// go to `log_path`. Errors carry the exit status and the log's last lines.
-Status run_python_bridge(const PythonBridge& bridge, const std::vector<std::string>& args,
-                         const std::string& log_path);
+Status run_python_bridge(const PythonBridge& bridge, const std::vector<std::string>& args, const std::string& log_path);
 
 /// The ferry executable's directory (from /proc/self/exe); "" if unknown.
 std::string executable_dir();

@@ -41,7 +41,7 @@ class InterpreterReference : public ReferenceProvider {
     FERRY_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            interpret_capturing(g, r.inputs, r.intermediates ? &values : nullptr));
     GoldenSet set;
-    set.producer = "ferry reference interpreter (unoptimized graph)";
+    set.producer = "ferry reference interpreter, unoptimized graph";
     set.model = r.model_path;
     for (const Value* in : g.inputs())
       if (auto it = r.inputs.find(in->name()); it != r.inputs.end()) set.put(in->name(), it->second, &set.inputs);

@@ -31,11 +31,11 @@ namespace ferry::validate {
 
 /// One run of the reference.
 struct ReferenceRequest {
-  std::string model_path;              ///< the user's model file
-  const Graph* source_graph = nullptr; ///< its unoptimized import (never rewritten)
+  std::string model_path;               ///< the user's model file
+  const Graph* source_graph = nullptr;  ///< its unoptimized import (never rewritten)
   std::map<std::string, Tensor> inputs;
-  bool intermediates = false;          ///< also produce every intermediate tensor it can
-  std::string work_dir;                ///< scratch directory the provider may use (exists, empty)
+  bool intermediates = false;  ///< also produce every intermediate tensor it can
+  std::string work_dir;        ///< scratch directory the provider may use (exists, empty)
 };
 
 class ReferenceProvider {

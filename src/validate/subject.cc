@@ -19,8 +19,7 @@ Result<std::vector<Tensor>> interpret_capturing(const Graph& g, const std::map<s
   return interpret(g, inputs, opts);
 }
 
-Result<std::vector<Tensor>> InterpreterSubject::run(const std::map<std::string, Tensor>& inputs,
-                                                    ValueTensors* values) {
+Result<std::vector<Tensor>> InterpreterSubject::run(const std::map<std::string, Tensor>& inputs, ValueTensors* values) {
   return interpret_capturing(g_, inputs, values, options_);
 }
 

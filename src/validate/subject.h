@@ -39,9 +39,7 @@ class InterpreterSubject : public Subject {
   explicit InterpreterSubject(const Graph& g, InterpreterOptions options = {}, std::string description = "")
       : g_(g), options_(std::move(options)), description_(std::move(description)) {}
   const Graph& graph() const override { return g_; }
-  std::string describe() const override {
-    return description_.empty() ? "ferry reference interpreter" : description_;
-  }
+  std::string describe() const override { return description_.empty() ? "ferry reference interpreter" : description_; }
   Result<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs, ValueTensors* values) override;
 
  private:

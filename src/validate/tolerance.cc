@@ -21,7 +21,7 @@ std::optional<double> parse_tolerance(const std::string& s) {
 
 ToleranceTable::ToleranceTable() {
   table_[DType::f64] = {1e-9, 1e-7};
-  table_[DType::f32] = {1e-4, 1e-3};
+  table_[DType::f32] = {1e-3, 1e-3};
   table_[DType::f16] = {1e-2, 1e-2};
   table_[DType::bf16] = {5e-2, 5e-2};
   // Integers and bool: absent from the table, hence exact.

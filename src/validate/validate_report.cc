@@ -51,12 +51,21 @@ std::vector<std::string> comparison_cells(const Comparison& c) {
     std::snprintf(buf, sizeof buf, "%.6f", m.cosine);
     cosine = buf;
   }
-  return {dtype_name(c.got_dtype), dims_string(c.got_dims), metric(m.max_abs), metric(m.mean_abs), metric(m.max_rel),
-          metric(m.rmse), cosine, top1, top5, metric(m.worst_ratio), c.pass ? "ok" : "FAIL"};
+  return {dtype_name(c.got_dtype),
+          dims_string(c.got_dims),
+          metric(m.max_abs),
+          metric(m.mean_abs),
+          metric(m.max_rel),
+          metric(m.rmse),
+          cosine,
+          top1,
+          top5,
+          metric(m.worst_ratio),
+          c.pass ? "ok" : "FAIL"};
 }
 
-const std::vector<std::string> kMetricHeader = {"dtype", "shape",  "max_abs", "mean_abs", "max_rel", "rmse",
-                                                "cosine", "top1", "top5",    "worst/tol", "status"};
+const std::vector<std::string> kMetricHeader = {"dtype",  "shape", "max_abs", "mean_abs",  "max_rel", "rmse",
+                                                "cosine", "top1",  "top5",    "worst/tol", "status"};
 
 std::string tolerance_line(const ToleranceTable& t) {
   std::string s;
@@ -153,14 +162,19 @@ std::string format_report(const ValidationReport& r) {
   out << "model      " << r.model << "\n";
   out << "subject    " << r.subject << "\n";
   out << "reference  " << r.reference_spec;
-  if (!r.reference_producer.empty() && r.reference_producer != r.reference_spec) out << " (" << r.reference_producer << ")";
+  if (!r.reference_producer.empty() && r.reference_producer != r.reference_spec)
+    out << " (" << r.reference_producer << ")";
   out << "\n";
   out << "tolerance  |got - ref| <= atol + rtol*|ref|: " << tolerance_line(r.tolerances) << "\n";
-  int64_t failed_samples = 0;
+  int64_t failed_samples = 0, diverged_samples = 0;
   size_t outputs_total = 0, outputs_failed = 0;
   for (const SampleResult& s : r.samples) {
     failed_samples += !s.pass;
-    out << "\nsample " << s.index << " (seed " << s.seed << ")\n";
+    bool random = false;  // the seed matters only when some input is random
+    for (const InputDescription& i : s.inputs) random |= i.source.rfind("from ", 0) != 0;
+    out << "\nsample " << s.index;
+    if (random) out << " (seed " << s.seed << ")";
+    out << "\n";
     std::vector<std::vector<std::string>> in_rows;
     for (const InputDescription& i : s.inputs) in_rows.push_back({i.name, i.type, i.source});
     if (!in_rows.empty()) out << "  inputs\n" << render(in_rows, "    ");
@@ -185,6 +199,7 @@ std::string format_report(const ValidationReport& r) {
       out << "  per-layer: " << pl.layers.size() << " of " << pl.node_outputs
           << " node outputs compared with a reference tensor";
       if (const LayerResult* d = pl.first_divergence()) {
+        ++diverged_samples;
         out << "\n  first divergent " << describe_layer(*d) << "\n";
         if (!d->provenance.empty()) {
           std::string prov;
@@ -215,7 +230,10 @@ std::string format_report(const ValidationReport& r) {
         << " sample" << (n == 1 ? "" : "s") << " within tolerance\n";
   } else {
     out << "FAIL: " << failed_samples << " of " << n << " sample" << (n == 1 ? "" : "s") << " failed ("
-        << outputs_failed << " of " << outputs_total << " output comparisons out of tolerance)\n";
+        << outputs_failed << " of " << outputs_total << " output comparisons out of tolerance";
+    if (diverged_samples)
+      out << "; an intermediate diverged in " << diverged_samples << " sample" << (diverged_samples == 1 ? "" : "s");
+    out << ")\n";
   }
   return out.str();
 }
@@ -227,8 +245,8 @@ Json report_json(const ValidationReport& r, const std::string& ferry_version) {
   j["subject"] = r.subject;
   j["reference"] = {{"spec", r.reference_spec}, {"producer", r.reference_producer}};
   Json tols = Json::object();
-  for (DType d : kTolDtypes) tols[dtype_name(d)] = {{"atol", number(r.tolerances.get(d).atol)},
-                                                    {"rtol", number(r.tolerances.get(d).rtol)}};
+  for (DType d : kTolDtypes)
+    tols[dtype_name(d)] = {{"atol", number(r.tolerances.get(d).atol)}, {"rtol", number(r.tolerances.get(d).rtol)}};
   j["tolerances"] = tols;
   j["per_layer"] = r.per_layer;
   j["pass"] = r.pass();
@@ -241,7 +259,8 @@ Json report_json(const ValidationReport& r, const std::string& ferry_version) {
     sj["pass"] = s.pass;
     sj["notes"] = s.notes;
     Json inputs = Json::array();
-    for (const InputDescription& i : s.inputs) inputs.push_back({{"name", i.name}, {"type", i.type}, {"source", i.source}});
+    for (const InputDescription& i : s.inputs)
+      inputs.push_back({{"name", i.name}, {"type", i.type}, {"source", i.source}});
     sj["inputs"] = inputs;
     Json outputs = Json::array();
     for (const OutputResult& o : s.outputs) {

@@ -17,9 +17,8 @@
 //                        "reference_tensor", "matched_by"}
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "validate/validator.h"
 

@@ -54,8 +54,8 @@ Result<std::map<std::string, Tensor>> sample_inputs(const Graph& g, ReferencePro
     if (!v || !v->is_graph_input()) {
       std::string list;
       for (const std::string& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
-      return invalid_argument("the model has no input named '" + name + "' (inputs: " +
-                              (list.empty() ? "none" : list) + ")");
+      return invalid_argument("the model has no input named '" + name + "' (inputs: " + (list.empty() ? "none" : list) +
+                              ")");
     }
     FERRY_TRY(check_input(*v, t));
   }
@@ -115,7 +115,8 @@ Result<ValidationReport> run_validation(Subject& subject, const Graph& reference
     SampleResult s;
     s.index = k;
     s.seed = o.seed + uint64_t(k);
-    const std::string ctx = o.samples > 1 ? "sample " + std::to_string(k) + " (seed " + std::to_string(s.seed) + ")" : "";
+    const std::string ctx =
+        o.samples > 1 ? "sample " + std::to_string(k) + " (seed " + std::to_string(s.seed) + ")" : "";
     auto with_ctx = [&](Status st) { return ctx.empty() ? st : std::move(st).with_context(ctx); };
     auto inputs = sample_inputs(reference_graph, reference, o, s.seed, &s.inputs);
     if (!inputs.ok()) return with_ctx(inputs.status());
@@ -155,8 +156,8 @@ Result<ValidationReport> run_validation(Subject& subject, const Graph& reference
       s.per_layer = std::move(layers).value();
       if (!ref->skipped.empty())
         notes.insert("the reference could not provide " + std::to_string(ref->skipped.size()) +
-                     " intermediate tensor(s) (e.g. '" + ref->skipped.front().first + "': " +
-                     ref->skipped.front().second + ")");
+                     " intermediate tensor(s) (e.g. '" + ref->skipped.front().first +
+                     "': " + ref->skipped.front().second + ")");
     }
     report.samples.push_back(std::move(s));
   }

@@ -27,8 +27,8 @@ namespace ferry::validate {
 struct ValidateOptions {
   std::string model_path;
   bool per_layer = false;
-  int64_t samples = 1;   ///< seeded input sets (random inputs only)
-  uint64_t seed = 0;     ///< sample k uses seed + k
+  int64_t samples = 1;  ///< seeded input sets (random inputs only)
+  uint64_t seed = 0;    ///< sample k uses seed + k
   /// Input values the user gave (all samples use them; the rest are random).
   std::map<std::string, Tensor> given_inputs;
   std::string given_inputs_source;  ///< where they came from, for the report

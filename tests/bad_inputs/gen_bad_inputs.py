@@ -449,6 +449,14 @@ def external_offset_overflow(ctx):
 
 
 @case
+def external_length_overflow(ctx):
+    """offset 8 and length 2^64 - 4: offset + length wraps to 4, inside the file, if computed naively."""
+    _data_file(ctx)
+    return _ext_case(ctx, "w_wrap", "data.bin", OUT_OF_RANGE + ["overflow", "length", "too large", "expected"],
+                     offset=8, length=2**64 - 4)
+
+
+@case
 def external_offset_not_u64(ctx):
     """offset 99999999999999999999999 (does not fit in 64 bits)."""
     _data_file(ctx)
@@ -537,6 +545,24 @@ def split_sizes_not_summing(ctx):
     n = helper.make_node("Split", ["pixels", "sizes"], ["a", "b"], name="split_bad", axis=0)
     m = make_model([n], [f32("pixels", [5])], [f32("a", None), f32("b", None)], [_const_i64("sizes", [2, 2])])
     return {"model": ctx.save(m), **both(fragments=["split", "sum"], mentions=["split_bad"])}
+
+
+@case
+def matmul_inner_dim_mismatch(ctx):
+    """MatMul [2, 3] x [4, 5]."""
+    w = numpy_helper.from_array(np.ones((4, 5), np.float32), "mm_weight")
+    n = helper.make_node("MatMul", ["pixels", "mm_weight"], ["y"], name="matmul_bad")
+    m = make_model([n], [f32("pixels", [2, 3])], [f32("y", None)], [w])
+    return {"model": ctx.save(m), **both(fragments=["inner", "dim", "shape", "match"], mentions=["matmul_bad"])}
+
+
+@case
+def broadcast_incompatible(ctx):
+    """Add [2, 3] + [4]: not broadcastable."""
+    b = numpy_helper.from_array(np.ones(4, np.float32), "bias4")
+    n = helper.make_node("Add", ["pixels", "bias4"], ["y"], name="add_bad")
+    m = make_model([n], [f32("pixels", [2, 3])], [f32("y", None)], [b])
+    return {"model": ctx.save(m), **both(fragments=["broadcast", "shape", "incompatible"], mentions=["add_bad"])}
 
 
 @case

@@ -168,12 +168,12 @@ def seq_model(path):
 
 
 def unsafe_names_model(path):
-    """Outputs whose names are not file names: '../evil', 'a/b', 'a:b'."""
-    nodes = [helper.make_node("Neg", ["x"], ["../evil"]), helper.make_node("Abs", ["x"], ["a/b"]),
-             helper.make_node("Relu", ["x"], ["a:b"])]
+    """Outputs whose names are not file names: '../evil', 'a/b', 'a:b', and 'A_B' (same file ignoring case)."""
+    names = ("../evil", "a/b", "a:b", "A_B")
+    nodes = [helper.make_node(op, ["x"], [n]) for op, n in zip(("Neg", "Abs", "Relu", "Sigmoid"), names)]
     graph = helper.make_graph(
         nodes, "names", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in ("../evil", "a/b", "a:b")])
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in names])
     return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
@@ -385,7 +385,7 @@ def test_run_output_names_stay_inside_the_directory(ferry, tmp_path):
     unsafe_names_model(tmp_path / "n.onnx")
     ferry("run", "n.onnx", "--output-dir", "out/deep", check_rc=0)
     written = sorted(f.name for f in (tmp_path / "out" / "deep").iterdir())
-    assert written == [".._evil.npy", "a_b.npy", "a_b_1.npy"], written
+    assert written == [".._evil.npy", "A_B_2.npy", "a_b.npy", "a_b_1.npy"], written
     assert not (tmp_path / "out" / "evil.npy").exists() and not (tmp_path / "evil.npy").exists()
     x = np.load(tmp_path / "out" / "deep" / ".._evil.npy")
     assert x.shape == (2, 3) and x.dtype == np.float32
@@ -426,3 +426,17 @@ def test_run_writes_bf16_outputs_as_f32(ferry, tmp_path):
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)  # round to nearest even
     assert y.dtype == np.float32
     np.testing.assert_array_equal(y, rounded.view(np.float32))
+
+
+def test_text_ir_models(ferry, tmp_path):
+    (tmp_path / "m.ferry").write_text(
+        "graph main (%x: f32[N,2]) -> (%y) {\n"
+        "  %w = const f32[2,3] [1, 2, 3, 4, 5, 6]\n"
+        "  %y = MatMul(%x, %w) @mm\n"
+        "}\n")
+    j = json.loads(ferry("inspect", "m.ferry", "--json", check_rc=0).stdout)
+    assert j["format"] == "text" and j["outputs"][0]["shape"] == ["N", 3]
+    assert j["flops"]["total"] == 2 * 3 * 2 and j["parameters"]["count"] == 6
+    np.save(tmp_path / "x.npy", np.array([[1, 1], [0, 2]], np.float32))
+    ferry("run", "m.ferry", "--input", "x=x.npy", "--output-dir", "out", check_rc=0)
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), [[5, 7, 9], [8, 10, 12]])

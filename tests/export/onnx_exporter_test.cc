@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "frontends/frontend.h"
 #include "frontends/onnx/import_ferry_domain.h"
@@ -210,6 +211,53 @@ TEST(ImportFerryDomain, UnknownOpsAndOpsetsAreUnsupported) {
   Status s2 = onnx_import::import_ferry_domain(v2);
   EXPECT_EQ(s2.code(), StatusCode::kUnsupported);
   EXPECT_EQ(s2.message(), "opset 2 of domain 'ferry' is not supported (only 1)");
+}
+
+/// A model whose only node is `op_type` in domain "ferry" (opset `version`), x -> y.
+onnx::ModelProto ferry_domain_model(const std::string& op_type, int64_t version) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* os = m.add_opset_import();
+  os->set_version(18);
+  auto* fs = m.add_opset_import();
+  fs->set_domain("ferry");
+  fs->set_version(version);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto f32_2 = [](onnx::ValueInfoProto* vi, const char* name) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(2);
+  };
+  f32_2(g->add_input(), "x");
+  f32_2(g->add_output(), "y");
+  auto* n = g->add_node();
+  n->set_op_type(op_type);
+  n->set_domain("ferry");
+  n->set_name("op");
+  n->add_input("x");
+  n->add_output("y");
+  return m;
+}
+
+TEST(ImportFerryDomain, TheImporterLoadsFerryDomainNodes) {
+  TempDir dir;
+  {
+    std::ofstream f(dir.file("ok.onnx"), std::ios::binary);
+    ASSERT_TRUE(ferry_domain_model("Relu", 1).SerializeToOstream(&f));
+    std::ofstream g(dir.file("v2.onnx"), std::ios::binary);
+    ASSERT_TRUE(ferry_domain_model("Relu", 2).SerializeToOstream(&g));
+  }
+  auto ok = load_model(dir.file("ok.onnx"));
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  ASSERT_NE((*ok)->find_node("op"), nullptr);
+  EXPECT_EQ((*ok)->find_node("op")->op(), Op::Relu);
+  EXPECT_EQ((*ok)->outputs()[0]->type_string(), "f32[2]");
+  auto v2 = load_model(dir.file("v2.onnx"));
+  ASSERT_FALSE(v2.ok());
+  EXPECT_NE(v2.status().message().find("opset 2 of domain 'ferry' is not supported (only 1)"), std::string::npos)
+      << v2.status().message();
 }
 
 }  // namespace

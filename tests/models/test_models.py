@@ -175,6 +175,29 @@ def test_every_ir_op_has_an_end_to_end_model():
     assert not missing, f"IR ops with no end-to-end model: {missing}"
 
 
+# IR ops no imported model can contain, and why.
+ELIDED_BY_FRONTEND = {"Dropout": "inference-mode Dropout is the identity; the ONNX frontend removes it"}
+
+
+def test_every_ir_op_is_reached_through_the_frontend():
+    """Every IR op (but the elided ones) appears in some imported graph, per `ferry inspect --json`."""
+    ferry_bin = ferry_binary()
+    if ferry_bin is None:
+        unavailable("ferry binary not found (set FERRY_BIN)")
+    used, failed = set(), []
+    models = [("torch", n, "small") for n in export_models.MODEL_NAMES] + [("onnx", n, "small") for n in ONNX_NAMES]
+    for source, name, size in models:
+        meta = ensure_model(source, name, size)
+        proc = subprocess.run([str(ferry_bin), "inspect", str(meta["path"]), "--json"], capture_output=True, text=True,
+                              timeout=TIMEOUT_S[size])
+        if proc.returncode != 0:
+            failed.append(name)  # test_inspect_reports_full_coverage names the reason
+            continue
+        used.update(json.loads(proc.stdout)["op_histogram"])
+    missing = [op for op in _ir_ops() if op not in used and op not in ELIDED_BY_FRONTEND]
+    assert not missing, f"IR ops in no imported model: {missing} (models that failed to import: {failed})"
+
+
 def test_prerequisites():
     """onnx, onnxruntime and numpy import (under CI a missing one is a failure, not a skip)."""
     for mod in ("onnx", "onnxruntime"):

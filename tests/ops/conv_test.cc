@@ -1,6 +1,5 @@
 // Conv: hand-checked cases, onnxruntime references (tests/ops/gen_linalg_refs.py),
 // dtypes, symbolic shape inference, and every validation error.
-#include <chrono>
 
 #include "op_test_util.h"
 
@@ -250,15 +249,12 @@ TEST(Conv, ErrorsCarryNodeContext) {
   expect_error(out, "node 'test' (Conv): W [1,2,1,1] expects 2 input channels per group");
 }
 
-TEST(Conv, ResNetSizedLayerIsFast) {
+TEST(Conv, ResNetSizedLayers) {
   // ResNet-50 stage-1 expansion: 1x64x56x56 -> 256 channels, 1x1 (51M multiply-adds),
-  // and the stage-1 3x3 conv 64 -> 64 with pads 1 (116M).
-  using Clock = std::chrono::steady_clock;
-  auto t0 = Clock::now();
+  // and the stage-1 3x3 conv 64 -> 64 with pads 1 (116M). Speed is measured in
+  // benchmarks, not here.
   auto a = run_op(Op::Conv, {pat({1, 64, 56, 56}, 0), pat({256, 64, 1, 1}, 1)});
-  auto t1 = Clock::now();
   auto b = run_op(Op::Conv, {pat({1, 64, 56, 56}, 0), pat({64, 64, 3, 3}, 1)}, attrs({{"pads", ints({1, 1, 1, 1})}}));
-  auto t2 = Clock::now();
   ASSERT_TRUE(a.ok()) << a.status().to_string();
   ASSERT_TRUE(b.ok()) << b.status().to_string();
   expect_type((*a)[0], DType::f32, {1, 256, 56, 56});
@@ -268,10 +264,6 @@ TEST(Conv, ResNetSizedLayerIsFast) {
   double want = 0;
   for (int c = 0; c < 64; ++c) want += x[size_t(c * 3136 + 3 * 56 + 5)] * w[size_t(7 * 64 + c)];
   EXPECT_NEAR((*a)[0].get_double(7 * 3136 + 3 * 56 + 5), want, 1e-5);
-  double s1 = std::chrono::duration<double>(t1 - t0).count(), s2 = std::chrono::duration<double>(t2 - t1).count();
-  // Generous bounds for a loaded 2-core machine; typically well under a second.
-  EXPECT_LT(s1, 2.0) << "1x1 conv took " << s1 << " s";
-  EXPECT_LT(s2, 4.0) << "3x3 conv took " << s2 << " s";
 }
 
 }  // namespace

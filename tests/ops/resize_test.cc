@@ -147,6 +147,19 @@ TEST(Resize, IntegerOutputsRoundAndSaturate) {
   expect_resize(x, {{{"mode", s("cubic")}}, {}, {1, 1, 1, 1.5}, {}}, {1, 1, 1, 6}, {0, 150, 242, 50, 0, 2}, 0);
 }
 
+TEST(Resize, SpecOverOnnxruntimeShortcuts) {
+  // floor(3 * 1.25) = 3: same size, but the spec still maps x -> (x + 0.5) / 1.25 - 0.5
+  // (onnxruntime copies the input when the output shape equals it). ONNX reference.
+  expect_resize(f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), {{{"mode", s("linear")}}, {}, {1, 1.25}, {}}, {3, 3},
+                {1, 1.7, 2.5, 4, 4.7, 5.5, 7, 7.7, 8.5}, 1e-6);
+  // tf_crop_and_resize divides by the integer output length - 1 (spec and onnxruntime;
+  // the ONNX reference uses the fractional in * scale and gets 2.5333).
+  expect_resize(f32({1, 1, 1, 5}, {0, 1, 2, 3, 4}),
+                {{{"mode", s("linear")}, {"coordinate_transformation_mode", s("tf_crop_and_resize")}},
+                 {0, 0, 0, 0.1, 1, 1, 1, 0.9}, {1, 1, 1, 0.5}, {}},
+                {1, 1, 1, 2}, {0.4, 3.6}, 1e-6);
+}
+
 TEST(Resize, OutputSizeFollowsOnnxruntimeF32) {
   // floor(10 * 0.7f) is 7 in f32 (onnxruntime) but 6 in f64.
   auto out = resize(f32({1, 10}, std::vector<double>(10, 1)), {{}, {}, {1, 0.7}, {}});

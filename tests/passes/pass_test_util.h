@@ -51,7 +51,7 @@ inline std::string ir(const Graph& g) {
 
 /// Runs both graphs in the reference interpreter on the same seeded inputs and
 /// expects the same outputs: names, dtypes, shapes, and values within
-/// |a - b| <= rtol * max(1, |b|) (NaN matches NaN).
+/// |a - b| <= rtol * max(1, |b|) (NaN matches NaN, inf matches inf).
 inline void expect_same_outputs(const Graph& before, const Graph& after, double rtol = 1e-6, uint64_t seed = 7) {
   RandomInputOptions ro;
   ro.seed = seed;
@@ -69,7 +69,7 @@ inline void expect_same_outputs(const Graph& before, const Graph& after, double 
     ASSERT_EQ(a.dims(), b.dims()) << "output " << i;
     for (int64_t k = 0; k < a.numel(); ++k) {
       double x = a.get_double(k), y = b.get_double(k);
-      if (std::isnan(x) && std::isnan(y)) continue;
+      if (x == y || (std::isnan(x) && std::isnan(y))) continue;  // also inf == inf
       ASSERT_LE(std::fabs(x - y), rtol * std::max(1.0, std::fabs(y)))
           << "output " << i << " element " << k << ": optimized " << x << ", unoptimized " << y;
     }

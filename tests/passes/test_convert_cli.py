@@ -113,6 +113,10 @@ def test_convert_runs_and_matches_the_original(source, name, tmp_path):
         for spec in meta["inputs"]:
             args += ["--shape", f"{spec['name']}={'x'.join(map(str, spec['shape'])) or 'scalar'}"]
     proc = ferry(*args)
+    if proc.returncode != 0 and "not supported yet" in proc.stderr:
+        # An op ferry cannot run yet (tests/models/test_models.py fails on it too): not the optimizer's doing.
+        if ferry("run", meta["path"]).returncode != 0:
+            pytest.skip(f"ferry cannot run {name} yet: {proc.stderr.strip()[-300:]}")
     assert proc.returncode == 0, f"ferry {' '.join(map(str, args))}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     assert "nodes ->" in proc.stdout
     check_onnx(out)

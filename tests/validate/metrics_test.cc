@@ -1,9 +1,9 @@
 #include "validate/metrics.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 namespace ferry::validate {
 namespace {
@@ -24,8 +24,8 @@ TEST(ValidateMetrics, HandCheckedValues) {
   EXPECT_EQ(m.compared, 4);
   EXPECT_DOUBLE_EQ(m.max_abs, 1.0);
   EXPECT_DOUBLE_EQ(m.mean_abs, 0.375);
-  EXPECT_NEAR(m.max_rel, 1.0 / 3.0, 1e-12);          // |4 - 3| / 3
-  EXPECT_NEAR(m.rmse, std::sqrt(1.25 / 4), 1e-12);   // sqrt((0.25 + 1) / 4)
+  EXPECT_NEAR(m.max_rel, 1.0 / 3.0, 1e-12);         // |4 - 3| / 3
+  EXPECT_NEAR(m.rmse, std::sqrt(1.25 / 4), 1e-12);  // sqrt((0.25 + 1) / 4)
   // (1 + 5 + 9 + 12) / (sqrt(30) * sqrt(25.25))
   EXPECT_NEAR(m.cosine, 27.0 / (std::sqrt(30.0) * std::sqrt(25.25)), 1e-12);
   // allowed = 0.1 + 0.1 * |ref| = [0.2, 0.35, 0.4, 0.4]: elements 1 and 3 fail.
@@ -146,7 +146,7 @@ TEST(ValidateMetrics, ClassifierTiesGoToTheLowerIndex) {
 
 TEST(ValidateMetrics, OnlyClassifierLikeOutputsGetAgreement) {
   EXPECT_FALSE(classifier_agreement(f32({1, 2, 3, 4}, {1, 4}), f32({1, 2, 3, 4}, {1, 4})));  // < 5 classes
-  EXPECT_FALSE(classifier_agreement(f32({1, 2, 3, 4, 5}), f32({1, 2, 3, 4, 5})));              // rank 1
+  EXPECT_FALSE(classifier_agreement(f32({1, 2, 3, 4, 5}), f32({1, 2, 3, 4, 5})));            // rank 1
   Tensor i = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5}, {1, 5});
   EXPECT_FALSE(classifier_agreement(i, i));  // not floating
 }

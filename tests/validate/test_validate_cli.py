@@ -90,7 +90,7 @@ def run(ferry, *args, env=None):
 def tolerance_args(meta):
     # A torch model whose own f32 rounding is large gets the generator's measured tolerance.
     r = float(meta.get("rtol", 0) or 0)
-    return ["--atol", max(1e-4, r), "--rtol", max(1e-3, r)] if r > 1e-4 else []
+    return ["--atol", max(1e-3, r), "--rtol", max(1e-3, r)] if r > 1e-3 else []
 
 
 def write_inputs(meta, path, compressed=False):
@@ -268,7 +268,7 @@ def test_usage_and_setup_errors(ferry, tmp_path):
     proc = run(ferry, "validate", meta["path"], "--inputs", bad, "--reference", "reference")
     assert proc.returncode == EXIT_MODEL and "'not_an_input' names no model input" in proc.stderr
     proc = run(ferry, "validate", meta["path"], "--reference", f"golden:{tmp_path / 'nodir'}")
-    assert proc.returncode == EXIT_MODEL and "is not a directory" in proc.stderr
+    assert proc.returncode == EXIT_MODEL and "nodir: not a directory" in proc.stderr
     proc = run(ferry, "validate", meta["path"], env=bridge_env(FERRY_PYTHON=str(tmp_path / "no-python")))
     assert proc.returncode == EXIT_MODEL and "FERRY_PYTHON" in proc.stderr
 

@@ -7,7 +7,7 @@ namespace {
 
 TEST(ValidateTolerance, DocumentedDefaults) {
   ToleranceTable t;
-  EXPECT_DOUBLE_EQ(t.get(DType::f32).atol, 1e-4);
+  EXPECT_DOUBLE_EQ(t.get(DType::f32).atol, 1e-3);
   EXPECT_DOUBLE_EQ(t.get(DType::f32).rtol, 1e-3);
   EXPECT_DOUBLE_EQ(t.get(DType::f16).atol, 1e-2);
   EXPECT_DOUBLE_EQ(t.get(DType::bf16).rtol, 5e-2);

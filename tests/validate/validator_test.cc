@@ -1,9 +1,9 @@
 #include "validate/validator.h"
 
-#include <filesystem>
-
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <filesystem>
 
 #include "common/npy.h"
 #include "ir/text_format.h"
@@ -100,7 +100,7 @@ TEST_F(ValidateValidator, GoldenRoundTripPassesAndCatchesAnEditedTensor) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->pass());
   EXPECT_EQ(r->samples[0].inputs[0].source, "from golden:" + o.save_reference_dir);
-  EXPECT_EQ(r->reference_producer, "ferry reference interpreter (unoptimized graph)");
+  EXPECT_EQ(r->reference_producer, "ferry reference interpreter, unoptimized graph");
 
   // Edit the golden 'idx' (an integer output: exact) and validate again.
   ASSERT_TRUE(write_npy((dir_ / "golden" / "idx.npy").string(), Tensor::from_vector<int64_t>({0, 0}, {2})).ok());
@@ -176,7 +176,9 @@ TEST_F(ValidateValidator, ReportJsonAndTable) {
 
   std::string table = format_report(*r);
   EXPECT_NE(table.find("first divergent node 'relu1' (Relu), output 'logits'"), std::string::npos) << table;
-  EXPECT_NE(table.find("FAIL: 1 of 1 sample failed (1 of 2 output comparisons out of tolerance)"), std::string::npos)
+  EXPECT_NE(table.find("FAIL: 1 of 1 sample failed (1 of 2 output comparisons out of tolerance; an intermediate "
+                       "diverged in 1 sample)"),
+            std::string::npos)
       << table;
   EXPECT_NE(table.find("output 'logits': 1 of 6 elements out of tolerance"), std::string::npos) << table;
 }

@@ -3,6 +3,7 @@
 // Runs the model in the reference interpreter on the given inputs (seeded
 // random ones for the rest, runtime/random_inputs.h), prints per-output
 // statistics and writes each output to DIR/<name>.npy.
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -141,13 +142,18 @@ int read_given_inputs(const RunOptions& o, const Graph& g, std::map<std::string,
   return -1;
 }
 
-/// Writes `t` to DIR/<safe name>.npy, never outside DIR; `used` avoids collisions.
+/// Writes `t` to DIR/<safe name>.npy, never outside DIR; `used` (lower-cased file names) avoids collisions.
 /// Returns the path written, or the error with the path as its file.
 Result<std::string> write_output(const std::string& dir, const std::string& name, const Tensor& t,
                                  std::set<std::string>* used, std::string* error_file) {
+  // Collisions are judged case-insensitively, so "Y" and "y" stay apart on macOS and Windows too.
+  auto key = [](std::string f) {
+    for (char& c : f) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return f;
+  };
   std::string stem = safe_file_stem(name), file = stem + ".npy";
-  for (int k = 1; used->count(file); ++k) file = stem + "_" + std::to_string(k) + ".npy";
-  used->insert(file);
+  for (int k = 1; used->count(key(file)); ++k) file = stem + "_" + std::to_string(k) + ".npy";
+  used->insert(key(file));
   fs::path path = fs::path(dir) / file;
   *error_file = path.string();
   std::error_code ec;

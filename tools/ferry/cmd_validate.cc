@@ -75,7 +75,8 @@ int validate_model(const ValidateCliOptions& o) {
     if (Status st = vo.tolerances.apply_override(t); !st.ok()) return usage_error(cmd, "--tol " + st.message());
   for (const std::string& text : o.shapes) {
     size_t eq = text.rfind('=');  // dims never contain '=', names might
-    if (eq == std::string::npos || eq == 0) return usage_error(cmd, "--shape '" + text + "' is not of the form NAME=DIMS");
+    if (eq == std::string::npos || eq == 0)
+      return usage_error(cmd, "--shape '" + text + "' is not of the form NAME=DIMS");
     auto dims = parse_dims(text.substr(eq + 1));
     if (!dims.ok()) return usage_error(cmd, "--shape " + text.substr(0, eq) + ": " + dims.status().message());
     if (!vo.shapes.emplace(text.substr(0, eq), *dims).second)
@@ -132,16 +133,18 @@ int validate_model(const ValidateCliOptions& o) {
 
 Action add_validate_command(CLI::App& app) {
   auto opts = std::make_shared<ValidateCliOptions>();
-  CLI::App* sub = app.add_subcommand("validate", "Compare ferry's results with a reference, output by output or layer by layer");
+  CLI::App* sub =
+      app.add_subcommand("validate", "Compare ferry's results with a reference, output by output or layer by layer");
   sub->footer(
       "References: onnxruntime (default for .onnx; runs `python -m ferry.reference`, see FERRY_PYTHON),\n"
       "golden:DIR (a directory of .npy files + manifest.json, inputs included), reference (ferry's\n"
       "reference interpreter on the unoptimized graph). An element passes when\n"
-      "|got - ref| <= atol + rtol*|ref|; defaults per dtype: f32 1e-4/1e-3, f16 1e-2/1e-2, bf16 5e-2/5e-2,\n"
+      "|got - ref| <= atol + rtol*|ref|; defaults per dtype: f32 1e-3/1e-3, f16 1e-2/1e-2, bf16 5e-2/5e-2,\n"
       "f64 1e-9/1e-7, integers and bool exact. NaN or Inf where the reference differs always fails.\n"
       "Details: docs/validate.md.");
   sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
-  sub->add_option("--reference", opts->reference, "onnxruntime | golden:DIR | reference (default: onnxruntime for .onnx)")
+  sub->add_option("--reference", opts->reference,
+                  "onnxruntime | golden:DIR | reference (default: onnxruntime for .onnx)")
       ->type_name("R");
   sub->add_flag("--per-layer", opts->per_layer,
                 "also compare every intermediate tensor and name the first divergent node");
@@ -152,13 +155,15 @@ Action add_validate_command(CLI::App& app) {
   sub->add_option("--seed", opts->seed, "seed of the first random input set (default 0)")
       ->type_name("N")
       ->check(CLI::Validator(
-          [](std::string& v) { return v.rfind('-', 0) == 0 ? "must be a non-negative integer, got " + v : ""; },
-          "", "non-negative"));
+          [](std::string& v) { return v.rfind('-', 0) == 0 ? "must be a non-negative integer, got " + v : ""; }, "",
+          "non-negative"));
   sub->add_option("--shape", opts->shapes, "NAME=1x3x224x224: full shape of a random input (repeatable)")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
-  CLI::Option* atol = sub->add_option("--atol", opts->atol, "absolute tolerance for every floating dtype")->type_name("X");
-  CLI::Option* rtol = sub->add_option("--rtol", opts->rtol, "relative tolerance for every floating dtype")->type_name("X");
+  CLI::Option* atol =
+      sub->add_option("--atol", opts->atol, "absolute tolerance for every floating dtype")->type_name("X");
+  CLI::Option* rtol =
+      sub->add_option("--rtol", opts->rtol, "relative tolerance for every floating dtype")->type_name("X");
   sub->add_option("--tol", opts->tols, "DTYPE=ATOL,RTOL: tolerance for one dtype, e.g. f16=1e-2,1e-2 (repeatable)")
       ->type_name("DTYPE=A,R")
       ->allow_extra_args(false);

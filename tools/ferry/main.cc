@@ -10,7 +10,8 @@
 #define FERRY_COMMANDS(X) \
   X(convert)              \
   X(inspect)              \
-  X(run)
+  X(run)                  \
+  X(validate)
 
 namespace ferry::cli {
 #define FERRY_DECLARE_COMMAND(name) Action add_##name##_command(CLI::App& app);

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "frontends/onnx/import_ferry_domain.h"
 #include "frontends/onnx/import_table.h"
 #include "frontends/onnx/onnx_importer.h"
 #include "ir/verifier.h"
@@ -290,7 +291,9 @@ void GraphImporter::import_node(int i) {
   const std::string& name = node_names_[size_t(i)];
   OnnxNode n(st_, p, name, source_names_[size_t(i)], opset_of(domain));
   Status status;
-  if (!domain.empty()) {
+  if (domain == kFerryDomainName) {
+    status = import_ferry_domain(n);
+  } else if (!domain.empty()) {
     bool local = false;
     for (const auto& f : model_.functions()) local |= f.domain() == p.domain() && f.name() == p.op_type();
     status = local ? n.unsupported("calls a model-local function",

@@ -52,8 +52,9 @@ Status import_Shape(OnnxNode& n) {
 Status import_Squeeze(OnnxNode& n) {
   if (n.opset() >= 13) return import_direct(n, Op::Squeeze);
   FERRY_TRY(n.expect_inputs(1, 1));
+  // Absent or empty axes: squeeze every dimension of size 1.
   std::optional<std::vector<int64_t>> axes = n.opt_ints("axes");
-  Value* axes_v = axes ? n.const_i64(*axes, "axes") : nullptr;
+  Value* axes_v = axes && !axes->empty() ? n.const_i64(*axes, "axes") : nullptr;
   n.set_outputs(n.emit(Op::Squeeze, {n.input(0), axes_v}));
   return Status::Ok();
 }

@@ -284,6 +284,9 @@ Status import_direct(OnnxNode& n, Op op) {
   FERRY_TRY(n.expect_inputs(size_t(s.min_inputs), s.max_inputs));
   AttrMap attrs;
   n.copy_schema_attrs(attrs, op);
+  for (const AttrSpec& spec : s.attrs)
+    if (spec.required && !attrs.has(spec.name) && n.attr_status().ok())
+      return invalid_model("required attribute '" + spec.name + "' is missing");
   // Trailing unnamed outputs are omitted optional outputs.
   size_t nout = n.num_outputs();
   while (nout > 0 && n.proto().output(int(nout) - 1).empty()) --nout;

@@ -276,6 +276,81 @@ TEST(OnnxImporter, AttributeKindIsChecked) {
   EXPECT_CONTAINS(g.status().message(), "node 'conv3' (Conv): attribute 'pads' must be INTS, got INT");
 }
 
+TEST(OnnxImporter, RequiredAttributeMissing) {
+  onnx::ModelProto m = make_model(13);
+  add_input(m, "x", TP::FLOAT, {int64_t(2)});
+  add_node(m, "Concat", {"x", "x"}, {"y"}, "cat");
+  add_output(m, "y");
+  auto g = import_model(m);
+  ASSERT_FALSE(g.ok());
+  EXPECT_CONTAINS(g.status().message(), "node 'cat' (Concat): required attribute 'axis' is missing");
+}
+
+TEST(OnnxImporter, ModelLocalFunctionAndCustomOnlyGraph) {
+  onnx::ModelProto m = make_model(13);
+  auto* dom = m.add_opset_import();
+  dom->set_domain("local");
+  dom->set_version(1);
+  auto* f = m.add_functions();
+  f->set_domain("local");
+  f->set_name("MyFn");
+  add_input(m, "x", TP::FLOAT, {int64_t(2)});
+  add_node(m, "MyFn", {"x"}, {"y"}, "call")->set_domain("local");
+  add_output(m, "y");
+  ImportReport report;
+  auto g = import_model(m, &report);
+  ASSERT_FALSE(g.ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_EQ(report.unsupported[0].reason, "calls a model-local function");
+  EXPECT_CONTAINS(report.unsupported[0].proposed_repair, "inline_local_functions");
+
+  // No default-domain opset at all: the custom ops are reported, not a format error.
+  onnx::ModelProto c;
+  c.set_ir_version(8);
+  auto* ml = c.add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(3);
+  auto* vi = c.mutable_graph()->add_input();
+  vi->set_name("x");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(TP::FLOAT);
+  add_node(c, "Binarizer", {"x"}, {"y"}, "bin")->set_domain("ai.onnx.ml");
+  add_output(c, "y");
+  ImportReport r2;
+  auto g2 = import_model(c, &r2);
+  ASSERT_FALSE(g2.ok());
+  EXPECT_EQ(g2.status().code(), StatusCode::kUnsupported);
+  ASSERT_EQ(r2.unsupported.size(), 1u);
+  EXPECT_EQ(r2.unsupported[0].opset, 3);
+  EXPECT_CONTAINS(r2.unsupported[0].proposed_repair, "ai.onnx.ml");
+}
+
+TEST(OnnxImporter, FerryDomainNodesAreIrOps) {
+  // `ferry convert` writes ops without an ONNX equivalent in domain "ferry".
+  onnx::ModelProto m = make_model(13);
+  auto* d = m.add_opset_import();
+  d->set_domain("ferry");
+  d->set_version(1);
+  add_input(m, "x", TP::FLOAT, {int64_t(2)});
+  set_float(add_node(m, "LeakyRelu", {"x"}, {"a"}, "lr"), "alpha", 0.5f);
+  m.mutable_graph()->mutable_node(0)->set_domain("ferry");
+  add_node(m, "NoSuchFerryOp", {"a"}, {"y"}, "bogus")->set_domain("ferry");
+  add_output(m, "y");
+  ImportReport report;
+  auto g = import_model(m, &report);
+  ASSERT_FALSE(g.ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_EQ(report.unsupported[0].node_name, "bogus");
+  EXPECT_CONTAINS(report.unsupported[0].reason, "ferry has no op named 'NoSuchFerryOp'");
+
+  m.mutable_graph()->mutable_node(1)->set_op_type("Relu");
+  auto ok = import_model(m);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  Node* lr = producer_of(**ok, "a");
+  EXPECT_EQ(lr->op(), Op::LeakyRelu);
+  EXPECT_DOUBLE_EQ(lr->attr_float("alpha"), 0.5);
+  EXPECT_EQ(producer_of(**ok, "y")->op(), Op::Relu);
+}
+
 TEST(OnnxImporter, UnknownAttributeIsRejected) {
   onnx::ModelProto m = make_model(13);
   add_input(m, "x", TP::FLOAT, {int64_t(2)});
@@ -347,6 +422,26 @@ TEST(OnnxImporter, TruncatedAndRandomBytes) {
   auto missing = import_onnx(dir.file("missing.onnx"), nullptr, {});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kIoError);
+}
+
+TEST(OnnxImporter, MutatedBytesNeverCrash) {
+  // Bad input must come back as an error, never a crash or a hang.
+  std::string bytes;
+  ASSERT_TRUE(conv_relu_gemm().SerializeToString(&bytes));
+  TempDir dir;
+  std::mt19937 rng(7);
+  int failed = 0;
+  for (int iter = 0; iter < 300; ++iter) {
+    std::string m = bytes;
+    for (int k = 0; k < 1 + iter % 4; ++k) m[rng() % m.size()] = char(rng());
+    dir.write("m.onnx", m);
+    auto g = import_onnx(dir.file("m.onnx"), nullptr, {});
+    if (g.ok()) continue;
+    ++failed;
+    EXPECT_NE(g.status().code(), StatusCode::kInternal) << g.status().to_string();
+    EXPECT_CONTAINS(g.status().message(), "file '" + dir.file("m.onnx") + "': ");
+  }
+  EXPECT_GT(failed, 100);
 }
 
 TEST(OnnxImporter, DropoutIsIdentityAndMaskIsAllTrue) {

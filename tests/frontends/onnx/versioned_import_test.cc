@@ -288,6 +288,25 @@ TEST(OnnxVersioned, UpsampleBecomesAsymmetricFloorResize) {
   }
 }
 
+TEST(OnnxVersioned, Resize10RoundsLikeOnnxRuntime) {
+  auto resize10 = [](std::vector<float> scales) {
+    return unary_model(10, {int64_t(1), int64_t(1), int64_t(4), int64_t(4)}, [&](onnx::ModelProto& m) {
+      add_initializer(m, f32_tensor("scales", {4}, scales));
+      add_node(m, "Resize", {"x", "scales"}, {"y"}, "resize");
+    });
+  };
+  auto down = import_ok(resize10({1, 1, 0.5f, 0.5f}));
+  Node* r = producer_of(*down, "y");
+  EXPECT_EQ(r->attr_string("coordinate_transformation_mode"), "asymmetric");
+  EXPECT_EQ(r->attr_string("nearest_mode"), "ceil");
+  EXPECT_EQ(down->outputs()[0]->type_string(), "f32[1,1,2,2]");
+  ImportReport report;
+  auto mixed = import_model(resize10({1, 1, 0.5f, 2}), &report);
+  ASSERT_FALSE(mixed.ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_CONTAINS(report.unsupported[0].reason, "upsamples some axes and downsamples others");
+}
+
 TEST(OnnxVersioned, ResizeOpset11EmptyRoiAndScalesAreDropped) {
   onnx::ModelProto m = make_model(11);
   add_input(m, "x", TP::FLOAT, {int64_t(1), int64_t(1), int64_t(2), int64_t(2)});

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -66,10 +67,22 @@ def generator_hash(*files):
     return h.hexdigest()[:16]
 
 
+def temp_path(path):
+    """A private temporary name next to `path`, for write-then-os.replace.
+
+    The model cache is shared by concurrent pytest runs (tests/models and
+    tests/validate both use it); replacing files atomically means a reader
+    never sees a half-written model."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
 def write_sidecar(out_dir, meta):
-    """Writes OUT_DIR/NAME.json next to NAME.onnx."""
+    """Writes OUT_DIR/NAME.json next to NAME.onnx (atomically)."""
     path = Path(out_dir) / f"{meta['name']}.json"
-    path.write_text(json.dumps(meta, indent=1) + "\n")
+    tmp = temp_path(path)
+    tmp.write_text(json.dumps(meta, indent=1) + "\n")
+    os.replace(tmp, path)
     return path
 
 

@@ -16,12 +16,23 @@ meaningless.
 --size small (the default test suite) keeps every op pattern of the family but
 shrinks resolution (32x32 / 64x64 / 75x75), width, depth or sequence length so
 the reference interpreter runs the whole set in a few minutes; --size full is
-the published architecture at its usual input size, batch 1.
+the published architecture at its usual input size, batch 1. Small variants:
+  10-class heads; ResNet-50 width_per_group 16; MobileNets width 0.5;
+  DenseNet-121 growth rate 16; VGG-11 at 1/8 width, 64x64, small classifier;
+  ShuffleNetV2 x0.5 (full: x1.0); ConvNeXt/ViT/Swin with 2-4 narrow blocks;
+  DeepLabV3 64x64 (full 520x520); BERT/DistilBERT/GPT-2 with 2 layers, hidden
+  64, 2 heads, seq 16, vocab 128 (full: base size, seq 128); YOLO 64x64 width 4
+  (full: 640x640 width 16, 80 classes).
+
+Each sidecar also carries "rtol", the comparison tolerance (see tolerance()).
+With torch 2.15 the TorchScript exporter still works offline; it only warns
+that it is deprecated.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -29,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import GEN_DIR, generator_hash, input_spec, make_inputs, write_sidecar  # noqa: E402
+from common import GEN_DIR, generator_hash, input_spec, make_inputs, temp_path, write_sidecar  # noqa: E402
 
 OPSET = 17
 
@@ -278,20 +289,22 @@ def export(name, size, out_dir):
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name}.onnx"
+    tmp = temp_path(path)  # renamed into place once complete
     # Not under no_grad: that would let nn.MultiheadAttention take its fused fast
     # path (aten::_native_multi_head_attention), which the exporter cannot translate.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(built.module, example, str(path), opset_version=OPSET, dynamo=False,
+        torch.onnx.export(built.module, example, str(tmp), opset_version=OPSET, dynamo=False,
                           input_names=[s["name"] for s in built.inputs], output_names=built.outputs,
                           dynamic_axes=built.dynamic_axes or None, do_constant_folding=True)
-    onnx.checker.check_model(str(path))
+    onnx.checker.check_model(str(tmp))
     meta = {
         "name": name, "file": path.name, "source": "torch", "size": size, "opset": OPSET,
         "inputs": built.inputs, "outputs": built.outputs, "note": built.note,
         "generator": generator_hash(*SOURCES),
     }
-    meta.update(tolerance(built, example, path))
+    meta.update(tolerance(built, example, tmp))
+    os.replace(tmp, path)
     write_sidecar(out_dir, meta)
     return path
 

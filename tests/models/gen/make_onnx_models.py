@@ -26,6 +26,7 @@ Weights and constants are seeded (numpy default_rng(0) per model).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -33,7 +34,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import GEN_DIR, generator_hash, write_sidecar  # noqa: E402
+from common import GEN_DIR, generator_hash, temp_path, write_sidecar  # noqa: E402
 from onnx_builder import GraphBuilder  # noqa: E402
 
 MODELS = {}
@@ -591,7 +592,9 @@ def build(name, out_dir):
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name}.onnx"
-    onnx.save(proto, str(path))
+    tmp = temp_path(path)
+    onnx.save(proto, str(tmp))
+    os.replace(tmp, path)  # atomically: the cache is shared by concurrent test runs
     write_sidecar(out_dir, {
         "name": name, "file": path.name, "source": "onnx", "size": "small", "opset": g.opset,
         "inputs": specs, "outputs": outputs, "note": (MODELS[name].__doc__ or "").strip(),
