@@ -247,10 +247,24 @@ def test_json_schema_fields(ferry, tmp_path):
             "metrics"} <= set(o)
     assert {"numel", "max_abs", "mean_abs", "max_rel", "rmse", "cosine", "worst_ratio", "worst_index",
             "out_of_tolerance", "nonfinite_mismatch", "top1_agreement", "top5_agreement"} <= set(o["metrics"])
-    assert o["metrics"]["max_abs"] == 0  # the reference interpreter against itself
+    assert j["subject"] == "ferry reference interpreter, optimized graph"
+    assert o["metrics"]["max_abs"] < 1e-5  # the optimized graph against the unoptimized one
     pl = s["per_layer"]
     assert {"node_outputs", "compared", "unmatched", "first_divergence", "layers"} <= set(pl)
     assert {"index", "node", "op", "provenance", "tensor", "reference_tensor", "matched_by"} <= set(pl["layers"][0])
+
+
+def test_no_optimize_validates_the_import_itself(ferry, tmp_path):
+    meta = model("torch", "resnet18")
+    proc = run(ferry, "validate", meta["path"], "--reference", "reference", "--no-optimize", "--per-layer",
+               "--json", "-")
+    assert proc.returncode == EXIT_OK, proc.stderr
+    j = json.loads(proc.stdout)
+    assert j["subject"] == "ferry reference interpreter, imported graph (--no-optimize)"
+    pl = j["samples"][0]["per_layer"]
+    # The same graph on both sides: every node output matches by name, bit for bit.
+    assert pl["unmatched"] == 0
+    assert all(layer["matched_by"] == "name" and layer["metrics"]["max_abs"] == 0 for layer in pl["layers"])
 
 
 def test_usage_and_setup_errors(ferry, tmp_path):

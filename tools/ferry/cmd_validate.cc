@@ -1,9 +1,10 @@
 // ferry validate MODEL [--reference R] [--per-layer] [--inputs FILE.npz|DIR | --samples N]
 //                      [--seed N] [--shape NAME=DIMS]... [--atol X] [--rtol X] [--tol DTYPE=ATOL,RTOL]...
-//                      [--json FILE] [--save-reference DIR]
-// Runs the model in ferry and in a reference on the same inputs and compares
-// every output (and with --per-layer every intermediate tensor) within
-// per-dtype tolerances. Exit 0 pass, 3 mismatch (docs/validate.md).
+//                      [--json FILE] [--save-reference DIR] [--no-optimize]
+// Runs the model in ferry (the optimized graph, unless --no-optimize) and in a
+// reference (the model as written) on the same inputs and compares every
+// output (and with --per-layer every intermediate tensor) within per-dtype
+// tolerances. Exit 0 pass, 3 mismatch (docs/validate.md).
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "cli_common.h"
 #include "frontends/frontend.h"
 #include "ops/shape_inference.h"
+#include "passes/pipeline.h"
 #include "validate/input_files.h"
 #include "validate/reference_provider.h"
 #include "validate/validate_report.h"
@@ -28,6 +30,7 @@ struct ValidateCliOptions {
   std::string model;
   std::string reference;
   bool per_layer = false;
+  bool no_optimize = false;
   std::string inputs;
   int64_t samples = 1;
   uint64_t seed = 0;
@@ -39,10 +42,13 @@ struct ValidateCliOptions {
   std::string save_reference;
 };
 
-/// The graph under test, as ferry would ship it. Today that is the import
-/// itself (there is no optimizer yet); the optimizer's pipeline goes here, and
-/// its Subject becomes the fast backend. The reference graph is never touched.
-Status prepare_graph_under_test(Graph& g) { return Status::Ok(); }
+/// The graph under test, as ferry would ship it: the import after the
+/// optimizer (passes/pipeline.h), unless --no-optimize. Once the fast backend
+/// exists its Subject replaces the interpreter. The reference graph is never touched.
+Status prepare_graph_under_test(Graph& g, bool optimize_graph) {
+  if (!optimize_graph) return Status::Ok();
+  return optimize(g, {}, nullptr).with_context("optimizing");
+}
 
 Result<std::unique_ptr<Graph>> load_graph(const std::string& path) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path));
@@ -98,7 +104,7 @@ int validate_model(const ValidateCliOptions& o) {
   if (!reference_graph.ok()) return model_error(o.model, reference_graph.status());
   auto test_graph = load_graph(o.model);
   if (!test_graph.ok()) return model_error(o.model, test_graph.status());
-  if (Status st = prepare_graph_under_test(**test_graph); !st.ok()) return model_error(o.model, st);
+  if (Status st = prepare_graph_under_test(**test_graph, !o.no_optimize); !st.ok()) return model_error(o.model, st);
 
   if (!o.inputs.empty()) {
     std::vector<std::string> names;
@@ -111,7 +117,9 @@ int validate_model(const ValidateCliOptions& o) {
 
   auto provider = make_reference_provider(spec);
   if (!provider.ok()) return model_error(golden ? spec.substr(7) : "", provider.status());
-  InterpreterSubject subject(**test_graph, {}, "ferry reference interpreter (graph under test; no optimizer yet)");
+  InterpreterSubject subject(**test_graph, {},
+                             o.no_optimize ? "ferry reference interpreter, imported graph (--no-optimize)"
+                                           : "ferry reference interpreter, optimized graph");
   auto report = run_validation(subject, **reference_graph, **provider, vo);
   if (!report.ok()) return model_error(o.model, report.status());
 
@@ -138,7 +146,8 @@ Action add_validate_command(CLI::App& app) {
   sub->footer(
       "References: onnxruntime (default for .onnx; runs `python -m ferry.reference`, see FERRY_PYTHON),\n"
       "golden:DIR (a directory of .npy files + manifest.json, inputs included), reference (ferry's\n"
-      "reference interpreter on the unoptimized graph). An element passes when\n"
+      "reference interpreter on the unoptimized graph). ferry's side is the optimized graph unless\n"
+      "--no-optimize. An element passes when\n"
       "|got - ref| <= atol + rtol*|ref|; defaults per dtype: f32 1e-3/1e-3, f16 1e-2/1e-2, bf16 5e-2/5e-2,\n"
       "f64 1e-9/1e-7, integers and bool exact. NaN or Inf where the reference differs always fails.\n"
       "Details: docs/validate.md.");
@@ -148,6 +157,8 @@ Action add_validate_command(CLI::App& app) {
       ->type_name("R");
   sub->add_flag("--per-layer", opts->per_layer,
                 "also compare every intermediate tensor and name the first divergent node");
+  sub->add_flag("--no-optimize", opts->no_optimize,
+                "validate the imported graph as is, without ferry's optimizer");
   sub->add_option("--inputs", opts->inputs, "input values: an .npz file, or a directory of NAME.npy / a golden dir")
       ->type_name("FILE");
   sub->add_option("--samples", opts->samples, "run N seeded random input sets (seeds SEED .. SEED+N-1)")
