@@ -1,30 +1,13 @@
 // Conv: hand-checked cases, onnxruntime references (tests/ops/gen_linalg_refs.py),
 // dtypes, symbolic shape inference, and every validation error.
 
-#include "op_test_util.h"
+#include "linalg_test_util.h"
 
 namespace ferry {
 namespace {
 
 using namespace ferry::testing;
 
-// Test data shared with gen_linalg_refs.py: multiples of 1/8 in [-1, 1].
-std::vector<double> pattern(int64_t n, int seed) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = double((i * 37 + seed * 11) % 17 - 8) / 8.0;
-  return v;
-}
-Tensor pat(std::vector<int64_t> dims, int seed, DType t = DType::f32) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return make_tensor(t, dims, pattern(n, seed));
-}
-AttrValue ints(std::vector<int64_t> v) { return v; }
-AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  AttrMap m;
-  for (const auto& [k, v] : kv) m.set(k, v);
-  return m;
-}
 
 TEST(Conv, HandChecked2x2Kernel) {
   // [[1,2,3],[4,5,6],[7,8,9]] * ones(2,2) + 1: each output is a 2x2 sum plus one.

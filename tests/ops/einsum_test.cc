@@ -1,23 +1,12 @@
 // Einsum: hand-checked cases (diagonals, traces, implicit output, ellipsis broadcasting),
 // onnxruntime references (tests/ops/gen_linalg_refs.py), inference and equation errors.
-#include "op_test_util.h"
+#include "linalg_test_util.h"
 
 namespace ferry {
 namespace {
 
 using namespace ferry::testing;
 
-// Test data shared with gen_linalg_refs.py: multiples of 1/8 in [-1, 1].
-std::vector<double> pattern(int64_t n, int seed) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = double((i * 37 + seed * 11) % 17 - 8) / 8.0;
-  return v;
-}
-Tensor pat(std::vector<int64_t> dims, int seed, DType t = DType::f32) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return make_tensor(t, dims, pattern(n, seed));
-}
 AttrMap eq(const std::string& e) {
   AttrMap m;
   m.set("equation", e);
