@@ -203,10 +203,10 @@ def expose_intermediates(model, writer):
     types = {vi.name: vi.type for vi in list(g.value_info) + list(g.input) + list(g.output)}
     existing = {o.name for o in model.graph.output}
     not_intermediate = existing | {i.name for i in model.graph.input} | {t.name for t in model.graph.initializer}
-    added = []
+    added, seen = [], set()
     for node in model.graph.node:
         for out in node.output:
-            if not out or out in not_intermediate or out in added:
+            if not out or out in not_intermediate or out in seen:
                 continue
             if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
                 continue  # not a computation; ferry folds it into a constant
@@ -221,6 +221,7 @@ def expose_intermediates(model, writer):
             vi = onnx.helper.make_tensor_value_info(out, t.tensor_type.elem_type, None)  # no shape: never conflicts
             model.graph.output.append(vi)
             added.append(out)
+            seen.add(out)
     return added
 
 
@@ -234,7 +235,8 @@ def run_onnxruntime(model_path, inputs, writer, intermediates):
         raise BridgeError(f"{model_path}: cannot load as ONNX: {e}") from None
     names = onnx_node_names(model.graph)
     for name, node in zip(names, model.graph.node):
-        writer.manifest["nodes"][name] = [o for o in node.output if o]
+        # Source names need not be unique; ferry's provenance holds them as they are.
+        writer.manifest["nodes"].setdefault(name, []).extend(o for o in node.output if o)
 
     graph_outputs = [o.name for o in model.graph.output]
     added = expose_intermediates(model, writer) if intermediates else []

@@ -204,6 +204,11 @@ Result<Tensor> decode_member(std::string_view b, const Member& m) {
   std::string_view data = b.substr(size_t(data_at), size_t(m.compressed));
   std::string inflated;
   if (m.method == 8) {
+    // Deflate expands at most 1032:1; a larger claim is a lie, and believing
+    // it would allocate gigabytes for a tiny file.
+    if (m.uncompressed > m.compressed * 1032 + 1024)
+      return bad_zip(what + ": claims " + std::to_string(m.uncompressed) + " bytes from " +
+                     std::to_string(m.compressed) + " compressed, more than deflate can expand");
     FERRY_ASSIGN_OR_RETURN(inflated, inflate_member(data, m.uncompressed, what));
     data = inflated;
   } else if (m.method != 0) {
