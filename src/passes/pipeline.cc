@@ -36,12 +36,7 @@ Status after_pass(Graph& g, const OptimizeOptions& options, const char* name) {
 
 }  // namespace
 
-Status refresh_shapes(Graph& g) {
-  Status st = infer_shapes(g);
-  bool not_yet = st.code() == StatusCode::kUnsupported &&
-                 st.message().find("has no shape inference yet") != std::string::npos;
-  return not_yet ? Status::Ok() : st;
-}
+Status refresh_shapes(Graph& g) { return infer_shapes(g); }
 
 Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
   PassStats local;

@@ -41,12 +41,6 @@ std::vector<std::pair<std::string, int64_t>> by_count(const std::map<std::string
   return v;
 }
 
-/// Shape inference that tolerates op families still being written (their
-/// weak fallback says "has no shape inference yet"): those leave shapes unknown.
-bool is_not_yet(const Status& st) {
-  return st.code() == StatusCode::kUnsupported && st.message().find("has no shape inference yet") != std::string::npos;
-}
-
 std::string format_of(const Findings& f) {
   return f.graph && !f.graph->info().format.empty() ? f.graph->info().format : f.report.format;
 }
@@ -200,7 +194,7 @@ int run_inspect(const InspectOptions& o) {
     f.graph = std::move(loaded).value();
     // The ONNX frontend infers shapes already; text IR may come without them.
     f.shape_status = infer_shapes(*f.graph);
-    if (!f.shape_status.ok() && !is_not_yet(f.shape_status)) f.load_status = f.shape_status;
+    if (!f.shape_status.ok()) f.load_status = f.shape_status;
     if (o.optimized && f.load_status.ok())
       if (Status st = optimize(*f.graph, {}, nullptr); !st.ok()) f.load_status = st.with_context("optimizing");
     f.stats = std::make_unique<ModelStats>(compute_model_stats(*f.graph));

@@ -375,12 +375,7 @@ Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model,
   FERRY_TRY(importer.run());
   g->info().source_path = path;
   FERRY_TRY(verify(*g));
-  Status shapes = infer_shapes(*g);
-  // TODO(onnx): drop this tolerance once every op family has shape inference;
-  // until then an op without it leaves later shapes unknown instead of failing.
-  bool not_yet = shapes.code() == StatusCode::kUnsupported &&
-                 shapes.message().find("has no shape inference yet") != std::string::npos;
-  if (!shapes.ok() && !not_yet) return shapes;
+  FERRY_TRY(infer_shapes(*g));
   return g;
 }
 
