@@ -16,9 +16,6 @@
 namespace ferry {
 namespace {
 
-int64_t static_or_unknown(const Shape& s, size_t i) {
-  return s.rank_known() && size_t(s.rank()) > i && s[i].is_static() ? s[i].value() : -1;
-}
 
 struct ConvTransposePlan {
   int64_t rank = -1;  ///< -1: unknown
@@ -34,37 +31,11 @@ struct ConvTransposePlan {
 Result<ConvTransposePlan> plan_conv_transpose(const NodeContext& ctx, const Shape& xs, const Shape& ws,
                                               const Shape* bs) {
   ConvTransposePlan p;
-  if (xs.rank_known()) p.rank = xs.rank();
-  if (ws.rank_known()) {
-    if (p.rank >= 0 && ws.rank() != p.rank)
-      return invalid_model("W has shape " + ws.to_string() + " but X has shape " + xs.to_string() +
-                           "; they must have the same rank");
-    p.rank = ws.rank();
-  }
-  const bool has_ks = ctx.has_attr("kernel_shape");
-  const std::vector<int64_t>& ks = ctx.attr_ints("kernel_shape");
-  if (has_ks) {
-    if (p.rank >= 0 && int64_t(ks.size()) + 2 != p.rank)
-      return invalid_model("kernel_shape has " + std::to_string(ks.size()) + " values but X has " +
-                           std::to_string(p.rank - 2) + " spatial axes");
-    p.rank = int64_t(ks.size()) + 2;
-  }
+  FERRY_ASSIGN_OR_RETURN(ConvWindow cw, read_conv_window(ctx, xs, ws));
+  p.rank = cw.rank;
   if (p.rank < 0) return p;
-  if (p.rank < 3)
-    return invalid_model("X must have rank >= 3 (N x C x D1 x ...), got shape " + xs.to_string());
   const size_t r = size_t(p.rank - 2);
-
-  std::vector<int64_t> kernel(r);
-  for (size_t i = 0; i < r; ++i) {
-    kernel[i] = static_or_unknown(ws, i + 2);
-    if (has_ks) {
-      if (kernel[i] >= 0 && kernel[i] != ks[i])
-        return invalid_model("kernel_shape[" + std::to_string(i) + "] = " + std::to_string(ks[i]) +
-                             " does not match W shape " + ws.to_string());
-      kernel[i] = ks[i];
-    }
-  }
-  FERRY_ASSIGN_OR_RETURN(p.w, read_window_attrs(ctx, kernel));
+  p.w = std::move(cw.w);
 
   p.output_padding.assign(r, 0);
   if (ctx.has_attr("output_padding")) {
@@ -119,7 +90,7 @@ Result<ConvTransposePlan> plan_conv_transpose(const NodeContext& ctx, const Shap
   p.out_spatial.assign(r, Dim::unknown());
   for (size_t i = 0; i < r; ++i) {
     int64_t in = xs.rank_known() ? static_or_unknown(xs, i + 2) : -1;
-    if (in < 0 || kernel[i] < 0) {
+    if (in < 0 || p.w.kernel[i] < 0) {
       if (!p.output_shape.empty()) p.out_spatial[i] = p.output_shape[i];
       continue;
     }

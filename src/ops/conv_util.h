@@ -43,6 +43,17 @@ struct WindowAttrs {
 /// when auto_pad is not NOTSET, as the spec says they cannot be used together.
 Result<WindowAttrs> read_window_attrs(const NodeContext& ctx, std::vector<int64_t> kernel);
 
+/// Dim i of `s` when static, else -1.
+int64_t static_or_unknown(const Shape& s, size_t i);
+
+/// Conv/ConvTranspose rank (from X, W and kernel_shape; -1 when unknown) and,
+/// when the rank is known, the window attributes with the kernel from W / kernel_shape.
+struct ConvWindow {
+  int64_t rank = -1;
+  WindowAttrs w;
+};
+Result<ConvWindow> read_conv_window(const NodeContext& ctx, const Shape& xs, const Shape& ws);
+
 /// The kernel of a pooling op: kernel_shape, every value > 0.
 Result<std::vector<int64_t>> read_pool_kernel(const NodeContext& ctx);
 
