@@ -10,10 +10,10 @@
 #include <sstream>
 
 #include "analysis/model_stats.h"
+#include "api/inspection_json.h"
+#include "ferry/model.h"
 #include "cli_common.h"
 #include "frontends/frontend.h"
-#include "ops/shape_inference.h"
-#include "passes/pipeline.h"
 
 namespace ferry::cli {
 namespace {
@@ -24,15 +24,8 @@ struct InspectOptions {
   bool optimized = false;  ///< show the graph after the optimizer, as `ferry convert` writes it
 };
 
-/// Everything inspect learned; graph/stats are null when the import failed.
-struct Findings {
-  std::string path;
-  ImportReport report;
-  std::unique_ptr<Graph> graph;
-  std::unique_ptr<ModelStats> stats;
-  Status load_status;
-  Status shape_status;  ///< shape inference on the imported graph
-};
+/// Everything inspect learned (ferry/model.h); graph and stats are unset when the import failed.
+using Findings = Inspection;
 
 /// Histogram entries by count (descending), then name.
 std::vector<std::pair<std::string, int64_t>> by_count(const std::map<std::string, int64_t>& h) {
@@ -41,59 +34,11 @@ std::vector<std::pair<std::string, int64_t>> by_count(const std::map<std::string
   return v;
 }
 
-std::string format_of(const Findings& f) {
-  return f.graph && !f.graph->info().format.empty() ? f.graph->info().format : f.report.format;
-}
-
-Json tensor_infos_json(const std::vector<TensorInfo>& infos) {
-  Json out = Json::array();
-  for (const TensorInfo& t : infos)
-    out.push_back({{"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", shape_json(t.shape)}});
-  return out;
-}
+std::string format_of(const Findings& f) { return f.format; }
 
 Json to_json(const Findings& f) {
-  Json j;
-  j["ferry_version"] = kVersion;
-  j["model"] = f.path;
-  j["format"] = format_of(f);
-  // Fields only an imported graph knows are null when the import failed.
-  const ModelInfo* info = f.graph ? &f.graph->info() : nullptr;
-  const ModelStats* s = f.stats.get();
-  j["producer"] = info ? Json{{"name", info->producer_name}, {"version", info->producer_version}} : Json(nullptr);
-  j["ir_version"] = info ? Json(info->ir_version) : Json(nullptr);
-  Json opsets = Json::object();
-  if (info)
-    for (const auto& [domain, version] : info->opsets) opsets[domain_name(domain)] = version;
-  j["opsets"] = info ? opsets : Json(nullptr);
-  j["inputs"] = s ? tensor_infos_json(s->inputs) : Json(nullptr);
-  j["outputs"] = s ? tensor_infos_json(s->outputs) : Json(nullptr);
-  j["num_nodes"] = s ? Json(s->num_nodes) : Json(nullptr);
-  j["num_source_nodes"] = f.report.num_source_nodes;
-  j["op_histogram"] = s ? Json(s->op_histogram) : Json(nullptr);
-  j["source_op_histogram"] = f.report.source_op_histogram;
-  j["parameters"] = s ? Json{{"count", s->parameter_count}, {"bytes", s->parameter_bytes},
-                             {"constants", s->num_constants}}
-                      : Json(nullptr);
-  j["flops"] = s ? Json{{"total", s->total_flops},
-                        {"assumption", s->flops_assumption()},
-                        {"symbolic_dims_counted_as_1", s->assumed_one},
-                        {"nodes_without_estimate", s->nodes_without_estimate},
-                        {"by_op", s->flops_by_op}}
-                 : Json(nullptr);
-  j["shape_inference"] = !f.graph ? Json(nullptr) : f.shape_status.ok() ? Json("complete") : Json(f.shape_status.message());
-  Json unsupported = Json::array();
-  for (const UnsupportedOp& u : f.report.unsupported)
-    unsupported.push_back({{"node_name", u.node_name},
-                           {"op_type", u.op_type},
-                           {"domain", u.domain},
-                           {"opset", u.opset},
-                           {"reason", u.reason},
-                           {"proposed_repair", u.proposed_repair}});
-  j["coverage"] = {{"supported", f.graph != nullptr && f.report.unsupported.empty()},
-                   {"num_unsupported", f.report.unsupported.size()},
-                   {"unsupported", unsupported}};
-  j["error"] = f.load_status.ok() ? Json(nullptr) : Json(f.load_status.message());
+  Json j = {{"ferry_version", kVersion}};
+  j.update(inspection_json(f));
   return j;
 }
 
@@ -140,17 +85,17 @@ void print_text(std::ostream& out, const Findings& f) {
     print_tensor_infos(out, "inputs", s.inputs);
     print_tensor_infos(out, "outputs", s.outputs);
     out << "\nnodes       " << s.num_nodes << " IR nodes";
-    if (f.report.num_source_nodes) out << " from " << f.report.num_source_nodes << " source nodes";
+    if (f.import.num_source_nodes) out << " from " << f.import.num_source_nodes << " source nodes";
     out << "\nparameters  " << group_thousands(s.parameter_count) << " elements, " << human_bytes(s.parameter_bytes)
         << " in " << s.num_constants << " constants\n";
     out << "FLOPs       " << human_count(double(s.total_flops)) << " (" << group_thousands(s.total_flops)
         << ")  assuming " << s.flops_assumption() << "\n";
     if (!f.shape_status.ok()) out << "note        shape inference incomplete: " << f.shape_status.message() << "\n";
-  } else if (f.report.num_source_nodes) {
-    out << "nodes       " << f.report.num_source_nodes << " source nodes (import failed: no IR graph)\n";
+  } else if (f.import.num_source_nodes) {
+    out << "nodes       " << f.import.num_source_nodes << " source nodes (import failed: no IR graph)\n";
   }
-  print_histogram(out, "source ops (" + (f.report.format.empty() ? std::string("source") : f.report.format) + ")",
-                  f.report.source_op_histogram);
+  print_histogram(out, "source ops (" + (f.import.format.empty() ? std::string("source") : f.import.format) + ")",
+                  f.import.source_op_histogram);
   if (f.graph) {
     print_histogram(out, "IR ops", f.stats->op_histogram);
     if (f.stats->total_flops > 0) {
@@ -166,17 +111,17 @@ void print_text(std::ostream& out, const Findings& f) {
       }
     }
   }
-  const auto& u = f.report.unsupported;
-  if (!f.graph && u.empty() && f.report.num_source_nodes == 0) return;  // nothing was learned
+  const auto& u = f.import.unsupported;
+  if (!f.graph && u.empty() && f.import.num_source_nodes == 0) return;  // nothing was learned
   out << "\nop coverage\n";
   if (u.empty() && f.graph) {  // an import only succeeds when every node maps
-    out << "  all " << (f.report.num_source_nodes ? f.report.num_source_nodes : f.stats->num_nodes)
+    out << "  all " << (f.import.num_source_nodes ? f.import.num_source_nodes : f.stats->num_nodes)
         << " nodes are supported\n";
   } else if (u.empty()) {
     out << "  unknown: the import failed before ops were checked\n";
   } else {
     out << "  " << u.size() << " unsupported node" << (u.size() == 1 ? "" : "s");
-    if (f.report.num_source_nodes) out << " of " << f.report.num_source_nodes;
+    if (f.import.num_source_nodes) out << " of " << f.import.num_source_nodes;
     out << ":\n";
     for (const UnsupportedOp& op : u) {
       out << "  - node '" << op.node_name << "': " << op.op_type << " (domain " << domain_name(op.domain)
@@ -187,27 +132,14 @@ void print_text(std::ostream& out, const Findings& f) {
 }
 
 int run_inspect(const InspectOptions& o) {
-  Findings f;
-  f.path = o.model;
-  auto loaded = load_model(o.model, &f.report);
-  if (loaded.ok()) {
-    f.graph = std::move(loaded).value();
-    // The ONNX frontend infers shapes already; text IR may come without them.
-    f.shape_status = infer_shapes(*f.graph);
-    if (!f.shape_status.ok()) f.load_status = f.shape_status;
-    if (o.optimized && f.load_status.ok())
-      if (Status st = optimize(*f.graph, {}, nullptr); !st.ok()) f.load_status = st.with_context("optimizing");
-    f.stats = std::make_unique<ModelStats>(compute_model_stats(*f.graph));
-  } else {
-    f.load_status = loaded.status();
-  }
+  Findings f = inspect_model(o.model, o.optimized);
   if (o.json) {
     std::cout << dump_json(to_json(f)) << std::endl;
   } else {
     print_text(std::cout, f);
     std::cout << std::flush;
   }
-  if (!f.load_status.ok()) return model_error(o.model, f.load_status);
+  if (!f.error.ok()) return model_error(o.model, f.error);
   return kExitOk;
 }
 

@@ -1,0 +1,142 @@
+// ferry/model.h — the public C++ API: load a model, inspect it, compile it for
+// a backend, run it. The Python package (python/src/ferry_ext.cc) is a thin
+// layer over exactly this.
+//
+//   auto model = ferry::Model::load("resnet18.onnx");            // Result<Model>
+//   if (!model.ok()) { std::cerr << model.status().to_string() << "\n"; return 2; }
+//   ferry::CompileOptions opts;                                  // optimize, backend "reference"
+//   auto session = model->compile(opts);                         // Result<Session>
+//   std::map<std::string, ferry::Tensor> feeds = {{"input", x}};
+//   auto outputs = session->run(feeds);                          // in session->outputs() order
+//
+// A Model is immutable once loaded: compile() works on a copy of its graph,
+// so one model can be compiled many times with different options. A Session
+// runs one request at a time (run() serializes callers); for parallel
+// requests compile one Session per thread.
+//
+// Tensors are ferry::Tensor (ir/tensor.h): dtype, static dims and a shared
+// Buffer. A caller may wrap its own memory in a Buffer subclass to feed
+// inputs without copying; run() never writes into input buffers, and no
+// tensor it returns refers to an input's buffer after run() returns unless
+// that output *is* the input (an Identity): check buffer() identity.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/model_stats.h"
+#include "ferry/status.h"
+#include "frontends/frontend.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+#include "passes/rewriter.h"
+
+namespace ferry {
+
+namespace api {
+class Executor;
+}
+
+/// A graph input or output: name, dtype and (possibly symbolic) shape.
+using TensorSpec = TensorInfo;
+
+struct LoadOptions {
+  /// Root directory external data may be read from (default: the model's directory).
+  std::string external_data_dir;
+};
+
+/// What compile() may be asked for. Unknown backends are an invalid_argument
+/// error naming the ones available (available_backends()).
+struct CompileOptions {
+  bool optimize = true;             ///< run the optimizer (passes/pipeline.h) before compiling
+  std::string backend = "reference";  ///< a row of the backend table (src/api/backends.cc)
+  int threads = 0;                  ///< worker threads; 0 = the backend's default. The reference backend is single-threaded.
+};
+
+/// One backend compile() can target.
+struct BackendInfo {
+  std::string name;
+  std::string description;
+};
+
+/// The backends compile() accepts, in table order (the first is the default).
+std::vector<BackendInfo> available_backends();
+
+/// Everything `ferry inspect` reports, also for a model that failed to load.
+struct Inspection {
+  std::string path;
+  std::string format;                    ///< "onnx", "text", ... ("" when unknown)
+  ImportReport import;                   ///< source ops, every unsupported node with reason and repair
+  std::shared_ptr<const Graph> graph;    ///< null when the import failed
+  std::optional<ModelStats> stats;       ///< set when graph is (its node pointers are into graph)
+  Status shape_status;                   ///< shape inference on the imported graph
+  Status error;                          ///< why the model cannot be run (load, shapes, optimizer); ok if it can
+  bool supported() const { return graph != nullptr && import.unsupported.empty() && error.ok(); }
+};
+
+/// Inspects the model at `path` without requiring it to load: on failure the
+/// Inspection holds what the frontend learned and the error. `optimized`
+/// describes the graph after the optimizer, as `ferry convert` writes it.
+Inspection inspect_model(const std::string& path, bool optimized = false, const LoadOptions& options = {});
+
+/// A compiled model, ready to run.
+class Session {
+ public:
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+  const CompileOptions& options() const;
+  /// The graph this session runs (after the optimizer when options().optimize).
+  const Graph& graph() const;
+  /// Pass statistics of the optimizer run (empty when not optimized).
+  const PassStats& optimizer_stats() const;
+
+  /// Checks `inputs` against the model: every input given, no unknown name,
+  /// dtypes, ranks and static dims as declared, and each symbolic dim bound
+  /// to one value across all inputs. Errors are invalid_argument and name the input.
+  Status check_inputs(const std::map<std::string, Tensor>& inputs) const;
+  /// check_inputs, then runs; outputs come in outputs() order.
+  Result<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs);
+
+ private:
+  friend class Model;
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A loaded model: its graph as imported (shapes inferred), not yet optimized.
+class Model {
+ public:
+  /// Loads `path` (.onnx, or ferry text IR). On failure `report`, if given,
+  /// still holds what the frontend learned (all unsupported ops at once).
+  static Result<Model> load(const std::string& path, const LoadOptions& options = {},
+                            ImportReport* report = nullptr);
+
+  const std::string& path() const;
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+  const Graph& graph() const;
+  const ImportReport& import_report() const;
+
+  /// What `ferry inspect` shows for this model (of the optimized graph when `optimized`).
+  Inspection inspect(bool optimized = false) const;
+  /// Optimizes a copy of the graph (when asked) and hands it to the backend.
+  Result<Session> compile(const CompileOptions& options = {}) const;
+  /// Writes the model as ONNX (export/onnx_exporter.h), optimized first when `optimize`.
+  Status save(const std::string& path, bool optimize = true) const;
+
+ private:
+  struct State;
+  explicit Model(std::shared_ptr<const State> state);
+  std::shared_ptr<const State> state_;  // immutable, so Models copy cheaply
+};
+
+}  // namespace ferry

@@ -1,0 +1,18 @@
+// ir/graph_clone.h — a structural copy of a Graph, for code that must rewrite
+// a graph while the original stays usable (compiling a model twice, with and
+// without the optimizer). Constants share their (immutable) buffers.
+#pragma once
+
+#include <memory>
+
+#include "ferry/status.h"
+#include "ir/graph.h"
+
+namespace ferry {
+
+/// A new graph with the same info, inputs, constants, nodes (in topological
+/// order, same names, attributes, provenance, value names and types) and
+/// outputs. Fails only on a cycle.
+Result<std::unique_ptr<Graph>> clone_graph(const Graph& g);
+
+}  // namespace ferry
