@@ -1,5 +1,74 @@
 """ferry: import, optimize, run and validate neural networks.
 
-Framework bridges for `ferry validate` live in ferry.reference
-(`python -m ferry.reference --help`).
+    import numpy as np, ferry
+    model = ferry.load("resnet18.onnx")
+    print(model.inputs)                        # [TensorInfo(name='input', dtype='f32', shape=[N,3,224,224])]
+    session = model.compile()                  # optimize=True, backend="reference"
+    out = session.run({"input": np.zeros((1, 3, 224, 224), np.float32)})
+    print(out["logits"].shape)
+
+The model API (load, inspect, backends, Model, Session, TensorInfo) lives in
+the compiled extension ferry._ferry and is imported on first use, so the pure
+Python parts work without it: the framework bridges for `ferry validate`
+(`python -m ferry.reference --help`) and the exceptions (ferry.errors).
+See docs/python.md.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import (
+    FerryError,
+    FileError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidModelError,
+    UnsupportedError,
+)
+
+if TYPE_CHECKING:  # the real imports are lazy (__getattr__ below)
+    from ._ferry import Model, Session, TensorInfo, backends, inspect, load  # noqa: F401
+
+__version__ = "0.1.0"  # keep in step with pyproject.toml and project(VERSION) in CMakeLists.txt
+
+_EXTENSION_NAMES = ("load", "inspect", "backends", "Model", "Session", "TensorInfo")
+
+__all__ = [
+    *_EXTENSION_NAMES,
+    "FerryError",
+    "FileError",
+    "InternalError",
+    "InvalidArgumentError",
+    "InvalidModelError",
+    "UnsupportedError",
+]
+
+
+# Run from a source checkout (PYTHONPATH=python), the extension is found in
+# the CMake build tree, build/python/ferry/ (scripts/setup.sh builds it there).
+_SOURCE_BUILD = Path(__file__).resolve().parent.parent.parent / "build" / "python" / "ferry"
+if (Path(__file__).resolve().parent.parent.parent / "CMakeLists.txt").is_file() and _SOURCE_BUILD.is_dir():
+    __path__.append(str(_SOURCE_BUILD))
+
+
+def __getattr__(name: str):
+    # PEP 562: the compiled extension loads on first use of the model API only.
+    if name in _EXTENSION_NAMES:
+        try:
+            from . import _ferry
+        except ImportError as e:
+            raise ImportError(
+                f"ferry.{name} needs the compiled extension ferry._ferry, which is not importable here "
+                f"({e}); install the package with scripts/setup.sh (or `pip install .` in the repository)"
+            ) from e
+
+        value = getattr(_ferry, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ferry' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXTENSION_NAMES))
