@@ -47,12 +47,38 @@ then
   .venv/bin/pip install -q -r requirements.txt
 fi
 
+# --- Python package `ferry` (issue 3) ----------------------------------------
+# The extension is built by the ninja run below (build/python/ferry/); pip then
+# packages it with python/ferry through scikit-build-core, which reuses build/
+# (pyproject.toml), so nothing compiles twice. Skipped when the installed copy
+# came from the same files (a hash of them, kept in .venv/ferry-package.stamp).
+install_python_package() {
+  local stamp=.venv/ferry-package.stamp so
+  so=$(ls build/python/ferry/_ferry.*.so 2>/dev/null | head -n 1)
+  if [ -z "$so" ]; then
+    echo "setup: error: build/python/ferry/_ferry.*.so was not built (is pybind11 in .venv? see requirements.txt)" >&2
+    exit 1
+  fi
+  local hash
+  hash=$( (sha256sum pyproject.toml "$so"; find python/ferry -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum) \
+          | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ] && \
+     .venv/bin/python -c "import importlib.util as u, sys; sys.exit(u.find_spec('ferry._ferry') is None)" 2>/dev/null; then
+    return
+  fi
+  echo "setup: installing the Python package ferry into .venv"
+  rm -f "$stamp"
+  .venv/bin/python -m pip install -q --no-build-isolation --no-deps .
+  echo "$hash" > "$stamp"
+}
+
 echo "setup: building (build/)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE="$PWD/.venv/bin/python" >/dev/null
 ninja -C build
+install_python_package
 if [ "${FERRY_SANITIZE:-0}" = "1" ]; then
   echo "setup: building with ASan+UBSan (build-asan/)"
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON >/dev/null
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON -DFERRY_BUILD_PYTHON=OFF >/dev/null
   ninja -C build-asan ferry
 fi
 echo "setup: done"

@@ -242,7 +242,7 @@ Model load(const std::string& path, const std::string& external_data_dir) {
 }
 
 py::dict run_session(Session& session, const py::handle& feeds) {
-  if (!PyMapping_Check(feeds.ptr()) || py::isinstance<py::str>(feeds))
+  if (!py::isinstance(feeds, py::module_::import("collections.abc").attr("Mapping")))
     throw py::type_error("Session.run() takes a mapping {input name: array}, got " +
                          std::string(py::str(py::type::of(feeds).attr("__name__"))));
   std::vector<py::array> keep;  // lent to the run; released after it, with the GIL held
