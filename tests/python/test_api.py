@@ -31,7 +31,7 @@ import pytest
 
 import export_models
 from common import make_inputs
-from model_cache import REPO, ensure_model
+from model_cache import REPO, ensure_model, unavailable
 from test_models import RTOL, compare, run_ort
 
 try:
@@ -356,6 +356,29 @@ def test_dtypes_in_and_out(ferry_api, onnx_mod, tmp_path):
         model.compile().run({**feeds, "i": feeds["i"].astype(np.int32)})
     swapped = {**feeds, "i": feeds["i"].astype(">i8")}  # big-endian: converted, same values
     np.testing.assert_array_equal(model.compile().run(swapped)["i2"], expected["i2"])
+
+
+def test_bf16_through_ml_dtypes(ferry_api, onnx_mod, tmp_path):
+    """bf16 has no numpy dtype: ferry takes and returns ml_dtypes.bfloat16 arrays."""
+    try:
+        import ml_dtypes
+    except ImportError as e:
+        unavailable(f"ml_dtypes not importable (it comes with onnx): {e}")
+    from onnx import TensorProto as T, helper
+
+    nodes = [helper.make_node("Cast", ["x"], ["y"], to=T.BFLOAT16, name="to_bf16"),
+             helper.make_node("Mul", ["b", "b"], ["bb"], name="square_bf16"),
+             helper.make_node("Cast", ["bb"], ["z"], to=T.FLOAT, name="to_f32")]
+    path = save_model(onnx_mod, tmp_path / "bf16.onnx", nodes, [vi("x", T.FLOAT, [7]), vi("b", T.BFLOAT16, [7])],
+                      [vi("y", T.BFLOAT16, [7]), vi("z", T.FLOAT, [7])])
+    model = ferry_api.load(path)
+    assert model.inputs[1].dtype == "bf16" and model.inputs[1].numpy_dtype == ml_dtypes.bfloat16
+    x = np.array([0.0, 1.0, -2.5, 3.14159, 1e-3, 65504.0, -1e30], np.float32)
+    b = np.array([0.5, 1.5, -2.0, 3.0, 0.25, -8.0, 10.0], np.float32).astype(ml_dtypes.bfloat16)
+    out = model.compile().run({"x": x, "b": b})
+    assert out["y"].dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(out["y"].view(np.uint16), x.astype(ml_dtypes.bfloat16).view(np.uint16))
+    np.testing.assert_array_equal(out["z"], (b.astype(np.float32) ** 2).astype(ml_dtypes.bfloat16).astype(np.float32))
 
 
 # --- the package itself ------------------------------------------------------------
