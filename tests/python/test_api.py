@@ -241,6 +241,25 @@ def test_compile_options_are_checked(ferry_api, add_model):
     assert [b["name"] for b in ferry_api.backends()][0] == "reference"
 
 
+def test_concurrent_runs_agree_with_serial_ones(ferry_api):
+    """run() releases the GIL; calls on one session from several threads are serialized,
+    on separate sessions they overlap; either way each result is the serial one (bitwise)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    meta = ensure_model("torch", "mobilenet_v3_small", "small")
+    model = ferry_api.load(str(meta["path"]))
+    feeds = [make_inputs(meta["inputs"], seed=s) for s in range(4)]
+    shared = model.compile()
+    serial = [shared.run(f) for f in feeds]
+    with ThreadPoolExecutor(4) as pool:
+        same_session = list(pool.map(shared.run, feeds))
+        own_sessions = list(pool.map(lambda f: model.compile().run(f), feeds))
+    for want, a, b in zip(serial, same_session, own_sessions):
+        for name in want:
+            np.testing.assert_array_equal(a[name], want[name])
+            np.testing.assert_array_equal(b[name], want[name])
+
+
 # --- memory ------------------------------------------------------------------------
 
 
