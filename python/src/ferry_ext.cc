@@ -19,7 +19,6 @@
 #include <pybind11/stl.h>
 
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
