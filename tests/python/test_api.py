@@ -86,11 +86,13 @@ def test_model_matches_onnxruntime(ferry_api, source, name):
     model = ferry_api.load(str(meta["path"]))
     assert [t.name for t in model.outputs] == list(expected)
     assert [t.name for t in model.inputs] == [s["name"] for s in meta["inputs"]]
-    for optimize in (True, False) if source == "onnx" else (True,):
-        got = model.compile(optimize=optimize).run(feeds)
-        assert list(got) == list(expected), "outputs come back in model order"
-        for out_name, want in expected.items():
-            compare(out_name, got[out_name], want, meta.get("rtol", RTOL["float32"]))
+    # Every backend this build has, so a new one is checked against ONNX Runtime as soon as it is in the table.
+    for backend in [b["name"] for b in ferry_api.backends()]:
+        for optimize in (True, False) if source == "onnx" else (True,):
+            got = model.compile(optimize=optimize, backend=backend).run(feeds)
+            assert list(got) == list(expected), "outputs come back in model order"
+            for out_name, want in expected.items():
+                compare(out_name, got[out_name], want, meta.get("rtol", RTOL["float32"]))
 
 
 def test_save_round_trips_through_onnxruntime(ferry_api, tmp_path):
