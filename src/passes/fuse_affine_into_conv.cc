@@ -69,7 +69,7 @@ bool read_core(Rewriter& rw, Node& c, const Node& user, Core* core) {
 bool channel_operand(Rewriter& rw, const Value* v, const Core& core, const Node& user, std::vector<double>* out) {
   const std::string op = op_name(user.op());
   const Tensor* t = constant_of(v);
-  if (!t) return rw.near_miss(op + " operand is not a constant", {core.node, &user});
+  if (!t) return false;  // callers check first: which near miss a variable operand is depends on the op
   auto values = per_channel_values(*t, core.rank, core.axis, core.channels);
   if (!values) return rw.near_miss(not_per_channel_reason(op.c_str(), *t), {core.node, &user});
   for (double x : *values)
@@ -154,8 +154,10 @@ bool fold_mul_after_matmul_add(Rewriter& rw, Node& mul) {
 bool fold_mul(Rewriter& rw, Node& mul) {
   const int i = core_operand(mul);
   if (i < 0) return fold_mul_after_matmul_add(rw, mul);
+  Node* c = mul.input(size_t(i))->producer();
+  if (!constant_of(mul.input(size_t(1 - i)))) return rw.near_miss("Mul operand is not a constant", {c, &mul});
   Core core;
-  if (!read_core(rw, *mul.input(size_t(i))->producer(), mul, &core)) return false;
+  if (!read_core(rw, *c, mul, &core)) return false;
   std::vector<double> s;
   if (!channel_operand(rw, mul.input(size_t(1 - i)), core, mul, &s)) return false;
   Value* b = nullptr;
@@ -172,7 +174,9 @@ bool fold_mul(Rewriter& rw, Node& mul) {
 // x + t, t + x, x - t: shift the conv's bias. (A MatMul has none: left to fuse_matmul_epilogue.)
 bool fold_add(Rewriter& rw, Node& add) {
   const int i = core_operand(add);
-  if (i < 0 || add.input(size_t(i))->producer()->op() == Op::MatMul) return false;
+  // A non-constant operand is a residual (fuse_conv_epilogue), not an affine.
+  if (i < 0 || add.input(size_t(i))->producer()->op() == Op::MatMul || !constant_of(add.input(size_t(1 - i))))
+    return false;
   Core core;
   if (!read_core(rw, *add.input(size_t(i))->producer(), add, &core)) return false;
   std::vector<double> t;

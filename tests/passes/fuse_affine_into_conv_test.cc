@@ -110,7 +110,7 @@ TEST(FuseAffineIntoConv, ConvTransposeScalesItsWeightLayout) {
   })",
                             fuse_affine_into_conv, &stats, 1e-5);
   EXPECT_EQ(count(out, "= ConvTranspose("), 1) << out;
-  EXPECT_EQ(count(out, "Mul("), 0) << out;
+  EXPECT_EQ(count(out, "= Mul("), 0) << out;
   EXPECT_EQ(mul_stats(stats).applied, 1);
 }
 
@@ -124,7 +124,7 @@ TEST(FuseAffineIntoConv, MatMulScalesColumns) {
   })",
                             fuse_affine_into_conv, &stats);
   EXPECT_NE(out.find("const f32[4,2] [10, -2, 30, -4, 50, -6, 70, -8]"), std::string::npos) << out;
-  EXPECT_EQ(count(out, "Mul("), 0) << out;
+  EXPECT_EQ(count(out, "= Mul("), 0) << out;
 }
 
 TEST(FuseAffineIntoConv, MatMulAddThenMul) {
@@ -140,7 +140,7 @@ TEST(FuseAffineIntoConv, MatMulAddThenMul) {
   })",
                             fuse_affine_into_conv, &stats);
   EXPECT_NE(out.find("const f32[2] [3, -1]"), std::string::npos) << out;
-  EXPECT_EQ(count(out, "Mul("), 0) << out;
+  EXPECT_EQ(count(out, "= Mul("), 0) << out;
   EXPECT_EQ(count(out, "= Add("), 1) << out;
   EXPECT_EQ(mul_stats(stats).applied, 1);
 }
@@ -194,6 +194,17 @@ TEST(FuseAffineIntoConvNearMiss, ScaleIsNotConstant) {
   })",
           fuse_affine_into_conv, &stats);
   EXPECT_EQ(only_reason(mul_stats(stats)), "Mul operand is not a constant");
+}
+
+TEST(FuseAffineIntoConv, VariableAddendIsAResidualNotANearMiss) {
+  PassStats stats;
+  rewrite(R"(graph g (%x: f32[1,1,2,2], %z: f32[1,2,2,2]) -> (%y) {
+    %w = const f32[2,1,1,1] [1, 2]
+    %c = Conv(%x, %w) @conv
+    %y = Add(%c, %z) @add
+  })",
+          fuse_affine_into_conv, &stats);
+  EXPECT_EQ(add_stats(stats).matched, 0);
 }
 
 TEST(FuseAffineIntoConvNearMiss, ConvOutputHasTwoConsumers) {
