@@ -11,6 +11,17 @@ std::string applied_activation(const Node& host) {
   return plain ? std::string() : host.attr_string("activation");
 }
 
+bool has_unknown_dim(const Shape& s) {
+  if (!s.rank_known()) return true;
+  for (const Dim& d : s.dims())
+    if (!d.is_static() && !d.is_symbol()) return true;
+  return false;
+}
+
+std::string replace_marker(std::string text, const std::string& with) {
+  return text.replace(text.find("%s"), 2, with);
+}
+
 }  // namespace
 
 Node* epilogue_host(const Value* v, HostFamily family) {
@@ -84,9 +95,13 @@ bool fuse_residual_epilogue(Rewriter& rw, Node& add, HostFamily family) {
     std::string why = epilogue_blocker(rw.graph(), *host, add);
     if (why.empty() && host->has_input(3))
       why = std::string(op_name(host->op())) + " already has a residual input";
-    if (why.empty() && !broadcasts_into(z->shape(), out))
-      why = "residual shape " + z->shape().to_string() + " does not broadcast into the " + op_name(host->op()) +
-            " output " + out.to_string();
+    if (why.empty() && !broadcasts_into(z->shape(), out)) {
+      const std::string shapes = "residual shape " + z->shape().to_string() + " %s into the " +
+                                 op_name(host->op()) + " output " + out.to_string();
+      why = has_unknown_dim(z->shape()) || has_unknown_dim(out)
+                ? "cannot tell whether " + replace_marker(shapes, "broadcasts") + " (unknown dims)"
+                : replace_marker(shapes, "does not broadcast");
+    }
     if (!why.empty()) {
       if (!first_host) {
         first_host = host;

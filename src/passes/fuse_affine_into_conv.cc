@@ -155,7 +155,12 @@ bool fold_mul(Rewriter& rw, Node& mul) {
   const int i = core_operand(mul);
   if (i < 0) return fold_mul_after_matmul_add(rw, mul);
   Node* c = mul.input(size_t(i))->producer();
-  if (!constant_of(mul.input(size_t(1 - i)))) return rw.near_miss("Mul operand is not a constant", {c, &mul});
+  if (!constant_of(mul.input(size_t(1 - i)))) {
+    // x * f(x) (SiLU's x * Sigmoid(x), a gate) is another pattern, not a failed affine.
+    const Node* f = mul.input(size_t(1 - i))->producer();
+    if (f && f->num_inputs() > 0 && f->input(0) == mul.input(size_t(i))) return false;
+    return rw.near_miss("Mul operand is not a constant", {c, &mul});
+  }
   Core core;
   if (!read_core(rw, *c, mul, &core)) return false;
   std::vector<double> s;
