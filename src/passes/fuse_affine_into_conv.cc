@@ -45,12 +45,13 @@ int core_operand(const Node& n) {
 /// Checks the core op that binary `user` reads; a near miss (false) when it cannot fold.
 bool read_core(Rewriter& rw, Node& c, const Node& user, Core* core) {
   const std::string op = op_name(c.op());
+  if (!is_floating(c.output(0)->dtype())) return false;  // integer MatMul: no weights to scale exactly
   if (std::string why = single_use_problem(rw.graph(), c.output(0), c); !why.empty())
     return rw.near_miss(why, {&c, &user});
   const Tensor* w = constant_of(c.input(1));
   if (!w) return rw.near_miss(c.op() == Op::MatMul ? "MatMul B is not a constant" : op + " weights are not a constant",
                               {&c, &user});
-  if (!is_floating(w->dtype())) return false;
+  if (!is_floating(w->dtype()) || w->numel() == 0) return false;
   if (c.op() == Op::MatMul) {
     const Shape& out = c.output(0)->shape();
     if (w->rank() < 2) return rw.near_miss("MatMul B is 1-D: the output has no channel axis", {&c, &user});
@@ -60,7 +61,11 @@ bool read_core(Rewriter& rw, Node& c, const Node& user, Core* core) {
   }
   if (w->rank() < 3) return false;  // malformed: the kernel reports it
   if (c.has_input(2) && !constant_of(c.input(2))) return rw.near_miss(op + " bias is not a constant", {&c, &user});
-  const int64_t m = c.op() == Op::Conv ? w->dim(0) : w->dim(1) * c.attr_int("group");
+  const int64_t group = c.attr_int("group");
+  if (group <= 0 || (c.op() == Op::ConvTranspose && w->dim(0) % group != 0)) return false;  // malformed
+  const int64_t m = c.op() == Op::Conv ? w->dim(0) : w->dim(1) * group;
+  const Tensor* b = constant_of(c.input(2));
+  if (b && b->numel() != m) return false;  // malformed: the kernel reports it
   *core = {&c, w->rank(), 1, m};
   return true;
 }

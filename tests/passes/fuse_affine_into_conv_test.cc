@@ -85,6 +85,23 @@ TEST(FuseAffineIntoConv, BatchNormAfterCanonicalizationFoldsCompletely) {
   EXPECT_EQ(add_stats(stats).applied, 1);
 }
 
+TEST(FuseAffineIntoConv, HalfPrecisionAndConv1d) {
+  // Folded in double, rounded once to f16: within f16's precision of the unfused result.
+  PassStats stats;
+  std::string out = rewrite(R"(graph g (%x: f16[2,3,7]) -> (%y) {
+    %w = const f16[4,3,3] splat(0.25)
+    %b = const f16[4] [0.5, -1, 0.25, 2]
+    %s = const f16[4,1] [1.5, -0.5, 2, 0.75]
+    %t = const f16[4,1] [1, 2, 3, 4]
+    %c = Conv(%x, %w, %b) {pads=[1,1]} @conv
+    %m = Mul(%c, %s) @mul
+    %y = Add(%m, %t) @add
+  })",
+                            fuse_affine_into_conv, &stats, 4e-3);
+  EXPECT_EQ(count(out, "@"), 1) << out;
+  EXPECT_NE(out.find("const f16[4,3,3]"), std::string::npos) << out;
+}
+
 TEST(FuseAffineIntoConv, GroupedConv) {
   rewrite(R"(graph g (%x: f32[1,4,5,5]) -> (%y) {
     %w = const f32[6,2,3,3] splat(0.5)
