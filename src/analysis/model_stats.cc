@@ -139,6 +139,17 @@ std::optional<int64_t> estimate_node_flops(const Node& n, std::set<std::string>*
     case Op::Gemm: return gemm_flops(n, ev);
     case Op::MatMul: return matmul_flops(n, ev);
     case Op::Einsum: return einsum_flops(n, ev);
+    // Fused ops: the product (with B) plus one operation per output element for each of Z and the activation.
+    case Op::FusedConv:
+    case Op::FusedConvTranspose:
+    case Op::FusedMatMul: {
+      auto core = n.op() == Op::FusedMatMul ? matmul_flops(n, ev) : conv_flops(n, ev, n.op() == Op::FusedConvTranspose);
+      int64_t per = int64_t(n.has_input(3)) + int64_t(!n.attr_string("activation").empty()) +
+                    int64_t(n.op() == Op::FusedMatMul && n.has_input(2));
+      auto epilogue = per_output_element(n, ev, per);
+      if (!core || !epilogue) return std::nullopt;
+      return add_sat(*core, *epilogue);
+    }
 
     case Op::MaxPool:
     case Op::AveragePool: {

@@ -7,6 +7,7 @@
 // Clip, Identity and Dropout live here too: they are elementwise copies.
 #include <cstring>
 
+#include "ops/activation.h"
 #include "ops/elementwise.h"
 
 namespace ferry {
@@ -15,18 +16,8 @@ using namespace ew;  // NOLINT: this file is the elementwise family
 
 namespace {
 
-constexpr double kSqrt1_2 = 0.70710678118654752440;    // 1/sqrt(2)
-constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2/pi)
-
 // log(1 + e^x) without overflow for large x or loss of precision for very negative x.
 double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
-
-// 1 / (1 + e^-x), evaluated on the side where the exponential cannot overflow.
-double sigmoid(double x) {
-  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
-  double e = std::exp(x);
-  return e / (1.0 + e);
-}
 
 // Round half to even, independent of the floating-point rounding mode; keeps the sign of zero.
 double round_half_even(double x) {
@@ -35,9 +26,6 @@ double round_half_even(double x) {
   if (d > 0.5 || (d == 0.5 && std::fmod(r, 2.0) != 0)) r += 1.0;
   return r == 0 ? std::copysign(0.0, x) : r;
 }
-
-// Clamps y to [0, 1]; NaN stays NaN.
-double clamp01(double y) { return y < 0 ? 0.0 : (y > 1 ? 1.0 : y); }
 
 }  // namespace
 
@@ -106,7 +94,7 @@ Status ref_Erf(KernelContext& ctx) { return ref_unary<kFloats>(ctx, [](double x)
 
 // Sigmoid(x) = 1 / (1 + exp(-x))
 Status infer_Sigmoid(InferContext& ctx) { return infer_unary(ctx, kFloats); }
-Status ref_Sigmoid(KernelContext& ctx) { return ref_unary<kFloats>(ctx, [](double x) { return sigmoid(x); }); }
+Status ref_Sigmoid(KernelContext& ctx) { return ref_unary<kFloats>(ctx, [](double x) { return act::sigmoid(x); }); }
 
 // Relu(x) = max(0, x); NaN stays NaN.
 Status infer_Relu(InferContext& ctx) { return infer_unary(ctx, kFloats | kSignedInts); }
@@ -151,13 +139,13 @@ Status ref_Celu(KernelContext& ctx) {
 Status infer_HardSigmoid(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_HardSigmoid(KernelContext& ctx) {
   const double alpha = attr_f32(ctx, "alpha"), beta = attr_f32(ctx, "beta");
-  return ref_unary<kFloats>(ctx, [=](double x) { return clamp01(alpha * x + beta); });
+  return ref_unary<kFloats>(ctx, [=](double x) { return act::hard_sigmoid(x, alpha, beta); });
 }
 
 // HardSwish(x) = x * max(0, min(1, x / 6 + 0.5))
 Status infer_HardSwish(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_HardSwish(KernelContext& ctx) {
-  return ref_unary<kFloats>(ctx, [](double x) { return x * clamp01(x / 6.0 + 0.5); });
+  return ref_unary<kFloats>(ctx, [](double x) { return act::hard_swish(x); });
 }
 
 // Softplus(x) = log(1 + exp(x))
@@ -181,10 +169,8 @@ Status infer_Gelu(InferContext& ctx) {
 }
 Status ref_Gelu(KernelContext& ctx) {
   if (ctx.attr_string("approximate") == "tanh")
-    return ref_unary<kFloats>(ctx, [](double x) {
-      return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
-    });
-  return ref_unary<kFloats>(ctx, [](double x) { return 0.5 * x * std::erfc(-x * kSqrt1_2); });
+    return ref_unary<kFloats>(ctx, [](double x) { return act::gelu_tanh(x); });
+  return ref_unary<kFloats>(ctx, [](double x) { return act::gelu_erf(x); });
 }
 
 // Mish(x) = x * tanh(softplus(x))

@@ -43,4 +43,14 @@ Status canonicalize_gemm(Graph& g, PassStats& stats);
 /// x / c -> x * (1/c) for floating-point constants c.
 Status canonicalize_div_const(Graph& g, PassStats& stats);
 
+// --- fuse: Conv / ConvTranspose / MatMul ---------------------------------------------
+/// Per-output-channel constant Mul / Add / Sub after Conv, ConvTranspose, MatMul -> folded into weights and bias.
+Status fuse_affine_into_conv(Graph& g, PassStats& stats);
+/// Residual Add and activation after Conv / ConvTranspose -> FusedConv / FusedConvTranspose.
+Status fuse_conv_epilogue(Graph& g, PassStats& stats);
+/// Bias Add, residual Add and activation after MatMul -> FusedMatMul.
+Status fuse_matmul_epilogue(Graph& g, PassStats& stats);
+/// Depthwise -> pointwise and pointwise -> depthwise conv pairs -> FusedConv pairs marked `pair` for one kernel.
+Status mark_dw_pw_conv_pairs(Graph& g, PassStats& stats);
+
 }  // namespace ferry

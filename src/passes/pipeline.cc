@@ -54,6 +54,13 @@ Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
       {"share_duplicate_constants", share_duplicate_constants},
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
       // Fusions (passes/fuse_*.cc) go here, one line each.
+      // transformer fusions (LayerNorm, RMSNorm, GELU, Attention) go here
+      // Conv / MatMul: fold affines into weights first (Conv+BN), then epilogues
+      // (GELU must be one op by now for MatMul+Gelu), then mark conv pairs on the final FusedConvs.
+      {"fuse_affine_into_conv", fuse_affine_into_conv},
+      {"fuse_conv_epilogue", fuse_conv_epilogue},
+      {"fuse_matmul_epilogue", fuse_matmul_epilogue},
+      {"mark_dw_pw_conv_pairs", mark_dw_pw_conv_pairs},
       {"eliminate_dead", eliminate_dead},
   };
 

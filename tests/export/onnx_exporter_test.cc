@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "frontends/frontend.h"
 #include "frontends/onnx/import_ferry_domain.h"
@@ -258,6 +259,41 @@ TEST(ImportFerryDomain, TheImporterLoadsFerryDomainNodes) {
   ASSERT_FALSE(v2.ok());
   EXPECT_NE(v2.status().message().find("opset 2 of domain 'ferry' is not supported (only 1)"), std::string::npos)
       << v2.status().message();
+}
+
+// --- fused ops (passes/fuse_*.cc) round trip through domain "ferry" ---------------------
+
+TEST(OnnxExporter, FusedOpsRoundTripWithOmittedInputsAndStringAttributes) {
+  TempDir dir;
+  auto g = parse_ir(R"(graph fused (%x: f32[1,2,4,4], %z: f32[1,3,4,4], %a: f32[3,5]) -> (%y, %d, %m) {
+    %w = const f32[3,2,3,3] splat(0.25)
+    %wd = const f32[3,1,3,3] splat(-0.5)
+    %wm = const f32[5,4] splat(0.125)
+    %bm = const f32[4] [1, -1, 0.5, 0]
+    %y = FusedConv(%x, %w, _, %z) {activation="Clip", alpha=-inf, beta=1.5, pads=[1,1,1,1]} @conv
+    %d = FusedConv(%y, %wd) {group=3, pads=[1,1,1,1], pair="pw_dw"} @dw
+    %m = FusedMatMul(%a, %wm, %bm) {activation="GeluTanh"} @mm
+  })");
+  ASSERT_TRUE(write_onnx_file(*g, dir.file("fused.onnx")).ok());
+  auto back = load_model(dir.file("fused.onnx"));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  testing::expect_same_outputs(*g, **back, 0);
+  const Node* conv = (*back)->find_node("conv");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->op(), Op::FusedConv);
+  EXPECT_EQ(conv->input(2), nullptr);  // the omitted bias stays omitted, Z stays input 3
+  ASSERT_NE(conv->input(3), nullptr);
+  EXPECT_EQ(conv->input(3)->name(), "z");
+  EXPECT_EQ(conv->attr_string("activation"), "Clip");
+  EXPECT_EQ(conv->attr_float("alpha"), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ((*back)->find_node("dw")->attr_string("pair"), "pw_dw");
+  EXPECT_EQ((*back)->find_node("mm")->attr_string("activation"), "GeluTanh");
+  auto m = export_onnx_model(*g);
+  ASSERT_TRUE(m.ok());
+  for (const onnx::NodeProto& n : m->graph().node()) {
+    EXPECT_EQ(n.domain(), "ferry") << n.name();
+    if (n.name() == "conv") EXPECT_EQ(n.input(2), "");
+  }
 }
 
 }  // namespace

@@ -49,25 +49,25 @@ TEST(Pipeline, OptimizesAndKeepsOutputsEqual) {
   EXPECT_EQ(passes.front(), "eliminate_dead");
   EXPECT_EQ(passes.back(), "eliminate_dead");
   // Identity gone, BN -> Mul+Add, the shape chain -> [0, -1], Gemm -> MatMul,
-  // Div -> Mul, and the two Relus -> one.
-  std::string quarters = "0.25";
-  for (int i = 1; i < 18 * 4; ++i) quarters += ", 0.25";
+  // Div -> Mul, the two Relus -> one, then the Mul folded into the MatMul's
+  // weights (0.25 * 0.5) and the Relu into its epilogue.
+  std::string eighths = "0.125";
+  for (int i = 1; i < 18 * 4; ++i) eighths += ", 0.125";
   EXPECT_EQ(ir(*g),
             "graph g (%x: f32[N,2,3,3]) -> (%y) {\n"
             "  %flatten/shape = const i64[2] [0, -1]\n"
             "  %bn/scale = const f32[2,1,1] [0.5, 0.5]\n"
             "  %bn/shift = const f32[2,1,1] [0.5, -1.5]\n"
-            "  %fc/B = const f32[18,4] [" + quarters + "]\n"
-            "  %half/reciprocal = const f32[] [0.5]\n"
+            "  %fc/matmul/weights = const f32[18,4] [" + eighths + "]\n"
             "  %bn/mul = Mul(%x, %bn/scale) : f32[N,2,3,3] @bn/mul\n"
             "  %bn/add = Add(%bn/mul, %bn/shift) : f32[N,2,3,3] @bn/add\n"
             "  %flat = Reshape(%bn/add, %flatten/shape) : f32[N,18] @flatten\n"
-            "  %fc/matmul = MatMul(%flat, %fc/B) : f32[N,4] @fc/matmul\n"
-            "  %half/mul = Mul(%fc/matmul, %half/reciprocal) : f32[N,4] @half/mul\n"
-            "  %r1 = Relu(%half/mul) : f32[N,4] @relu1\n"
-            "  %y = Add(%r1, %r1) : f32[N,4] @sum\n"
+            "  %fc_1 = FusedMatMul(%flat, %fc/matmul/weights) {activation=\"Relu\"} : f32[N,4] @fc_1\n"
+            "  %y = Add(%fc_1, %fc_1) : f32[N,4] @sum\n"
             "}\n");
   EXPECT_EQ(stats_of(stats, "canonicalize_gemm", "gemm_to_matmul_add").applied, 1);
+  EXPECT_EQ(stats_of(stats, "fuse_affine_into_conv", "mul_into_weights").applied, 1);
+  EXPECT_EQ(stats_of(stats, "fuse_matmul_epilogue", "activation").applied, 1);
   EXPECT_EQ(stats_of(stats, "eliminate_common_subexpressions", "duplicate_node").applied, 1);
 }
 

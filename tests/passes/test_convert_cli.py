@@ -48,10 +48,12 @@ except ImportError:
 RTOL = 1e-4
 TIMEOUT_S = 600
 # Models run with --check-passes: the ones with the most rewrites (BatchNorm,
-# Gemm, shape arithmetic, Div, duplicates), kept few since each changed pass
-# means one more interpreter run.
+# Gemm, shape arithmetic, Div, duplicates; Conv/MatMul fusions: residual Adds,
+# Relu/Clip/HardSwish/HardSigmoid/SiLU epilogues, depthwise pairs), kept few
+# since each changed pass means one more interpreter run.
 CHECK_PASSES = {"bert", "gpt2", "shufflenet_v2", "densenet121", "vit_b_16", "tf_nhwc_cnn", "dynamic_shapes",
-                "shape_ops", "attr_forms_opset9", "norms"}
+                "shape_ops", "attr_forms_opset9", "norms",
+                "resnet50", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "yolo", "conv_variants"}
 
 
 def _params():
@@ -156,7 +158,7 @@ def test_inspect_optimized_shows_the_optimized_graph(tmp_path):
     before, after = json.loads(plain.stdout)["op_histogram"], json.loads(optimized.stdout)["op_histogram"]
     assert before.get("BatchNormalization", 0) > 0
     assert "BatchNormalization" not in after and "Gemm" not in after
-    assert after.get("MatMul", 0) >= 1
+    assert after.get("FusedMatMul", 0) >= 1  # the classifier's Gemm: MatMul + bias, fused
 
 
 def test_no_optimize_writes_the_imported_graph(tmp_path):

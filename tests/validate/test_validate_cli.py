@@ -149,8 +149,16 @@ def test_per_layer_against_onnxruntime_passes(ferry, have_ort, tmp_path):
     assert proc.returncode == EXIT_OK, proc.stdout + proc.stderr
     pl = json.loads(report.read_text())["samples"][0]["per_layer"]
     assert pl["first_divergence"] is None
-    assert pl["compared"] >= 40  # every conv, relu, add, pool ... of resnet18
-    assert all(layer["matched_by"] == "name" and layer["pass"] for layer in pl["layers"])
+    # Every node of the optimized graph: plain ones by name, fused ones (conv + relu + add
+    # as one FusedConv) through their provenance, to the source tensor of their last node.
+    optimized = json.loads(run(ferry, "inspect", meta["path"], "--optimized", "--json").stdout)
+    assert optimized["op_histogram"].get("FusedConv", 0) >= 16
+    assert pl["compared"] == optimized["num_nodes"]
+    assert all(layer["pass"] for layer in pl["layers"])
+    by = {layer["matched_by"] for layer in pl["layers"]}
+    assert by == {"name", "provenance"}, by
+    fused = [layer for layer in pl["layers"] if layer["op"] == "FusedConv"]
+    assert all(layer["matched_by"] == "provenance" and layer["reference_tensor"] != layer["tensor"] for layer in fused)
     assert "all within tolerance" in proc.stdout
 
 

@@ -1,0 +1,79 @@
+// passes/fuse_matmul_epilogue.cc — bias, residual Add and activation after a
+// MatMul, as the epilogue of one FusedMatMul.
+//
+//   MatMul(a, b) + c               ==>  FusedMatMul(a, b, c')        c varies only along the last axis
+//   MatMul(a, b) + z               ==>  FusedMatMul(a, b, _, z)      any other z that broadcasts into the output
+//   act(MatMul(a, b))              ==>  FusedMatMul(a, b) {activation=act, alpha, beta}
+//   y * Sigmoid(y), y = MatMul(..) ==>  FusedMatMul(..) {activation=SiLU}
+//   (each also onto a FusedMatMul that has no activation yet)
+//
+// c' is c as a 1-D [N] tensor (N = the output's last dim): a constant of any
+// such shape ([N], [1,N], a scalar) is rewritten to [N]; a non-constant c must
+// already be 1-D. A second bias-shaped Add becomes z. act and the order rule
+// are fuse_conv_epilogue's: the result is always act(a @ b + c' + z); an Add
+// after the activation stays outside. Preconditions: float dtype; the MatMul's
+// output feeds only the absorbed node and is no graph output; shapes known.
+// Gemm arrives as MatMul + Add (canonicalize_gemm), so Gemm + activation fuses too.
+#include "ops/conv_util.h"
+#include "passes/epilogue_patterns.h"
+#include "passes/fusion_util.h"
+#include "passes/passes.h"
+#include "passes/pattern_driver.h"
+
+namespace ferry {
+namespace {
+
+/// c as the 1-D bias of a [..., N] output, or null when c is not bias-shaped.
+Value* as_bias(Rewriter& rw, Value* c, const Shape& out) {
+  if (!out.rank_known() || out.rank() == 0 || !out[size_t(out.rank() - 1)].is_static()) return nullptr;
+  const int64_t n = out[size_t(out.rank() - 1)].value();
+  if (const Tensor* t = constant_of(c)) {
+    auto values = per_channel_values(*t, out.rank(), out.rank() - 1, n);
+    if (!values) return nullptr;
+    if (t->rank() == 1 && t->dim(0) == n) return c;
+    Tensor bias = Tensor::empty(t->dtype(), {n});
+    store_f64(*values, bias);
+    return rw.constant(std::move(bias), c->name() + "/bias");
+  }
+  const Shape& s = c->shape();
+  return s.rank_known() && s.rank() == 1 && s[0].is_static() && s[0].value() == n ? c : nullptr;
+}
+
+bool bias_or_residual(Rewriter& rw, Node& add) {
+  for (size_t i = 0; i < 2; ++i) {
+    Node* host = epilogue_host(add.input(i), HostFamily::kMatMul);
+    if (!host || host->has_input(2) || !epilogue_blocker(rw.graph(), *host, add).empty()) continue;
+    Value* bias = as_bias(rw, add.input(1 - i), host->output(0)->shape());
+    if (!bias) continue;
+    std::vector<Value*> inputs = host->inputs();
+    inputs.resize(4, nullptr);
+    inputs[2] = bias;
+    Node* fused = rebuild_fused(rw, *host, std::move(inputs), {}, {host, &add});
+    rw.replace_uses(add.output(0), fused->output(0));
+    return true;
+  }
+  return fuse_residual_epilogue(rw, add, HostFamily::kMatMul);
+}
+
+bool activation(Rewriter& rw, Node& n) { return fuse_activation_epilogue(rw, n, HostFamily::kMatMul); }
+bool silu(Rewriter& rw, Node& n) { return fuse_silu_epilogue(rw, n, HostFamily::kMatMul); }
+
+}  // namespace
+
+Status fuse_matmul_epilogue(Graph& g, PassStats& stats) {
+  static const std::vector<Pattern> patterns = {
+      {"bias_or_residual_add", Op::Add, bias_or_residual},
+      {"activation", Op::Relu, activation},
+      {"activation", Op::Clip, activation},
+      {"activation", Op::LeakyRelu, activation},
+      {"activation", Op::Sigmoid, activation},
+      {"activation", Op::HardSigmoid, activation},
+      {"activation", Op::HardSwish, activation},
+      {"activation", Op::Gelu, activation},
+      {"activation", Op::Tanh, activation},
+      {"silu", Op::Mul, silu},
+  };
+  return apply_patterns(g, "fuse_matmul_epilogue", patterns, stats);
+}
+
+}  // namespace ferry
