@@ -43,4 +43,14 @@ Status canonicalize_gemm(Graph& g, PassStats& stats);
 /// x / c -> x * (1/c) for floating-point constants c.
 Status canonicalize_div_const(Graph& g, PassStats& stats);
 
+// --- transformer fusions (fuse-xfmr) ---------------------------------------------------
+/// Decomposed LayerNorm (ReduceMean, Sub, square, ReduceMean, + eps, Sqrt, Div, * gamma, + beta) -> LayerNormalization.
+Status fuse_layernorm(Graph& g, PassStats& stats);
+/// x / sqrt(mean(x^2) + eps) * gamma -> RMSNormalization.
+Status fuse_rmsnorm(Graph& g, PassStats& stats);
+/// GELU in its erf and tanh forms -> Gelu.
+Status fuse_gelu(Graph& g, PassStats& stats);
+/// MatMul(Softmax(scale * Q K^T [+ mask]), V) with its multi-head wrappers -> Attention.
+Status fuse_attention(Graph& g, PassStats& stats);
+
 }  // namespace ferry

@@ -54,6 +54,11 @@ Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
       {"share_duplicate_constants", share_duplicate_constants},
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
       // Fusions (passes/fuse_*.cc) go here, one line each.
+      // transformer fusions (LayerNorm, RMSNorm, GELU, Attention)
+      {"fuse_layernorm", fuse_layernorm},
+      {"fuse_rmsnorm", fuse_rmsnorm},
+      {"fuse_gelu", fuse_gelu},
+      {"fuse_attention", fuse_attention},
       {"eliminate_dead", eliminate_dead},
   };
 

@@ -1,0 +1,250 @@
+// passes/fuse_attention.cc — scaled dot-product attention into one Attention node (ONNX opset 23).
+//
+//   S = MatMul(Q * a, Kt * b) * c          a, b, c: optional scalar constants (Mul, or Div by one)
+//   S' = S + mask | Where(m, S, fill) | S  fill: a scalar constant <= -1e30 (or -inf)
+//   Y = MatMul(Softmax(S', axis=-1), V)
+//     ==>  Y = Attention(Q, K, V, mask') {scale = a*b*c, is_causal}      K = Kt with its last two axes swapped
+//
+// Kt = Transpose(X, p) folds into K = X (or one Transpose of X); otherwise K
+// gets a Transpose. Where(m, S, fill) becomes is_causal=1 when m is a
+// lower-triangular [Sq, Skv] mask (Trilu(ConstantOfShape(true), upper=0), or
+// a constant) of a square attention; else the additive mask Where(m, 0, fill).
+// The multi-head wrappers are absorbed when they are exactly the 3-D form's
+// (BERT / GPT-2 / torch SDPA style):
+//   Q = Transpose(Reshape(Q3, [B, Sq, H, D]), [0,2,1,3]), K and V likewise
+//   (K may come as Transpose(Reshape(K3), [0,2,3,1])), and
+//   Y3 = Reshape(Transpose(Y, [0,2,1,3]), [B, Sq, H*Dv])
+//     ==>  Y3 = Attention(Q3, K3, V3, mask') {q_num_heads = kv_num_heads = H}
+// otherwise the node takes the 4-D [B, H, S, D] operands.
+// Keras's einsum form is the second pattern (passes/fuse_attention_einsum.cc).
+// Preconditions: Q, Kt, V, S of rank 4, floating point; batch and head dims
+// of Q, K, V known equal (no broadcasting in the MatMuls); the mask does not
+// broadcast S to a bigger shape; Softmax over the last axis; S, S', the
+// softmax and the scaled intermediates have one use each.
+#include <algorithm>
+
+#include "passes/fuse_attention_internal.h"
+#include "passes/match_util.h"
+#include "passes/passes.h"
+#include "passes/pattern_driver.h"
+
+namespace ferry {
+namespace {
+
+const std::vector<int64_t> kHeadsFirst = {0, 2, 1, 3};  // [B, S, H, D] <-> [B, H, S, D]
+
+}  // namespace
+
+Value* peel_attention_scale(const Graph& g, Value* v, double* scale, std::vector<const Node*>& nodes) {
+  for (int i = 0; i < 3; ++i) {
+    Node* n = v->producer();
+    if (!n || (n->op() != Op::Mul && n->op() != Op::Div) || !has_one_use(g, v)) break;
+    auto c1 = scalar_constant(n->input(1));
+    auto c0 = n->op() == Op::Mul ? scalar_constant(n->input(0)) : std::nullopt;
+    if (c1 && *c1 != 0) {
+      *scale *= n->op() == Op::Mul ? *c1 : 1.0 / *c1;
+      v = n->input(0);
+    } else if (c0) {
+      *scale *= *c0;
+      v = n->input(1);
+    } else {
+      break;
+    }
+    nodes.push_back(n);
+  }
+  return v;
+}
+
+namespace {
+
+Value* peel_scale(const Graph& g, Value* v, double* scale, std::vector<const Node*>& nodes) {
+  return peel_attention_scale(g, v, scale, nodes);
+}
+
+bool is_perm(const Node* t, const std::vector<int64_t>& perm) {
+  return t && t->has_attr("perm") && t->attr_ints("perm") == perm;
+}
+
+bool same(const Dim& a, const Dim& b) { return a.same_as(b); }
+
+/// True when `c` is known to be lower-triangular (c[i][j] = j <= i) over its last two
+/// dims [n, n], with leading dims 1.
+bool is_causal_mask(const Value* c, const Dim& sq, const Dim& skv) {
+  const Shape& s = c->shape();
+  if (!s.rank_known() || s.rank() < 2 || !same(sq, skv)) return false;
+  for (int64_t i = 0; i + 2 < s.rank(); ++i)
+    if (!(s[size_t(i)].is_static() && s[size_t(i)].value() == 1)) return false;
+  if (!same(s[size_t(s.rank() - 2)], sq) || !same(s[size_t(s.rank() - 1)], skv)) return false;
+  if (const Tensor* t = constant_of(c)) {
+    const int64_t n = t->dim(t->rank() - 1);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        if ((t->get_double(i * n + j) != 0) != (j <= i)) return false;
+    return true;
+  }
+  Node* tri = producer_of(c, Op::Trilu);
+  if (!tri || tri->attr_int("upper") != 0) return false;
+  if (tri->num_inputs() > 1 && tri->input(1) && scalar_constant(tri->input(1)) != 0.0) return false;
+  Node* fill = producer_of(tri->input(0), Op::ConstantOfShape);
+  if (!fill || !fill->has_attr("value")) return false;  // default value 0: nothing attends
+  const Tensor& v = fill->attr_tensor("value");
+  return v.numel() == 1 && v.get_double(0) != 0;
+}
+
+/// Q3 when `q4` is Transpose(Reshape(Q3 [B, S, H*D]), [0,2,1,3]); else null.
+Value* unwrap_heads(const Value* q4) {
+  Node* tr = producer_of(q4, Op::Transpose);
+  if (!is_perm(tr, kHeadsFirst)) return nullptr;
+  Node* rs = producer_of(tr->input(0), Op::Reshape);
+  if (!rs) return nullptr;
+  Value* x3 = rs->input(0);
+  const Shape &s3 = x3->shape(), &s4 = rs->output(0)->shape();
+  if (!s3.rank_known() || s3.rank() != 3 || !s4.rank_known() || s4.rank() != 4) return nullptr;
+  if (!same(s3[0], s4[0]) || !same(s3[1], s4[1])) return nullptr;
+  return x3;
+}
+
+struct Match {
+  Value *q = nullptr, *kt = nullptr, *v = nullptr, *mask = nullptr;
+  Node* where = nullptr;  ///< Where(m, S, fill) masking, turned into a mask or is_causal
+  bool causal = false;
+  double scale = 1;
+};
+
+bool fuse(Rewriter& rw, Node& pv) {
+  Graph& g = rw.graph();
+  Node* sm = producer_of(pv.input(0), Op::Softmax);
+  if (!sm) return false;
+  std::vector<const Node*> nodes = {&pv, sm};
+  Match m;
+  m.v = pv.input(1);
+  const Shape& ps = sm->output(0)->shape();
+  if (!ps.rank_known() || ps.rank() != 4)
+    return rw.near_miss("attention probabilities are not 4-D [B, H, Sq, Skv]: " + ps.to_string(), nodes);
+  const int64_t axis = sm->attr_int("axis");
+  if (axis != -1 && axis != 3) return rw.near_miss("Softmax axis " + std::to_string(axis) + " is not the last", nodes);
+  if (!has_one_use(g, sm->output(0))) return rw.near_miss("Softmax output has other consumers", nodes);
+
+  // The mask: Add(S, mask), Where(m, S, fill), or none.
+  Value* t = sm->input(0);
+  Value* scores = t;
+  if (Node* add = producer_of(t, Op::Add)) {
+    for (int i = 0; i < 2; ++i) {
+      Value* s = add->input(size_t(i));
+      double unused = 1;
+      std::vector<const Node*> tmp;
+      if (producer_of(peel_scale(g, s, &unused, tmp), Op::MatMul)) {
+        scores = s;
+        m.mask = add->input(size_t(1 - i));
+        break;
+      }
+    }
+    if (!m.mask) return rw.near_miss("Softmax input is an Add of no scaled MatMul", nodes);
+    nodes.push_back(add);
+  } else if (Node* where = producer_of(t, Op::Where)) {
+    auto fill = scalar_constant(where->input(2));
+    nodes.push_back(where);
+    if (!fill || *fill > -1e30) return rw.near_miss("Where masks with a fill that is not a large negative constant", nodes);
+    scores = where->input(1);
+    m.where = where;
+  }
+  if (scores != t && !has_one_use(g, scores)) return rw.near_miss("attention scores have other consumers", nodes);
+  Value* s = peel_scale(g, scores, &m.scale, nodes);
+  Node* qk = producer_of(s, Op::MatMul);
+  if (!qk) return rw.near_miss("Softmax input is not the scaled MatMul: found " + found(s), nodes);
+  nodes.push_back(qk);
+  if (s != scores && !has_one_use(g, s)) return rw.near_miss("Q*K^T has other consumers", nodes);
+  m.q = peel_scale(g, qk->input(0), &m.scale, nodes);
+  m.kt = peel_scale(g, qk->input(1), &m.scale, nodes);
+
+  const Shape &qs = m.q->shape(), &ks = m.kt->shape(), &vs = m.v->shape(), &ss = qk->output(0)->shape();
+  for (const Shape* x : {&qs, &ks, &vs, &ss})
+    if (!x->rank_known() || x->rank() != 4)
+      return rw.near_miss("Q, K^T, V are not all 4-D: " + qs.to_string() + ", " + ks.to_string() + ", " +
+                              vs.to_string(),
+                          nodes);
+  if (!is_floating(m.q->dtype())) return rw.near_miss("Q is not floating point", nodes);
+  for (size_t d : {size_t(0), size_t(1)})
+    if (!same(qs[d], ks[d]) || !same(qs[d], vs[d]))
+      return rw.near_miss("Q, K, V batch/head dims are not known equal (broadcasting MatMul): " + qs.to_string() +
+                              ", " + ks.to_string() + ", " + vs.to_string(),
+                          nodes);
+  if (!same(ks[3], vs[2])) return rw.near_miss("K and V sequence lengths are not known equal", nodes);
+  if (!(t->shape() == ss)) return rw.near_miss("the mask broadcasts the scores to " + t->shape().to_string(), nodes);
+  if (m.mask && m.mask->dtype() != m.q->dtype())
+    return rw.near_miss("mask dtype " + std::string(dtype_name(m.mask->dtype())) + " is not the scores'", nodes);
+
+  // K from K^T: fold a Transpose producing K^T.
+  static const std::vector<int64_t> kSwap = {0, 1, 3, 2};
+  Value* kx = m.kt;
+  std::vector<int64_t> kperm = kSwap;  // K = Transpose(kx, kperm)
+  if (Node* tr = producer_of(m.kt, Op::Transpose); tr && tr->has_attr("perm") && tr->attr_ints("perm").size() == 4) {
+    const auto& p = tr->attr_ints("perm");
+    kx = tr->input(0);
+    for (size_t i = 0; i < 4; ++i) kperm[i] = p[size_t(kSwap[i])];
+  }
+  // The 3-D form, when every wrapper matches.
+  Value *q3 = unwrap_heads(m.q), *v3 = unwrap_heads(m.v), *k3 = nullptr;
+  if (kperm == kHeadsFirst) {
+    Node* rs = producer_of(kx, Op::Reshape);
+    if (rs && rs->input(0)->shape().rank_known() && rs->input(0)->shape().rank() == 3) k3 = rs->input(0);
+  } else if (kperm == std::vector<int64_t>{0, 1, 2, 3}) {
+    k3 = unwrap_heads(kx);
+  }
+  Node* out_tr = single_consumer_of(g, pv.output(0), Op::Transpose);
+  Node* out_rs = is_perm(out_tr, kHeadsFirst) ? single_consumer_of(g, out_tr->output(0), Op::Reshape) : nullptr;
+  const Dim& heads = qs[1];
+  bool three_d = q3 && k3 && v3 && out_rs && heads.is_static() && vs[3].is_static();
+  if (three_d) {
+    const Shape& ys = out_rs->output(0)->shape();
+    three_d = ys.rank_known() && ys.rank() == 3 && same(ys[0], qs[0]) && same(ys[1], qs[2]) && ys[2].is_static() &&
+              ys[2].value() == heads.value() * vs[3].value();
+  }
+
+  // Where(m, S, fill): causal, or an additive mask.
+  if (m.where) {
+    Value* c = m.where->input(0);
+    if (is_causal_mask(c, ss[2], ss[3])) {
+      m.causal = true;
+    } else {
+      Tensor zero = Tensor::empty(m.q->dtype(), {});
+      zero.set_double(0, 0.0);
+      m.mask = rw.create(Op::Where, {c, rw.constant(std::move(zero), m.where->name() + "/zero"), m.where->input(2)}, 1,
+                         {}, {m.where}, m.where->name() + "/mask")
+                   ->output(0);
+    }
+  }
+  Value *q = m.q, *k = nullptr, *v = m.v;
+  AttrMap attrs;
+  attrs.set("scale", m.scale);
+  if (m.causal) attrs.set("is_causal", int64_t(1));
+  Value* replaced = pv.output(0);
+  if (three_d) {
+    q = q3, k = k3, v = v3;
+    attrs.set("q_num_heads", heads.value());
+    attrs.set("kv_num_heads", heads.value());
+    replaced = out_rs->output(0);
+    nodes.insert(nodes.end(), {out_tr, out_rs});
+  } else if (kperm == std::vector<int64_t>{0, 1, 2, 3}) {
+    k = kx;
+  } else {
+    AttrMap perm;
+    perm.set("perm", kperm);
+    k = rw.create(Op::Transpose, {kx}, 1, std::move(perm), {qk}, qk->name() + "/key")->output(0);
+  }
+  std::vector<Value*> ins = {q, k, v};
+  if (m.mask) ins.push_back(m.mask);
+  Node* att = rw.create(Op::Attention, ins, 1, std::move(attrs), nodes, pv.name() + "/attention");
+  rw.replace_uses(replaced, att->output(0));
+  return true;
+}
+
+}  // namespace
+
+Status fuse_attention(Graph& g, PassStats& stats) {
+  static const std::vector<Pattern> patterns = {{"sdpa_to_attention", Op::MatMul, fuse},
+                                                {"keras_einsum_to_attention", Op::Einsum, fuse_einsum_attention}};
+  return apply_patterns(g, "fuse_attention", patterns, stats);
+}
+
+}  // namespace ferry

@@ -1,0 +1,87 @@
+#include "passes/match_util.h"
+
+#include "ops/shape_util.h"
+
+namespace ferry {
+
+std::optional<double> scalar_constant(const Value* v) {
+  const Tensor* t = constant_of(v);
+  if (!t || t->numel() != 1 || t->dtype() == DType::boolean) return std::nullopt;
+  return t->get_double(0);
+}
+
+Value* other_operand(const Node& n, const Value* v) {
+  if (n.num_inputs() != 2) return nullptr;
+  if (n.input(0) == v && n.input(1) != v) return n.input(1);
+  if (n.input(1) == v && n.input(0) != v) return n.input(0);
+  return nullptr;
+}
+
+Node* single_consumer(const Graph& g, const Value* v) {
+  if (!has_one_use(g, v)) return nullptr;
+  return v->uses()[0].node;
+}
+
+Node* single_consumer_of(const Graph& g, const Value* v, Op op) {
+  Node* n = single_consumer(g, v);
+  return n && n->op() == op ? n : nullptr;
+}
+
+std::string found(const Value* v) {
+  if (!v) return "nothing";
+  if (v->producer()) return op_name(v->producer()->op());
+  return v->is_constant() ? "a constant" : "a graph input";
+}
+
+std::optional<std::vector<int64_t>> reduce_axes(const Node& reduce, int64_t rank) {
+  if (reduce.num_inputs() < 2 || !reduce.input(1)) {
+    if (reduce.attr_int("noop_with_empty_axes") != 0) return std::nullopt;
+    std::vector<int64_t> all(size_t(std::max<int64_t>(rank, 0)));
+    for (int64_t i = 0; i < rank; ++i) all[size_t(i)] = i;
+    return all;
+  }
+  auto axes = known_ints(constant_of(reduce.input(1)));
+  if (!axes) return std::nullopt;
+  auto norm = normalize_axes(*axes, rank);
+  if (!norm.ok()) return std::nullopt;
+  std::vector<int64_t> out = *norm;
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string ints_to_string(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+namespace {
+
+void flatten_into(const Graph& g, Value* v, bool is_root, int depth, Product& p) {
+  Node* mul = producer_of(v, Op::Mul);
+  if (mul && depth > 0 && (is_root || has_one_use(g, v))) {
+    p.nodes.push_back(mul);
+    flatten_into(g, mul->input(0), false, depth - 1, p);
+    flatten_into(g, mul->input(1), false, depth - 1, p);
+    return;
+  }
+  if (v->is_constant()) {
+    auto c = scalar_constant(v);
+    if (c)
+      p.coefficient *= *c;
+    else
+      p.ok = false;
+    return;
+  }
+  p.factors.push_back(v);
+}
+
+}  // namespace
+
+Product flatten_product(const Graph& g, Value* root, int max_depth) {
+  Product p;
+  flatten_into(g, root, true, max_depth, p);
+  return p;
+}
+
+}  // namespace ferry

@@ -1,0 +1,41 @@
+// passes/match_util.h — small matching helpers shared by the fusion passes.
+#pragma once
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "passes/rewriter.h"
+
+namespace ferry {
+
+/// The value of a one-element floating-point or integer constant, else nullopt.
+std::optional<double> scalar_constant(const Value* v);
+/// |a - b| <= rtol * |b|: constants as exporters write them (rounded to f32, or to 4-6 digits).
+inline bool approx(double a, double b, double rtol = 1e-4) { return std::fabs(a - b) <= rtol * std::fabs(b); }
+/// The operand of binary node `n` that is not `v` (null when neither or both are `v`).
+Value* other_operand(const Node& n, const Value* v);
+/// The single consumer of `v` when it has one use and is not a graph output, else null.
+Node* single_consumer(const Graph& g, const Value* v);
+/// The single consumer of `v` if it is of op `op`.
+Node* single_consumer_of(const Graph& g, const Value* v, Op op);
+/// "Mul" for a produced value, "a graph input" / "a constant" otherwise (near-miss reasons).
+std::string found(const Value* v);
+/// Constant int64 axes of a Reduce* node (input 1), normalized to [0, rank); nullopt when not known.
+std::optional<std::vector<int64_t>> reduce_axes(const Node& reduce, int64_t rank);
+/// "[1, 2]".
+std::string ints_to_string(const std::vector<int64_t>& v);
+
+/// A product tree of Mul nodes flattened: y = coefficient * prod(factors).
+/// Inner Mul nodes are followed only while their output has one use (the root
+/// is always followed), so nothing outside the tree reads a partial product.
+struct Product {
+  double coefficient = 1;
+  std::vector<Value*> factors;      ///< non-constant leaves, in visit order
+  std::vector<const Node*> nodes;   ///< the Mul nodes of the tree (root first)
+  bool ok = true;                   ///< false when a constant leaf had more than one element
+};
+Product flatten_product(const Graph& g, Value* root, int max_depth = 4);
+
+}  // namespace ferry
