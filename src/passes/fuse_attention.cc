@@ -23,6 +23,8 @@
 // softmax and the scaled intermediates have one use each.
 #include <algorithm>
 
+#include "ops/shape_util.h"  // known_ints
+
 #include "passes/fuse_attention_internal.h"
 #include "passes/match_util.h"
 #include "passes/passes.h"
@@ -91,17 +93,39 @@ bool is_causal_mask(const Value* c, const Dim& sq, const Dim& skv) {
   return v.numel() == 1 && v.get_double(0) != 0;
 }
 
+/// True when Reshape `rs` maps [B, S, X] to [B, S, dims...] with X = prod(dims) (split = true),
+/// or [B, S, dims...] to [B, S, X] (split = false): B and S copied (0, -1 or equal statics).
+/// Read from the target constant, so it holds for unknown B and S too.
+bool keeps_batch_and_sequence(const Node* rs, bool split) {
+  if (!rs) return false;
+  const Shape& in = rs->input(0)->shape();
+  auto target = known_ints(constant_of(rs->input(1)));
+  if (!in.rank_known() || !target || rs->attr_int("allowzero") != 0) return false;
+  const size_t in_rank = size_t(in.rank()), out_rank = target->size();
+  if (in_rank != (split ? 3u : 4u) || out_rank != (split ? 4u : 3u)) return false;
+  const std::vector<int64_t>& t = *target;
+  auto copies = [&](size_t i, bool allow_minus_one) {
+    return t[i] == 0 || (allow_minus_one && t[i] == -1) || (in[i].is_static() && in[i].value() == t[i]);
+  };
+  int64_t in_rest = 1, out_rest = 1;
+  for (size_t i = 2; i < in_rank; ++i) {
+    if (!in[i].is_static()) return false;
+    in_rest *= in[i].value();
+  }
+  for (size_t i = 2; i < out_rank; ++i) {
+    if (t[i] <= 0) return false;
+    out_rest *= t[i];
+  }
+  // With -1 at position 1, position 0 must be a copy and the rest must match, so -1 = S.
+  return copies(0, false) && copies(1, true) && in_rest == out_rest && (t[1] != -1 || t[0] != -1);
+}
+
 /// Q3 when `q4` is Transpose(Reshape(Q3 [B, S, H*D]), [0,2,1,3]); else null.
 Value* unwrap_heads(const Value* q4) {
   Node* tr = producer_of(q4, Op::Transpose);
   if (!is_perm(tr, kHeadsFirst)) return nullptr;
   Node* rs = producer_of(tr->input(0), Op::Reshape);
-  if (!rs) return nullptr;
-  Value* x3 = rs->input(0);
-  const Shape &s3 = x3->shape(), &s4 = rs->output(0)->shape();
-  if (!s3.rank_known() || s3.rank() != 3 || !s4.rank_known() || s4.rank() != 4) return nullptr;
-  if (!same(s3[0], s4[0]) || !same(s3[1], s4[1])) return nullptr;
-  return x3;
+  return keeps_batch_and_sequence(rs, true) ? rs->input(0) : nullptr;
 }
 
 struct Match {
@@ -169,7 +193,7 @@ bool fuse(Rewriter& rw, Node& pv) {
       return rw.near_miss("Q, K, V batch/head dims are not known equal (broadcasting MatMul): " + qs.to_string() +
                               ", " + ks.to_string() + ", " + vs.to_string(),
                           nodes);
-  if (!same(ks[3], vs[2])) return rw.near_miss("K and V sequence lengths are not known equal", nodes);
+  // K's and V's sequence lengths need no check: MatMul(P, V) already requires them equal.
   if (!(t->shape() == ss)) return rw.near_miss("the mask broadcasts the scores to " + t->shape().to_string(), nodes);
   if (m.mask && m.mask->dtype() != m.q->dtype())
     return rw.near_miss("mask dtype " + std::string(dtype_name(m.mask->dtype())) + " is not the scores'", nodes);
@@ -187,19 +211,14 @@ bool fuse(Rewriter& rw, Node& pv) {
   Value *q3 = unwrap_heads(m.q), *v3 = unwrap_heads(m.v), *k3 = nullptr;
   if (kperm == kHeadsFirst) {
     Node* rs = producer_of(kx, Op::Reshape);
-    if (rs && rs->input(0)->shape().rank_known() && rs->input(0)->shape().rank() == 3) k3 = rs->input(0);
+    if (keeps_batch_and_sequence(rs, true)) k3 = rs->input(0);
   } else if (kperm == std::vector<int64_t>{0, 1, 2, 3}) {
     k3 = unwrap_heads(kx);
   }
   Node* out_tr = single_consumer_of(g, pv.output(0), Op::Transpose);
   Node* out_rs = is_perm(out_tr, kHeadsFirst) ? single_consumer_of(g, out_tr->output(0), Op::Reshape) : nullptr;
   const Dim& heads = qs[1];
-  bool three_d = q3 && k3 && v3 && out_rs && heads.is_static() && vs[3].is_static();
-  if (three_d) {
-    const Shape& ys = out_rs->output(0)->shape();
-    three_d = ys.rank_known() && ys.rank() == 3 && same(ys[0], qs[0]) && same(ys[1], qs[2]) && ys[2].is_static() &&
-              ys[2].value() == heads.value() * vs[3].value();
-  }
+  const bool three_d = q3 && k3 && v3 && heads.is_static() && keeps_batch_and_sequence(out_rs, false);
 
   // Where(m, S, fill): causal, or an additive mask.
   if (m.where) {

@@ -1,5 +1,7 @@
 #include "passes/match_util.h"
 
+#include <algorithm>
+
 #include "ops/shape_util.h"
 
 namespace ferry {
@@ -47,12 +49,6 @@ std::optional<std::vector<int64_t>> reduce_axes(const Node& reduce, int64_t rank
   std::vector<int64_t> out = *norm;
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string ints_to_string(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
 }
 
 namespace {

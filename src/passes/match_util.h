@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/movement_util.h"  // ints_to_string
 #include "passes/rewriter.h"
 
 namespace ferry {
@@ -24,8 +25,6 @@ Node* single_consumer_of(const Graph& g, const Value* v, Op op);
 std::string found(const Value* v);
 /// Constant int64 axes of a Reduce* node (input 1), normalized to [0, rank); nullopt when not known.
 std::optional<std::vector<int64_t>> reduce_axes(const Node& reduce, int64_t rank);
-/// "[1, 2]".
-std::string ints_to_string(const std::vector<int64_t>& v);
 
 /// A product tree of Mul nodes flattened: y = coefficient * prod(factors).
 /// Inner Mul nodes are followed only while their output has one use (the root
