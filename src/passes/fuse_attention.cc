@@ -150,21 +150,35 @@ bool fuse(Rewriter& rw, Node& pv) {
   if (!has_one_use(g, sm->output(0))) return rw.near_miss("Softmax output has other consumers", nodes);
 
   // The mask: Add(S, mask), Where(m, S, fill), or none.
+  std::vector<Value*> pending_masks;  // several added masks: summed once the match is certain
   Value* t = sm->input(0);
   Value* scores = t;
-  if (Node* add = producer_of(t, Op::Add)) {
-    for (int i = 0; i < 2; ++i) {
-      Value* s = add->input(size_t(i));
-      double unused = 1;
-      std::vector<const Node*> tmp;
-      if (producer_of(peel_scale(g, s, &unused, tmp), Op::MatMul)) {
-        scores = s;
-        m.mask = add->input(size_t(1 - i));
-        break;
+  if (producer_of(t, Op::Add)) {
+    // Add(S, mask), or Add(Add(S, mask1), mask2) (a relative-position bias and a window mask).
+    std::vector<Value*> masks;
+    for (Node* add = producer_of(t, Op::Add); add && !m.mask && masks.size() < 3;) {
+      nodes.push_back(add);
+      Node* next = nullptr;
+      for (int i = 0; i < 2 && !m.mask; ++i) {
+        Value* in = add->input(size_t(i));
+        double unused = 1;
+        std::vector<const Node*> tmp;
+        if (producer_of(peel_scale(g, in, &unused, tmp), Op::MatMul)) {
+          scores = in;
+          masks.push_back(add->input(size_t(1 - i)));
+          m.mask = masks.back();
+        } else if (producer_of(in, Op::Add) && has_one_use(g, in) && !next) {
+          next = in->producer();
+          masks.push_back(add->input(size_t(1 - i)));
+        }
       }
+      if (!m.mask && next && next->input(0) != next->input(1)) add = next;
+      else break;
     }
     if (!m.mask) return rw.near_miss("Softmax input is an Add of no scaled MatMul", nodes);
-    nodes.push_back(add);
+    for (size_t i = 0; i + 1 < masks.size(); ++i)
+      if (masks[i]->dtype() != masks.back()->dtype()) return rw.near_miss("the added masks differ in dtype", nodes);
+    if (masks.size() > 1) pending_masks = masks;
   } else if (Node* where = producer_of(t, Op::Where)) {
     auto fill = scalar_constant(where->input(2));
     nodes.push_back(where);
@@ -233,6 +247,11 @@ bool fuse(Rewriter& rw, Node& pv) {
                    ->output(0);
     }
   }
+  if (!pending_masks.empty()) {
+    m.mask = pending_masks[0];
+    for (size_t i = 1; i < pending_masks.size(); ++i)
+      m.mask = add_values(rw, m.mask, pending_masks[i], sm, sm->name() + "/mask");
+  }
   Value *q = m.q, *k = nullptr, *v = m.v;
   AttrMap attrs;
   attrs.set("scale", m.scale);
@@ -262,7 +281,8 @@ bool fuse(Rewriter& rw, Node& pv) {
 
 Status fuse_attention(Graph& g, PassStats& stats) {
   static const std::vector<Pattern> patterns = {{"sdpa_to_attention", Op::MatMul, fuse},
-                                                {"keras_einsum_to_attention", Op::Einsum, fuse_einsum_attention}};
+                                                {"keras_einsum_to_attention", Op::Einsum, fuse_einsum_attention},
+                                                {"unfold_window_mask", Op::Reshape, unfold_window_mask}};
   return apply_patterns(g, "fuse_attention", patterns, stats);
 }
 

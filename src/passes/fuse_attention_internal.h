@@ -13,4 +13,7 @@ Value* peel_attention_scale(const Graph& g, Value* v, double* scale, std::vector
 /// The Keras MultiHeadAttention pattern (passes/fuse_attention_einsum.cc), rooted at the value Einsum.
 bool fuse_einsum_attention(Rewriter& rw, Node& pv);
 
+/// Swin's shifted-window mask as a plain added mask (passes/fuse_attention_window_mask.cc), rooted at the outer Reshape.
+bool unfold_window_mask(Rewriter& rw, Node& reshape);
+
 }  // namespace ferry

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/registry.h"
 #include "ops/shape_util.h"
 
 namespace ferry {
@@ -78,6 +79,23 @@ Product flatten_product(const Graph& g, Value* root, int max_depth) {
   Product p;
   flatten_into(g, root, true, max_depth, p);
   return p;
+}
+
+}  // namespace ferry
+
+namespace ferry {
+
+Value* add_values(Rewriter& rw, Value* a, Value* b, const Node* from, const std::string& name) {
+  Node* add = rw.create(Op::Add, {a, b}, 1, {}, {from}, name);
+  const Tensor *ta = constant_of(a), *tb = constant_of(b);
+  if (!ta || !tb || !add->output(0)->shape().is_static()) return add->output(0);
+  std::vector<Tensor> outs(1);
+  auto t = Tensor::zeros(add->output(0)->dtype(), add->output(0)->shape().static_dims());
+  if (!t.ok()) return add->output(0);
+  outs[0] = std::move(t).value();
+  KernelContext ctx(*add, {ta, tb}, &outs);
+  if (!op_reference_kernel(Op::Add)(ctx).ok()) return add->output(0);
+  return rw.constant(std::move(outs[0]), name);  // the Add node is left dead and swept
 }
 
 }  // namespace ferry

@@ -38,3 +38,11 @@ struct Product {
 Product flatten_product(const Graph& g, Value* root, int max_depth = 4);
 
 }  // namespace ferry
+
+namespace ferry {
+
+/// a + b as a new Add node, or, when both are constants, as a constant computed
+/// with the reference kernel (passes that run after constant folding use this).
+Value* add_values(Rewriter& rw, Value* a, Value* b, const Node* from, const std::string& name);
+
+}  // namespace ferry

@@ -10,7 +10,8 @@ and each output must match the expected one within
     |ferry - expected| <= rtol * max(1, |expected|)    rtol 1e-4 (f32), 2e-3 (f16/bf16)
 (NaN matches NaN). Only the opset-23 cases are run (not the _expanded
 function bodies, and not newer versions such as Attention-24 with
-nonpad_kv_seqlen).
+nonpad_kv_seqlen); the bf16 cases are left out because .npy files cannot
+carry bfloat16 (`ferry run` reads numpy dtypes).
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ def _cases():
     for op in OPS:
         for case in collect_testcases(op):
             opset = max(o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx"))
-            if opset != 23 or case.name.endswith("_expanded"):
-                continue  # the opset-23 ops themselves (not their function-body expansions)
+            if opset != 23 or case.name.endswith("_expanded") or "bf16" in case.name:
+                continue  # see the module docstring
             out.append(pytest.param(case, id=case.name))
     return out
 

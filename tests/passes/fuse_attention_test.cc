@@ -162,6 +162,34 @@ TEST(FuseAttentionNearMiss, EinsumWithMixedLayouts) {
             "score Einsum bqhd,bhkd->bhqk is not Q, K both [batch, seq, head, dim] or both [batch, head, seq, dim]");
 }
 
+TEST(FuseAttention, SwinShiftedWindowMaskAndRelativeBias) {
+  // torchvision Swin: scores + relative-position bias, then viewed as
+  // [B/nW, nW, H, N, N] + window mask [1, nW, 1, N, N], viewed back.
+  PassStats stats;
+  std::string out = rewrite(R"(graph g (%q: f32[4,2,3,2], %k: f32[4,2,3,2], %v: f32[4,2,3,2]) -> (%y) {
+    %c = const f32[] [0.70710677]
+    %rel = const f32[1,2,3,3] [-0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2]
+    %win = const f32[1,2,1,3,3] [-100, 0, 0, 0, -100, 0, 0, 0, -100, 0, 0, 0, -100, 0, 0, 0, -100, 0]
+    %s5 = const i64[5] [2, 2, 2, 3, 3]
+    %s4 = const i64[4] [-1, 2, 3, 3]
+    %qs = Mul(%q, %c) @q_scale
+    %kt = Transpose(%k) {perm=[0,1,3,2]} @k_t
+    %s = MatMul(%qs, %kt) @qk
+    %b = Add(%s, %rel) @add_rel
+    %r5 = Reshape(%b, %s5) @view5
+    %m5 = Add(%r5, %win) @add_win
+    %r4 = Reshape(%m5, %s4) @view4
+    %p = Softmax(%r4) {axis=-1} @softmax
+    %y = MatMul(%p, %v) @pv
+  })",
+                            fuse_attention, &stats, kRtol);
+  EXPECT_NE(out.find("%y = Attention(%q, %k, %v, %softmax/mask) {scale=0.7071"), std::string::npos) << out;
+  EXPECT_NE(out.find("%softmax/mask = const f32[4,2,3,3]"), std::string::npos) << out;
+  EXPECT_EQ(out.find("Reshape"), std::string::npos) << out;
+  EXPECT_EQ(stats_of(stats, "fuse_attention", "unfold_window_mask").applied, 1);
+  EXPECT_EQ(stats_of(stats, "fuse_attention", "sdpa_to_attention").applied, 1);
+}
+
 TEST(FuseAttentionNearMiss, SoftmaxOfSomethingElse) {
   PassStats stats;
   const std::string text =
