@@ -254,7 +254,7 @@ bool fuse(Rewriter& rw, Node& pv) {
   }
   Value *q = m.q, *k = nullptr, *v = m.v;
   AttrMap attrs;
-  attrs.set("scale", m.scale);
+  attrs.set("scale", f32_attr(m.scale));
   if (m.causal) attrs.set("is_causal", int64_t(1));
   Value* replaced = pv.output(0);
   if (three_d) {

@@ -139,7 +139,7 @@ bool fuse_einsum_attention(Rewriter& rw, Node& pv) {
   if (mask && mask->dtype() != q->dtype()) return rw.near_miss("mask dtype is not the scores'", nodes);
 
   AttrMap attrs;
-  attrs.set("scale", scale);
+  attrs.set("scale", f32_attr(scale));
   if (!bshd) {  // already Attention's 4-D form
     std::vector<Value*> ins = {q, k, v};
     if (mask) ins.push_back(mask);

@@ -103,7 +103,9 @@ bool fuse(Rewriter& rw, Node& norm) {
   auto vaxes = trailing_axes(*var, rank, &why);
   if (!vaxes) return rw.near_miss(why, nodes);
   if (*vaxes != *axes) return rw.near_miss("mean and variance reduce different axes", nodes);
-  if (d->uses().size() != 2 || g.is_graph_output(d) || !has_one_use(g, mean->output(0)) ||
+  bool d_private = !g.is_graph_output(d);
+  for (const auto& u : d->uses()) d_private &= u.node == &norm || u.node == var->input(0)->producer();
+  if (!d_private || !has_one_use(g, mean->output(0)) ||
       !has_one_use(g, var->output(0)) || !has_one_use(g, add_eps->output(0)) || !has_one_use(g, s))
     return rw.near_miss("an intermediate of the normalization has other consumers", nodes);
 
@@ -134,7 +136,7 @@ bool fuse(Rewriter& rw, Node& norm) {
     return rw.near_miss("scale or bias dtype differs from the input's", nodes);
   AttrMap attrs;
   attrs.set("axis", (*axes)[0]);
-  attrs.set("epsilon", *eps);
+  attrs.set("epsilon", f32_attr(*eps));
   std::vector<Value*> ins = {x, gamma};
   if (beta) ins.push_back(beta);
   Node* ln = rw.create(Op::LayerNormalization, ins, 1, std::move(attrs), nodes, norm.name() + "/layernorm");

@@ -93,7 +93,7 @@ bool fuse(Rewriter& rw, Node& norm) {
   if (gamma->dtype() != x->dtype()) return rw.near_miss("scale dtype differs from the input's", nodes);
   AttrMap attrs;
   attrs.set("axis", (*axes)[0]);
-  attrs.set("epsilon", *eps);
+  attrs.set("epsilon", f32_attr(*eps));
   Node* rms = rw.create(Op::RMSNormalization, {x, gamma}, 1, std::move(attrs), nodes, norm.name() + "/rmsnorm");
   rw.replace_uses(y, rms->output(0));
   return true;

@@ -1,6 +1,8 @@
 #include "passes/match_util.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "ops/registry.h"
 #include "ops/shape_util.h"
@@ -85,8 +87,18 @@ Product flatten_product(const Graph& g, Value* root, int max_depth) {
 
 namespace ferry {
 
+double f32_attr(double v) {
+  const float f = float(v);
+  char buf[32];
+  for (int digits = 1; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, double(f));
+    if (std::strtof(buf, nullptr) == f) return std::strtod(buf, nullptr);
+  }
+  return double(f);
+}
+
 Value* add_values(Rewriter& rw, Value* a, Value* b, const Node* from, const std::string& name) {
-  Node* add = rw.create(Op::Add, {a, b}, 1, {}, {from}, name);
+  Node* add = rw.create(Op::Add, {a, b}, 1, {}, {from}, name + "/sum");
   const Tensor *ta = constant_of(a), *tb = constant_of(b);
   if (!ta || !tb || !add->output(0)->shape().is_static()) return add->output(0);
   std::vector<Tensor> outs(1);

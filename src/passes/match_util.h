@@ -41,6 +41,10 @@ Product flatten_product(const Graph& g, Value* root, int max_depth = 4);
 
 namespace ferry {
 
+/// `v` rounded to f32 and written with the fewest decimal digits that give that f32
+/// back (1e-05, not 9.99999974737875e-06): ONNX float attributes are f32.
+double f32_attr(double v);
+
 /// a + b as a new Add node, or, when both are constants, as a constant computed
 /// with the reference kernel (passes that run after constant folding use this).
 Value* add_values(Rewriter& rw, Value* a, Value* b, const Node* from, const std::string& name);
