@@ -100,6 +100,41 @@ TEST(FuseAttention, Gpt2CausalWhereBecomesIsCausal) {
       << out;
 }
 
+TEST(FuseAttention, TriluOfOnesOverAStaticSquareIsCausal) {
+  // The in-graph causal mask (GPT-2 export with a static sequence): Trilu(ConstantOfShape(true), upper=0).
+  std::string out = rewrite(R"(graph g (%q: f32[1,2,4,3], %k: f32[1,2,4,3], %v: f32[1,2,4,3]) -> (%y) {
+    %sq = const i64[2] [4, 4]
+    %fill = const f32[] [-3.4028235e+38]
+    %ones = ConstantOfShape(%sq) {value=tensor bool[1] [true]} @ones
+    %tri = Trilu(%ones) {upper=0} @tril
+    %kt = Transpose(%k) {perm=[0,1,3,2]} @k_t
+    %s = MatMul(%q, %kt) @qk
+    %w = Where(%tri, %s, %fill) @where
+    %p = Softmax(%w) {axis=-1} @softmax
+    %y = MatMul(%p, %v) @pv
+  })",
+                            fuse_attention, nullptr, kRtol);
+  EXPECT_NE(out.find("%y = Attention(%q, %k, %v) {is_causal=1, scale=1}"), std::string::npos) << out;
+}
+
+TEST(FuseAttention, UpperTriangularWhereStaysAMask) {
+  // upper=1 keeps the future, not the past: not causal, an additive mask.
+  std::string out = rewrite(R"(graph g (%q: f32[1,2,4,3], %k: f32[1,2,4,3], %v: f32[1,2,4,3]) -> (%y) {
+    %sq = const i64[2] [4, 4]
+    %fill = const f32[] [-3.4028235e+38]
+    %ones = ConstantOfShape(%sq) {value=tensor bool[1] [true]} @ones
+    %tri = Trilu(%ones) {upper=1} @triu
+    %kt = Transpose(%k) {perm=[0,1,3,2]} @k_t
+    %s = MatMul(%q, %kt) @qk
+    %w = Where(%tri, %s, %fill) @where
+    %p = Softmax(%w) {axis=-1} @softmax
+    %y = MatMul(%p, %v) @pv
+  })",
+                            fuse_attention, nullptr, kRtol);
+  EXPECT_NE(out.find("%y = Attention(%q, %k, %v, %where/mask) {scale=1}"), std::string::npos) << out;
+  EXPECT_EQ(out.find("is_causal"), std::string::npos) << out;
+}
+
 TEST(FuseAttention, NonCausalWhereBecomesAnAdditiveMask) {
   std::string out = rewrite(R"(graph g (%q: f32[1,2,3,4], %k: f32[1,2,3,4], %v: f32[1,2,3,4], %m: bool[1,1,1,3]) -> (%y) {
     %fill = const f32[] [-1e+38]
