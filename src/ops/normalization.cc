@@ -1,5 +1,5 @@
 // ops/normalization.cc — BatchNormalization (inference), InstanceNormalization,
-// LayerNormalization, GroupNormalization (opset 21) and LRN.
+// LayerNormalization, RMSNormalization, GroupNormalization (opset 21) and LRN.
 //
 // All compute in double and round once on output. Mean and variance are
 // two-pass (mean first, then the mean of squared deviations), population
@@ -9,6 +9,7 @@
 //   InstanceNormalization  y = (x - mu) / sqrt(sigma2 + eps) * scale[c] + B[c],  mu, sigma2 per (n, c)
 //   GroupNormalization     same, mu and sigma2 per (n, group of C/num_groups channels)
 //   LayerNormalization     y = (x - mu) / sqrt(sigma2 + eps) * Scale + B, mu, sigma2 over axes [axis, rank)
+//   RMSNormalization       y = x / sqrt(mean(x^2) + eps) * Scale,          mean over axes [axis, rank) (opset 23)
 //   LRN                    y = x / (bias + alpha / size * sum_{i near c} x[n, i, ...]^2) ^ beta
 //
 // ONNX float attributes are f32: epsilon, alpha, beta, bias are rounded to
@@ -234,8 +235,9 @@ Status ref_GroupNormalization(KernelContext& ctx) {
 namespace {
 
 /// Scale and B broadcast unidirectionally to X: right-aligned, each dim 1 or equal.
-Status check_ln_param(const char* what, DType dtype, const Shape& p, const Shape& x) {
-  FERRY_TRY(check_float("LayerNormalization", what, dtype));
+Status check_ln_param(const char* what, DType dtype, const Shape& p, const Shape& x,
+                      const char* op = "LayerNormalization") {
+  FERRY_TRY(check_float(op, what, dtype));
   if (!p.rank_known() || !x.rank_known()) return Status::Ok();
   bool ok = p.rank() <= x.rank();
   for (int64_t i = 0; ok && i < p.rank(); ++i) {
@@ -244,7 +246,7 @@ Status check_ln_param(const char* what, DType dtype, const Shape& p, const Shape
     if (pd.is_static() && pd.value() != 1 && xd.is_static() && pd.value() != xd.value()) ok = false;
   }
   if (!ok)
-    return invalid_model(std::string("LayerNormalization ") + what + " of shape " + p.to_string() +
+    return invalid_model(std::string(op) + " " + what + " of shape " + p.to_string() +
                          " does not broadcast to X of shape " + x.to_string());
   return Status::Ok();
 }
@@ -342,6 +344,54 @@ Status ref_LayerNormalization(KernelContext& ctx) {
       double v = (xd[size_t(k)] - mean) * inv_sd * sd[size_t(s_off[size_t(s_row ? j : k)])];
       if (has_bias) v += bd[size_t(b_off[size_t(b_row ? j : k)])];
       y->set_double(k, v);
+    }
+  }
+  return Status::Ok();
+}
+
+// --- RMSNormalization (opset 23) ----------------------------------------------
+
+Status infer_RMSNormalization(InferContext& ctx) {
+  constexpr const char* op = "RMSNormalization";
+  FERRY_TRY(check_float(op, "input X", ctx.input_dtype(0)));
+  FERRY_TRY(check_stash_type(op, ctx.attr_int("stash_type")));
+  const Shape& x = ctx.input_shape(0);
+  FERRY_TRY(check_ln_param("scale", ctx.input_dtype(1), ctx.input_shape(1), x, op));
+  if (x.rank_known()) {
+    if (x.rank() == 0) return ctx.error("RMSNormalization needs an input of rank >= 1, got a scalar");
+    FERRY_TRY(normalize_axis(ctx.attr_int("axis"), x.rank()).status());
+  }
+  ctx.set_output(0, ctx.input_dtype(0), x);
+  return Status::Ok();
+}
+
+Status ref_RMSNormalization(KernelContext& ctx) {
+  constexpr const char* op = "RMSNormalization";
+  FERRY_TRY(check_stash_type(op, ctx.attr_int("stash_type")));
+  const Tensor& x = ctx.input(0);
+  FERRY_TRY(check_float(op, "input X", x.dtype()));
+  if (x.rank() == 0) return ctx.error("RMSNormalization needs an input of rank >= 1, got a scalar");
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+  const Tensor& scale = ctx.input(1);
+  FERRY_TRY(check_ln_param("scale", scale.dtype(), scale.shape(), x.shape(), op));
+  FERRY_ASSIGN_OR_RETURN(Tensor * y, output_like(ctx, 0, x.dtype(), x.dims()));
+  if (x.numel() == 0) return Status::Ok();
+  int64_t outer = 1, row = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (int64_t d = axis; d < x.rank(); ++d) row *= x.dim(d);
+  const std::vector<double> xd = x.to_double_vector();
+  const std::vector<double> sd = scale.to_double_vector();
+  const std::vector<int64_t> s_off = param_offsets(scale.dims(), x.dims(), axis, row);
+  const bool s_row = int64_t(s_off.size()) == row;
+  const double eps = attr_f32(ctx, "epsilon");
+  for (int64_t o = 0; o < outer; ++o) {
+    const int64_t base = o * row;
+    double sq = 0;
+    for (int64_t j = 0; j < row; ++j) sq += xd[size_t(base + j)] * xd[size_t(base + j)];
+    const double inv_rms = 1.0 / std::sqrt(sq / double(row) + eps);
+    for (int64_t j = 0; j < row; ++j) {
+      const int64_t k = base + j;
+      y->set_double(k, xd[size_t(k)] * inv_rms * sd[size_t(s_off[size_t(s_row ? j : k)])]);
     }
   }
   return Status::Ok();

@@ -52,5 +52,14 @@ Status fuse_conv_epilogue(Graph& g, PassStats& stats);
 Status fuse_matmul_epilogue(Graph& g, PassStats& stats);
 /// Depthwise -> pointwise and pointwise -> depthwise conv pairs -> FusedConv pairs marked `pair` for one kernel.
 Status mark_dw_pw_conv_pairs(Graph& g, PassStats& stats);
+// --- transformer fusions (fuse-xfmr) ---------------------------------------------------
+/// Decomposed LayerNorm (ReduceMean, Sub, square, ReduceMean, + eps, Sqrt, Div, * gamma, + beta) -> LayerNormalization.
+Status fuse_layernorm(Graph& g, PassStats& stats);
+/// x / sqrt(mean(x^2) + eps) * gamma -> RMSNormalization.
+Status fuse_rmsnorm(Graph& g, PassStats& stats);
+/// GELU in its erf and tanh forms -> Gelu.
+Status fuse_gelu(Graph& g, PassStats& stats);
+/// MatMul(Softmax(scale * Q K^T [+ mask]), V) with its multi-head wrappers -> Attention.
+Status fuse_attention(Graph& g, PassStats& stats);
 
 }  // namespace ferry

@@ -54,7 +54,11 @@ Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
       {"share_duplicate_constants", share_duplicate_constants},
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
       // Fusions (passes/fuse_*.cc) go here, one line each.
-      // transformer fusions (LayerNorm, RMSNorm, GELU, Attention) go here
+      // transformer fusions (LayerNorm, RMSNorm, GELU, Attention)
+      {"fuse_layernorm", fuse_layernorm},
+      {"fuse_rmsnorm", fuse_rmsnorm},
+      {"fuse_gelu", fuse_gelu},
+      {"fuse_attention", fuse_attention},
       // Conv / MatMul: fold affines into weights first (Conv+BN), then epilogues
       // (GELU must be one op by now for MatMul+Gelu), then mark conv pairs on the final FusedConvs.
       {"fuse_affine_into_conv", fuse_affine_into_conv},

@@ -40,6 +40,8 @@ Status import_MatMul(OnnxNode& n) { return import_direct(n, Op::MatMul); }
 Status import_Einsum(OnnxNode& n) { return import_direct(n, Op::Einsum); }
 Status import_InstanceNormalization(OnnxNode& n) { return import_direct(n, Op::InstanceNormalization); }
 Status import_LayerNormalization(OnnxNode& n) { return import_direct(n, Op::LayerNormalization); }
+Status import_RMSNormalization(OnnxNode& n) { return import_direct(n, Op::RMSNormalization); }
+Status import_Attention(OnnxNode& n) { return import_direct(n, Op::Attention); }
 Status import_LRN(OnnxNode& n) { return import_direct(n, Op::LRN); }
 Status import_GlobalAveragePool(OnnxNode& n) { return import_direct(n, Op::GlobalAveragePool); }
 Status import_GlobalMaxPool(OnnxNode& n) { return import_direct(n, Op::GlobalMaxPool); }

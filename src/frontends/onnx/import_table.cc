@@ -14,6 +14,7 @@ constexpr ImportRow kRows[] = {
     ROW(And, 1),
     ROW(ArgMax, 1),
     ROW(ArgMin, 1),
+    ROW(Attention, 23),
     ROW(AveragePool, 1),
     ROW(BatchNormalization, 1),
     ROW(Cast, 1),
@@ -77,6 +78,7 @@ constexpr ImportRow kRows[] = {
     ROW(PRelu, 1),
     ROW(Pad, 1),
     ROW(Pow, 1),
+    ROW(RMSNormalization, 23),
     ROW(Range, 11),
     ROW(Reciprocal, 1),
     ROW(ReduceL1, 1),
@@ -155,8 +157,6 @@ std::string repair_hint(const std::string& domain, const std::string& op_type) {
       {"DequantizeLinear", "quantized models are not supported yet: import the float model"},
       {"QLinearConv", "quantized models are not supported yet: import the float model"},
       {"QLinearMatMul", "quantized models are not supported yet: import the float model"},
-      {"Attention", "export with opset < 23 so attention is expressed with MatMul and Softmax"},
-      {"RMSNormalization", "export with opset < 23 so it is expressed with ReduceMean, Sqrt and Div"},
   };
   auto it = kHints.find(op_type);
   return it == kHints.end() ? "" : it->second;

@@ -42,6 +42,7 @@ Status import_MaxPool(OnnxNode&);            Status import_AveragePool(OnnxNode&
 Status import_GlobalAveragePool(OnnxNode&);  Status import_GlobalMaxPool(OnnxNode&);
 Status import_Softmax(OnnxNode&);            Status import_LogSoftmax(OnnxNode&);
 Status import_Dropout(OnnxNode&);
+Status import_RMSNormalization(OnnxNode&);   Status import_Attention(OnnxNode&);
 // --- import_elementwise.cc
 Status import_Add(OnnxNode&);   Status import_Sub(OnnxNode&);   Status import_Mul(OnnxNode&);
 Status import_Div(OnnxNode&);   Status import_Pow(OnnxNode&);   Status import_Mod(OnnxNode&);

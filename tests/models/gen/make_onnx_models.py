@@ -583,6 +583,59 @@ def dynamic_shapes(rng):
     return g
 
 
+# --- transformer ops and decomposed blocks (fuse-xfmr) --------------------------------
+
+
+@model
+def attention_opset23(rng):
+    """Attention-23 (3-D with grouped heads, bool mask; 4-D causal with past/present) and RMSNormalization-23."""
+    g = GraphBuilder("attention_opset23", opset=23)
+    q3 = g.input("q3", [2, 5, 16])
+    k3 = g.input("k3", [2, 7, 8])
+    v3 = g.input("v3", [2, 7, 12])
+    mask = g.input("mask", [5, 7], dtype="bool", dist="mask", valid=5)
+    g.output(g.op("Attention", [q3, k3, v3, mask], q_num_heads=4, kv_num_heads=2), "attention_3d")
+    q = g.input("q", [1, 2, 3, 4])
+    k = g.input("k", [1, 2, 3, 4])
+    v = g.input("v", [1, 2, 3, 4])
+    past_k = g.input("past_k", [1, 2, 2, 4])
+    past_v = g.input("past_v", [1, 2, 2, 4])
+    y, pk, pv = g.op("Attention", [q, k, v, None, past_k, past_v], outputs=3, is_causal=1, scale=0.3)
+    for value, name in ((y, "attention_causal"), (pk, "present_key"), (pv, "present_value")):
+        g.output(value, name)
+    x = g.input("x", [2, 3, 8])
+    g.output(g.op("RMSNormalization", [x, g.const(w(rng, 8, scale=1.0))], epsilon=1e-6), "rms_norm")
+    return g
+
+
+@model
+def decomposed_transformer(rng):
+    """A transformer block written out op by op (what fuse_layernorm/rmsnorm/gelu/attention
+    take apart): LayerNorm as ReduceMean/Sub/Pow/Sqrt/Div, Keras-style einsum attention
+    with an additive mask, RMSNorm as Pow/ReduceMean/Sqrt/Reciprocal, tanh GELU with Pow."""
+    g = GraphBuilder("decomposed_transformer", opset=18)
+    x = g.input("x", [2, 6, 16])
+    mask = g.input("mask", [2, 1, 6, 6], dist="uniform", low=-2.0, high=0.0)
+    axes = g.i64([-1])
+    mu = g.op("ReduceMean", [x, axes])
+    d = g.op("Sub", [x, mu])
+    var = g.op("ReduceMean", [g.op("Pow", [d, g.const(2.0)]), axes])
+    n = g.op("Div", [d, g.op("Sqrt", [g.op("Add", [var, g.const(1e-5)])])])
+    h = g.op("Add", [g.op("Mul", [n, g.const(w(rng, 16, scale=1.0))]), g.const(w(rng, 16, scale=0.1))])
+    q, k, v = (g.op("Einsum", [h, g.const(w(rng, 16, 2, 8))], equation="abc,cde->abde") for _ in range(3))
+    q = g.op("Mul", [q, g.const(1.0 / np.sqrt(8.0))])
+    scores = g.op("Add", [g.op("Einsum", [k, q], equation="aecd,abcd->acbe"), mask])
+    att = g.op("Einsum", [g.op("Softmax", [scores], axis=-1), v], equation="acbe,aecd->abcd")
+    h = g.op("Add", [h, g.op("Einsum", [att, g.const(w(rng, 2, 8, 16))], equation="abcd,cde->abe")])
+    ms = g.op("ReduceMean", [g.op("Pow", [h, g.const(2.0)]), axes])
+    r = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [ms, g.const(1e-6)])])])
+    h = g.op("Mul", [g.op("Mul", [h, r]), g.const(w(rng, 16, scale=1.0))])
+    cube = g.op("Mul", [g.op("Pow", [h, g.const(3.0)]), g.const(0.044715)])
+    t = g.op("Tanh", [g.op("Mul", [g.op("Add", [h, cube]), g.const(np.sqrt(2 / np.pi))])])
+    g.output(g.op("Mul", [g.op("Mul", [h, g.const(0.5)]), g.op("Add", [t, g.const(1.0)])]), "y")
+    return g
+
+
 SOURCES = [GEN_DIR / "make_onnx_models.py", GEN_DIR / "onnx_builder.py", GEN_DIR / "common.py"]
 MODEL_NAMES = list(MODELS)
 

@@ -1,0 +1,31 @@
+// passes/fuse_attention_internal.h — shared by the fuse_attention patterns (MatMul and Einsum forms).
+#pragma once
+
+#include <vector>
+
+#include "passes/rewriter.h"
+
+namespace ferry {
+
+/// Peels single-use Mul by a scalar constant (and Div by one) off `v`,
+/// multiplying *scale; the peeled nodes go to `nodes`.
+Value* peel_attention_scale(const Graph& g, Value* v, double* scale, std::vector<const Node*>& nodes);
+/// [0, 2, 1, 3]: [B, S, H, D] <-> [B, H, S, D].
+extern const std::vector<int64_t> kHeadsFirst;
+/// `t` is a Transpose with exactly this perm.
+bool is_perm(const Node* t, const std::vector<int64_t>& perm);
+/// `c` is known lower-triangular (c[i][j] = j <= i) over its last two dims [sq, skv], leading dims 1:
+/// a constant, or Trilu(ConstantOfShape(nonzero), upper=0, k=0) of a shape known square.
+bool is_causal_mask(const Value* c, const Dim& sq, const Dim& skv);
+/// Reshape `rs` maps [B, S, X] to [B, S, dims...] with X = prod(dims) (split) or back (!split),
+/// B and S copied (0, -1 or equal static sizes in the target).
+bool keeps_batch_and_sequence(const Node* rs, bool split);
+/// Q3 when `q4` is Transpose(Reshape(Q3 [B, S, H*D]), [0,2,1,3]); else null.
+Value* unwrap_heads(const Value* q4);
+/// The Keras MultiHeadAttention pattern (passes/fuse_attention_einsum.cc), rooted at the value Einsum.
+bool fuse_einsum_attention(Rewriter& rw, Node& pv);
+
+/// Swin's shifted-window mask as a plain added mask (passes/fuse_attention_window_mask.cc), rooted at the outer Reshape.
+bool unfold_window_mask(Rewriter& rw, Node& reshape);
+
+}  // namespace ferry

@@ -1,0 +1,153 @@
+"""The transformer fusions on real exports: counts, and numbers against ONNX Runtime.
+
+Counts (`ferry inspect MODEL --optimized --json`, op_histogram of the graph
+`ferry convert` writes):
+  - BERT (tests/models gen, TorchScript export, opset 17): every attention block
+    is one Attention node, every GELU one Gelu, every LayerNorm one
+    LayerNormalization, and no Softmax / Erf / ReduceMean is left. Small: 2
+    layers (5 LayerNorms incl. the embeddings'); full (-m full): BERT-base, 12
+    layers, 25 LayerNorms.
+  - GPT-2: causal attention fused (the sequence axis is dynamic and its length
+    is not tracked through Range, so the Trilu mask cannot be proven [Sq, Sq]:
+    it becomes the additive attn_mask Where(tril, 0, -3.4e38), not is_causal),
+    tanh GELU fused.
+  - DistilBERT, ViT (nn.MultiheadAttention exports): one Attention per layer.
+  - BERT exported at opset 16 (no LayerNormalization op: PyTorch writes
+    ReduceMean/Sub/Pow/Sqrt/Div) fuses to the same counts.
+Numbers: `ferry run` on the converted model vs ONNX Runtime on the original,
+    |ferry - ort| <= rtol * max(1, |ort|), rtol 1e-4 (the model's own if larger).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("ferry_models_conftest", REPO / "tests" / "models" / "conftest.py")
+models = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(models)  # puts tests/models/gen on sys.path
+
+from common import make_inputs  # noqa: E402
+
+TIMEOUT_S = 1800
+
+
+def ferry(*args):
+    binary = models.ferry_binary()
+    if binary is None:
+        models.unavailable("ferry binary not found (set FERRY_BIN)")
+    return subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+def optimized_histogram(path):
+    proc = ferry("inspect", path, "--optimized", "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["op_histogram"]
+
+
+def check_counts(hist, want, absent):
+    for op, n in want.items():
+        assert hist.get(op, 0) == n, f"{op}: {hist.get(op, 0)} after optimizing, want {n}; histogram {hist}"
+    for op in absent:
+        assert op not in hist, f"{op} left after optimizing: {hist}"
+
+
+def attention_attrs(path):
+    import onnx
+
+    m = onnx.load(str(path), load_external_data=False)
+    return [{a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+            for n in m.graph.node if n.op_type == "Attention"]
+
+
+def convert_and_compare(path, specs, tmp_path, rtol=1e-4):
+    """ferry convert, then ferry run on the result vs ONNX Runtime on the original."""
+    import onnxruntime as ort
+
+    out = tmp_path / "converted.onnx"
+    proc = ferry("convert", path, "-o", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    feeds = make_inputs(specs, seed=0)
+    args = ["run", out, "--output-dir", tmp_path / "out"]
+    for name, arr in feeds.items():
+        np.save(tmp_path / f"{name}.npy", arr)
+        args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
+    proc = ferry(*args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    for o, want in zip(sess.get_outputs(), sess.run(None, feeds)):
+        got = np.load(tmp_path / "out" / f"{o.name}.npy")
+        assert got.shape == want.shape, o.name
+        err = np.abs(got.astype(np.float64) - want) / np.maximum(1.0, np.abs(want))
+        assert err.max() <= rtol, f"{o.name}: max relative error {err.max():.3g} > {rtol}"
+    return out
+
+
+BERT_LIKE = ["Softmax", "Erf", "ReduceMean", "Sqrt"]
+
+
+@pytest.mark.parametrize("size,layers", [("small", 2), pytest.param("full", 12, marks=pytest.mark.full)])
+def test_bert_every_block_fused(size, layers, tmp_path):
+    meta = models.ensure_model("torch", "bert", size)
+    hist = optimized_histogram(meta["path"])
+    check_counts(hist, {"Attention": layers, "Gelu": layers, "LayerNormalization": 2 * layers + 1}, BERT_LIKE)
+    out = convert_and_compare(meta["path"], meta["inputs"], tmp_path, max(1e-4, meta.get("rtol", 1e-4)))
+    for a in attention_attrs(out):
+        assert a.get("q_num_heads") == (12 if size == "full" else 2), a  # the 3-D form: wrappers absorbed
+
+
+def test_gpt2_causal_attention_and_tanh_gelu(tmp_path):
+    meta = models.ensure_model("torch", "gpt2", "small")
+    hist = optimized_histogram(meta["path"])
+    check_counts(hist, {"Attention": 2, "Gelu": 2, "LayerNormalization": 5}, ["Softmax", "Tanh", "Pow"])
+    out = convert_and_compare(meta["path"], meta["inputs"], tmp_path, max(1e-4, meta.get("rtol", 1e-4)))
+    import onnx
+
+    atts = [n for n in onnx.load(str(out)).graph.node if n.op_type == "Attention"]
+    assert len(atts) == 2
+    for n in atts:
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+        assert attrs.get("q_num_heads") == 2, attrs  # the 3-D form: wrappers absorbed
+        assert attrs.get("is_causal") == 1 or (len(n.input) == 4 and n.input[3]), "causal mask lost"
+
+
+@pytest.mark.parametrize("name", ["distilbert", "vit_b_16"])
+def test_multihead_attention_exports(name, tmp_path):
+    meta = models.ensure_model("torch", name, "small")
+    hist = optimized_histogram(meta["path"])
+    check_counts(hist, {"Attention": 2, "Gelu": 2}, ["Softmax", "Erf"])
+    convert_and_compare(meta["path"], meta["inputs"], tmp_path, max(1e-4, meta.get("rtol", 1e-4)))
+
+
+def test_bert_opset16_decomposed_layernorm(tmp_path):
+    try:
+        import torch
+    except ImportError as e:
+        models.unavailable(f"torch not importable: {e}")
+    import warnings
+
+    import export_models
+
+    torch.manual_seed(0)
+    built = export_models.BUILDERS["bert"]("small")
+    example = tuple(torch.from_numpy(a) for a in make_inputs(built.inputs, seed=0).values())
+    path = tmp_path / "bert_opset16.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(built.module.eval(), example, str(path), opset_version=16, dynamo=False,
+                          input_names=[s["name"] for s in built.inputs], output_names=built.outputs)
+    import onnx
+
+    source_ops = {n.op_type for n in onnx.load(str(path)).graph.node}
+    assert "LayerNormalization" not in source_ops and "ReduceMean" in source_ops  # really decomposed
+    hist = optimized_histogram(path)
+    check_counts(hist, {"Attention": 2, "Gelu": 2, "LayerNormalization": 5}, BERT_LIKE + ["Pow", "Div"])
+    convert_and_compare(path, built.inputs, tmp_path)
