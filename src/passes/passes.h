@@ -43,4 +43,9 @@ Status canonicalize_gemm(Graph& g, PassStats& stats);
 /// x / c -> x * (1/c) for floating-point constants c.
 Status canonicalize_div_const(Graph& g, PassStats& stats);
 
+// --- layout (propagate_transposes) -----------------------------------------------------
+/// Transposes moved through layout-agnostic ops towards the outputs, pairs cancelled or
+/// merged: NHWC graphs keep transposes only at their boundaries.
+Status propagate_transposes(Graph& g, PassStats& stats);
+
 }  // namespace ferry
