@@ -10,7 +10,8 @@
 // Pays only when it will remove transposes: no output needs one (Q identity or
 // all dims 1), or more of the input Transposes die (all their uses are this op)
 // than output Transposes are created, or every output that needs one leads,
-// through ops that would take it in turn, to a Transpose it merges or cancels
+// through ops that would take it in turn (their other operands constants or
+// transposed alike, or on the way to be), to a Transpose it merges or cancels
 // with (a bounded look-ahead). Otherwise a near miss says why.
 #include "passes/transpose_sinking.h"
 
@@ -35,6 +36,25 @@ bool absorbs_as_reshape(const Node& c, const Perm& p, const Value* v) {
   return (c.op() == Op::Reshape || c.op() == Op::Flatten) && moves_only_unit_dims(p, v->shape());
 }
 
+/// v is, or may become once other moves are done, an operand op' can take for perm p:
+/// a constant, all-ones, T_P(x), or the output of a layout-agnostic op whose layout
+/// inputs all may (residual branches are moved one after the other).
+bool may_carry(const Value* v, const Perm& p, int& budget) {
+  if (--budget < 0) return false;
+  const int64_t r = int64_t(p.size());
+  if (const Tensor* c = constant_of(v)) return c->rank() <= r;
+  if (v->shape().rank_known() && v->shape().rank() <= r && all_unit_dims(v->shape())) return true;
+  const Node* n = v->producer();
+  if (!n) return false;
+  if (n->op() == Op::Transpose) return transpose_perm(*n) == p;
+  std::string why;
+  auto plan = plan_sink(*n, p, &why);
+  if (!plan || plan->output_perms[size_t(v->producer_index())] != p) return false;
+  for (size_t i : layout_inputs(*n))
+    if (!may_carry(n->input(i), p, budget)) return false;
+  return true;
+}
+
 /// Every use of v (= T_P(...) after the move) takes the transpose on towards a
 /// Transpose that it merges or cancels with.
 bool leads_to_transpose(const Graph& g, const Value* v, const Perm& p, int& budget) {
@@ -48,6 +68,8 @@ bool leads_to_transpose(const Graph& g, const Value* v, const Perm& p, int& budg
     std::string why;
     auto plan = plan_sink(c, p, &why);
     if (!plan) return false;
+    for (size_t i : ins)
+      if (i != size_t(u.index) && c.input(i) != v && !may_carry(c.input(i), p, budget)) return false;
     for (size_t k = 0; k < c.num_outputs(); ++k) {
       const Value* o = c.output(k);
       if (!used(g, o) || !needs_transpose(o, plan->output_perms[k])) continue;
