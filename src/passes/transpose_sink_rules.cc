@@ -8,7 +8,7 @@ namespace ferry {
 namespace {
 
 enum class Kind { kNone, kUnary, kElementwise, kAxisAttr, kReduce, kArgReduce, kSqueeze, kUnsqueeze, kPad, kSlice,
-                  kResize, kCumSum };
+                  kResize, kCumSum, kPool };
 
 Kind kind_of(Op op) {
   switch (op) {
@@ -34,6 +34,7 @@ Kind kind_of(Op op) {
     case Op::Slice: return Kind::kSlice;
     case Op::Resize: return Kind::kResize;
     case Op::CumSum: return Kind::kCumSum;
+    case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: return Kind::kPool;
     default: return Kind::kNone;
   }
 }
@@ -173,6 +174,27 @@ std::optional<SinkPlan> plan_resize(const Node& n, const Perm& p, SinkPlan plan,
   return plan;
 }
 
+/// Pooling works on NCHW: it takes a perm that keeps N and C in place and only
+/// permutes spatial axes; its per-axis attributes follow the spatial axes.
+std::optional<SinkPlan> plan_pool(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  if (p.size() < 3 || p[0] != 0 || p[1] != 1)
+    return fail(why, "pooling needs N and C in place: the permutation moves them");
+  if (n.num_outputs() > 1) return fail(why, "MaxPool indices depend on the layout");
+  const size_t s = p.size() - 2;
+  Perm spatial(s);  // spatial axis k of y is spatial axis spatial[k] of x
+  for (size_t k = 0; k < s; ++k) spatial[k] = p[k + 2] - 2;
+  for (const char* name : {"kernel_shape", "strides", "dilations", "pads"}) {
+    if (!n.has_attr(name)) continue;
+    const std::vector<int64_t>& v = n.attr_ints(name);
+    const size_t blocks = std::string(name) == "pads" ? 2 : 1;
+    if (v.size() != blocks * s) return fail(why, std::string(name) + " does not match the rank");
+    std::vector<double> d(v.begin(), v.end());
+    std::vector<double> moved = scatter_by_perm(d, spatial, blocks);
+    plan.attrs.set(name, std::vector<int64_t>(moved.begin(), moved.end()));
+  }
+  return plan;
+}
+
 }  // namespace
 
 const char* sink_pattern_name(Op op) {
@@ -187,6 +209,7 @@ const char* sink_pattern_name(Op op) {
     case Kind::kSlice: return "sink_slice";
     case Kind::kResize: return "sink_resize";
     case Kind::kCumSum: return "sink_cumsum";
+    case Kind::kPool: return "sink_pool";
   }
   return nullptr;
 }
@@ -257,6 +280,7 @@ std::optional<SinkPlan> plan_sink(const Node& n, const Perm& p, std::string* why
     case Kind::kPad: return plan_pad(n, p, std::move(plan), why_not);
     case Kind::kSlice: return plan_slice(n, p, std::move(plan), why_not);
     case Kind::kResize: return plan_resize(n, p, std::move(plan), why_not);
+    case Kind::kPool: return plan_pool(n, p, std::move(plan), why_not);
     case Kind::kCumSum: {
       const Tensor* t = constant_of(n.input(1));
       if (!t || t->numel() != 1) return fail(why_not, "axis is not a constant");

@@ -14,9 +14,11 @@
 //   Pad            pads'[P[i]] = pads[i], pads'[r+P[i]] = pads[r+i]   (axes input: axes -> P[axes])
 //   Slice          axes -> P[axes]    (omitted axes are 0..k-1)
 //   Resize         scales'/sizes'[P[i]] = scales/sizes[i], roi likewise (axes attribute: axes -> P[axes])
+//   MaxPool, AveragePool, Global*Pool   only for P[0] = 0, P[1] = 1 (the op needs N, C first):
+//                  kernel_shape, strides, dilations, pads follow the spatial axes; Q = P
 // Parameter inputs (axes, pads, scales, ...) must be constants. Operands of
 // elementwise ops that are not transposed are the caller's business (constants
-// are permuted by Pinv there). Pooling, Conv, normalizations, MatMul, Reshape,
+// are permuted by Pinv there). Conv, normalizations, MatMul, Reshape,
 // DepthToSpace ... are not layout-agnostic: no plan.
 #pragma once
 

@@ -242,6 +242,55 @@ TEST(PropagateTransposes, UnitAxisTransposeIntoReshapeGoes) {
   EXPECT_EQ(s.near_misses[0].source_nodes, (std::vector<std::string>{"u", "flatten_nhwc"}));
 }
 
+TEST(PropagateTransposes, PoolingTakesOnlyPermutationsOfSpatialAxes) {
+  // H and W swapped: the pool's per-axis attributes swap too. An NHWC perm cannot pass.
+  PassStats stats;
+  std::string out = rewrite(R"(graph g (%x: f32[1,2,6,7], %z: f32[1,5,5,2]) -> (%y, %v) {
+    %t = Transpose(%x) {perm=[0,1,3,2]} @t
+    %p = MaxPool(%t) {kernel_shape=[2,3], pads=[0,1,0,1], strides=[1,2]} @pool
+    %g = GlobalAveragePool(%p) @gap
+    %y = Transpose(%g) {perm=[0,1,3,2]} @back
+    %u = Transpose(%z) {perm=[0,3,1,2]} @to_nchw
+    %w = AveragePool(%u) {kernel_shape=[2,2]} @avg
+    %v = Transpose(%w) {perm=[0,2,3,1]} @to_nhwc
+  })",
+                            propagate_transposes, &stats);
+  EXPECT_NE(out.find("MaxPool(%x) {kernel_shape=[3,2], pads=[1,0,1,0], strides=[2,1]}"), std::string::npos) << out;
+  EXPECT_NE(out.find("%y = GlobalAveragePool("), std::string::npos) << out;
+  EXPECT_EQ(count(out, "Transpose("), 2u) << out;
+  PatternStats s = pattern(stats, "sink_pool");
+  EXPECT_EQ(s.applied, 2);
+  ASSERT_EQ(s.near_misses.size(), 1u);
+  EXPECT_EQ(s.near_misses[0].reason, "pooling needs N and C in place: the permutation moves them");
+}
+
+TEST(PropagateTransposes, ResidualBlocksReachAFixpoint) {
+  // Two NHWC residual blocks; the shortcut tensor feeds both the next conv and the Add.
+  const std::string text = R"(graph g (%x: f32[1,2,3,3]) -> (%y) {
+    %w = const f32[2,2,1,1] [1, -1, 0.5, 2]
+    %s = const f32[2] [0.5, 2]
+    %a0 = Transpose(%x) {perm=[0,2,3,1]} @a0
+    %b0 = Transpose(%a0) {perm=[0,3,1,2]} @b0
+    %c1 = Conv(%b0, %w) @conv1
+    %d1 = Transpose(%c1) {perm=[0,2,3,1]} @d1
+    %m1 = Mul(%d1, %s) @bn1
+    %r1 = Add(%m1, %a0) @res1
+    %e1 = Relu(%r1) @relu1
+    %b1 = Transpose(%e1) {perm=[0,3,1,2]} @b1
+    %c2 = Conv(%b1, %w) @conv2
+    %d2 = Transpose(%c2) {perm=[0,2,3,1]} @d2
+    %r2 = Add(%d2, %e1) @res2
+    %y = Transpose(%r2) {perm=[0,3,1,2]} @out
+  })";
+  PassStats stats;
+  std::string out = rewrite(text, propagate_transposes, &stats);
+  EXPECT_EQ(count(out, "Transpose("), 0u) << out;
+  // Running again changes nothing: the first run reached the fixpoint.
+  PassStats again;
+  EXPECT_EQ(rewrite(out, propagate_transposes, &again), out);
+  for (const auto& [name, s] : again["propagate_transposes"]) EXPECT_EQ(s.applied, 0) << name;
+}
+
 TEST(PropagateTransposesNearMiss, OperandNeitherConstantNorTransposedStops) {
   PassStats stats;
   std::string text = R"(graph g (%x: f32[1,2,3,4], %n: f32[1,3,4,2]) -> (%y) {
