@@ -130,6 +130,8 @@ bool sink_transpose(Rewriter& rw, Node& n) {
       // broadcasts the same in either layout
     } else if (q) {
       return rw.near_miss("operands are transposed by different permutations", {first, t, &n});
+    } else if (constant_of(v)) {
+      return rw.near_miss("constant " + quoted(v) + " has more dims than the transposed operand", {first, &n});
     } else {
       return rw.near_miss("operand " + quoted(v) + " is neither a constant nor transposed the same way", {first, &n});
     }

@@ -323,6 +323,20 @@ TEST(PropagateTransposesNearMiss, DifferentPermutationsAndNonConstantAxesStop) {
   EXPECT_EQ(pattern(stats, "sink_reduce").near_misses.at(0).reason, "axes is not a constant");
 }
 
+TEST(PropagateTransposesNearMiss, ConstantOfHigherRankStops) {
+  PassStats stats;
+  rewrite(R"(graph g (%x: f32[2,3]) -> (%y) {
+    %c = const f32[2,3,2] splat(1)
+    %t = Transpose(%x) {perm=[1,0]} @t
+    %a = Add(%t, %c) @add
+    %y = Transpose(%a) {perm=[0,2,1]} @back
+  })",
+          propagate_transposes, &stats);
+  ASSERT_EQ(pattern(stats, "sink_elementwise").near_misses.size(), 1u);
+  EXPECT_EQ(pattern(stats, "sink_elementwise").near_misses[0].reason,
+            "constant 'c' has more dims than the transposed operand");
+}
+
 TEST(PropagateTransposesNearMiss, NoTransposeDownstreamMeansNoMove) {
   // Moving the Transpose past Relu would remove none: it stays where the graph put it.
   PassStats stats;
