@@ -14,6 +14,8 @@
 //                                                            (same element order); s a constant
 //                                                            without 0 (a 0 copies a dim by position)
 //   Flatten(T_P(x)) {axis}         ==>  Flatten(x) {axis}    same, and axis splits off the same dims
+//   MatMul(Reshape(T_P(x)), W)     ==>  MatMul(Reshape(x), W')   W's rows permuted (Flatten -> Dense
+//                                                            heads; transpose_into_dense.cc)      absorb_into_dense
 //
 // cancel_pair / merge_pair need no single use: T_P stays for its other consumers.
 // A cancel that would rename a graph output after a graph input is a near miss.
@@ -23,7 +25,8 @@
 // Termination (no ping-pong): transposes only ever move towards the outputs;
 // nothing moves one towards the inputs. Contract the Transposes of the graph
 // into its edges: the rest of the graph (the skeleton) never changes shape —
-// a sink replaces op by op' at the same place, cancel/merge/fold/absorb touch
+// a sink replaces op by op' at the same place (absorb_into_dense likewise its
+// single-use Reshape and MatMul), cancel/merge/fold/absorb_into_reshape touch
 // Transposes (and constants, which are leaves) only. Number the skeleton's
 // nodes in topological order; an edge (value -> consumer c) carries a chain of
 // len(e) >= 0 Transposes. Let F be the largest fan-out plus one and
@@ -31,7 +34,7 @@
 // a non-negative integer. A sink at op removes one Transpose from at least one
 // edge into op (weight F^(N - index(op))) and adds at most one to each edge
 // out of op (at most F - 1 of them, each of weight <= F^(N - index(op) - 1)):
-// Phi drops. cancel, merge, fold and absorb shorten chains: Phi drops. So the
+// Phi drops. cancel, merge, fold and the absorbs shorten chains: Phi drops. So the
 // driver reaches a fixpoint (its iteration cap is only a safety net); moves
 // run in topological order, so a chain of ops is crossed in one sweep.
 #include "passes/passes.h"
@@ -131,6 +134,7 @@ Status propagate_transposes(Graph& g, PassStats& stats) {
         {"merge_pair", Op::Transpose, merge_pair},
         {"absorb_into_reshape", Op::Reshape, absorb_into_reshape},
         {"absorb_into_reshape", Op::Flatten, absorb_into_reshape},
+        {"absorb_into_dense", Op::MatMul, absorb_into_dense},
     };
     for (Op op : all_ops())
       if (const char* name = sink_pattern_name(op)) ps.push_back({name, op, sink_transpose});

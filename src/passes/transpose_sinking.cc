@@ -31,9 +31,15 @@ bool used(const Graph& g, const Value* v) { return !v->uses().empty() || g.is_gr
 /// No transpose is needed on an output whose perm is the identity or whose dims are all 1.
 bool needs_transpose(const Value* out, const Perm& q) { return !is_identity(q) && !all_unit_dims(out->shape()); }
 
-/// Reshape(T_P(y)) and Flatten(T_P(y)) absorb a transpose that only moves axes of size 1.
-bool absorbs_as_reshape(const Node& c, const Perm& p, const Value* v) {
-  return (c.op() == Op::Reshape || c.op() == Op::Flatten) && moves_only_unit_dims(p, v->shape());
+/// Reshape(T_P(y)) and Flatten(T_P(y)) absorb a transpose that only moves axes of size 1,
+/// or one that keeps the batch axis when they flatten into a Dense layer (absorb_into_dense).
+bool absorbs_as_reshape(const Graph& g, const Node& c, const Perm& p, const Value* v) {
+  if (c.op() != Op::Reshape && c.op() != Op::Flatten) return false;
+  if (moves_only_unit_dims(p, v->shape())) return true;
+  if (p.empty() || p[0] != 0 || !has_one_use(g, c.output(0))) return false;
+  const Use& u = c.output(0)->uses()[0];
+  const Tensor* w = constant_of(u.node->input(1));
+  return u.node->op() == Op::MatMul && u.index == 0 && w && w->rank() == 2;
 }
 
 /// v is, or may become once other moves are done, an operand op' can take for perm p:
@@ -62,7 +68,7 @@ bool leads_to_transpose(const Graph& g, const Value* v, const Perm& p, int& budg
   for (const Use& u : v->uses()) {
     if (--budget < 0) return false;
     const Node& c = *u.node;
-    if (c.op() == Op::Transpose || absorbs_as_reshape(c, p, v)) continue;
+    if (c.op() == Op::Transpose || absorbs_as_reshape(g, c, p, v)) continue;
     std::vector<size_t> ins = layout_inputs(c);
     if (std::find(ins.begin(), ins.end(), size_t(u.index)) == ins.end()) return false;
     std::string why;

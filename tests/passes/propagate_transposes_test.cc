@@ -291,6 +291,32 @@ TEST(PropagateTransposes, ResidualBlocksReachAFixpoint) {
   for (const auto& [name, s] : again["propagate_transposes"]) EXPECT_EQ(s.applied, 0) << name;
 }
 
+TEST(PropagateTransposes, FlattenDenseHeadTakesTheTransposeIntoItsWeights) {
+  // Keras Flatten -> Dense on NHWC features: the rows of W are reordered to NCHW order.
+  PassStats stats;
+  std::string out = rewrite(R"(graph g (%x: f32[2,3,2,2], %v: f32[2,2,3,1]) -> (%y, %z) {
+    %s = const i64[2] [0, -1]
+    %w = const f32[12,2] [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]
+    %w6 = const f32[6,1] [1, 2, 3, 4, 5, 6]
+    %t = Transpose(%x) {perm=[0,2,3,1]} @t
+    %r = Relu(%t) @relu
+    %f = Reshape(%r, %s) @flatten
+    %y = MatMul(%f, %w) @dense
+    %u = Transpose(%v) {perm=[0,2,1,3]} @u
+    %fl = Flatten(%u) @flatten2
+    %z = MatMul(%fl, %w6) @dense2
+  })",
+                            propagate_transposes, &stats);
+  EXPECT_EQ(count(out, "Transpose("), 0u) << out;
+  // Row (h, w, c) of W moves to row (c, h, w): c-major, so rows 0, 3, 6, 9 come first.
+  EXPECT_NE(out.find("%dense/permuted = const f32[12,2] [1, 2, 7, 8, 13, 14, 19, 20, 3, 4, 9, 10, 15, 16, 21, 22, "
+                     "5, 6, 11, 12, 17, 18, 23, 24]"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(pattern(stats, "absorb_into_dense").applied, 2);
+  EXPECT_EQ(pattern(stats, "sink_unary").applied, 1);
+}
+
 TEST(PropagateTransposesNearMiss, OperandNeitherConstantNorTransposedStops) {
   PassStats stats;
   std::string text = R"(graph g (%x: f32[1,2,3,4], %n: f32[1,3,4,2]) -> (%y) {

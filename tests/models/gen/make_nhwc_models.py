@@ -10,7 +10,8 @@ Transpose(0,3,1,2), Conv, Transpose(0,2,3,1); MaxPool / AvgPool and
 FusedBatchNormV3 likewise — while everything else stays in NHWC: BiasAdd as Add
 of a [C] constant, Keras BatchNormalization folded to Mul/Add by [C], Relu,
 Relu6 as Clip, residual Add, Pad with NHWC pads, ConcatV2 on axis 3, Mean over
-axes 1, 2, ResizeNearestNeighbor with NHWC scales, Softmax. ferry's optimizer
+axes 1, 2, ResizeNearestNeighbor with NHWC scales, Flatten as Reshape, Dense as
+MatMul + Add, Softmax. ferry's optimizer
 (propagate_transposes) must leave no Transpose between convolutions.
 
 Each model's sidecar also records "boundary_transposes": how many Transposes
@@ -180,6 +181,24 @@ def nhwc_head(rng):
     y = g.op("Relu", [k.conv(y, 8, 16, k=1)])
     y = g.op("ReduceMean", [y], axes=[1, 2], keepdims=0)
     y = g.op("Add", [g.op("MatMul", [y, g.const(w(rng, 16, 10))]), g.const(w(rng, 10, scale=0.1))])
+    g.output(g.op("Softmax", [y], axis=-1), "probs")
+    return g
+
+
+@model(boundary=1)
+def nhwc_vgg_head(rng):
+    """VGG-style: conv blocks with MaxPool, then Flatten (Reshape to [N, -1] of NHWC features),
+    Dense + Relu, Dense, Softmax. Flatten order is H, W, C: the Dense weights absorb the Transpose."""
+    g = GraphBuilder("nhwc_vgg_head", opset=13)
+    k = Nhwc(g, rng)
+    x = g.input("input_1", [2, 8, 8, 3])
+    y = g.op("Relu", [k.conv(x, 3, 6)])
+    y = k.nchw("MaxPool", y, kernel_shape=[2, 2], strides=[2, 2])
+    y = g.op("Relu", [k.conv(y, 6, 8)])
+    y = k.nchw("MaxPool", y, kernel_shape=[2, 2], strides=[2, 2])  # [2, 2, 2, 8]
+    y = g.op("Reshape", [y, g.i64([-1, 32])])
+    y = g.op("Relu", [g.op("Add", [g.op("MatMul", [y, g.const(w(rng, 32, 16))]), g.const(w(rng, 16, scale=0.1))])])
+    y = g.op("Add", [g.op("MatMul", [y, g.const(w(rng, 16, 5))]), g.const(w(rng, 5, scale=0.1))])
     g.output(g.op("Softmax", [y], axis=-1), "probs")
     return g
 
