@@ -7,9 +7,11 @@
 //   T_Q(T_P(x))                    ==>  x                    compose(P, Q) = identity       cancel_pair
 //   T_Q(T_P(x))                    ==>  T_R(x)               R = compose(P, Q)              merge_pair
 //   T_P(c)                         ==>  c'                   c a constant                   fold_constant
-//   op(T_P(x), ..., c, ...)        ==>  T_Q(op'(x, ..., T_Pinv(c), ...))                    sink_<class>
+//   op(T_P(x), ..., c, g, ...)     ==>  T_Q(op'(x, ..., T_Pinv(c), T_Pinv(g), ...))         sink_<class>
 //                                       op layout-agnostic (transpose_sink_rules.h: op', Q, and
-//                                       the guards), the move pays (transpose_sinking.cc)
+//                                       the guards), x computed, c a constant (permuted now), g a
+//                                       graph input (its Transpose stays at the boundary), the
+//                                       move pays (transpose_sinking.cc)
 //   Reshape(T_P(x), s)             ==>  Reshape(x, s)        T_P moves only axes of size 1  absorb_into_reshape
 //                                                            (same element order); s a constant
 //                                                            without 0 (a 0 copies a dim by position)
@@ -29,14 +31,20 @@
 // single-use Reshape and MatMul), cancel/merge/fold/absorb_into_reshape touch
 // Transposes (and constants, which are leaves) only. Number the skeleton's
 // nodes in topological order; an edge (value -> consumer c) carries a chain of
-// len(e) >= 0 Transposes. Let F be the largest fan-out plus one and
-//   Phi = sum over edges e of len(e) * F^(N - index(consumer(e)))
-// a non-negative integer. A sink at op removes one Transpose from at least one
-// edge into op (weight F^(N - index(op))) and adds at most one to each edge
-// out of op (at most F - 1 of them, each of weight <= F^(N - index(op) - 1)):
-// Phi drops. cancel, merge, fold and the absorbs shorten chains: Phi drops. So the
+// len(e) >= 0 Transposes. Let F be the largest fan-out plus one, A the largest
+// arity, w(e) = F^(N - index(consumer(e))) for an edge out of a computed value
+// and w(e) = eps = 1 / (2 F A) for an edge out of a graph input, and
+//   Phi = sum over edges e of len(e) * w(e)      (>= 0, a multiple of eps).
+// A sink at op strips a Transpose from at least one edge out of a computed
+// value into op (weight W = F^(N - index(op)) >= 1), adds at most one to each
+// edge out of op (at most F - 1 of them, each of weight W / F) and at most A
+// boundary ones (eps each): Phi drops by at least W/F - A eps >= 1/(2F). cancel,
+// merge, fold and the absorbs shorten chains: Phi drops by at least eps. So the
 // driver reaches a fixpoint (its iteration cap is only a safety net); moves
-// run in topological order, so a chain of ops is crossed in one sweep.
+// run in topological order, so a chain of ops is crossed in one sweep. (A
+// graph input's own Transpose is never what a sink strips first: were it, a
+// boundary Transpose added by one move could be stripped by the next, and
+// back — the ping-pong this rule excludes.)
 #include "passes/passes.h"
 #include "passes/pattern_driver.h"
 #include "passes/permutation.h"

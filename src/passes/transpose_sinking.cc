@@ -1,18 +1,23 @@
 // passes/transpose_sinking.cc — moves a Transpose from the inputs of a layout-agnostic op to its outputs.
 //
-//   op(T_P(x_1), ..., T_P(x_m), c, s)  ==>  T_Q(op'(x_1, ..., x_m, c', s))
+//   op(T_P(x_1), ..., T_P(x_m), c, s, g)  ==>  T_Q(op'(x_1, ..., x_m, c', s, T_Pinv(g)))
 //     c: a constant operand, c' = T_Pinv(c aligned to rank r)   (leading 1s dropped again for broadcasting ops)
 //     s: an operand whose dims are all 1 (broadcasts the same either way), kept
+//     g: a graph input of rank r: T_Pinv(g) is added at the graph's boundary
 //     op', Q: transpose_sink_rules.h
 //
-// Guards: every layout input is T_P(x) with the same P, a constant of rank <= r
-// or all-ones; the op's plan exists (its parameter inputs are constants ...).
-// Pays only when it will remove transposes: no output needs one (Q identity or
-// all dims 1), or more of the input Transposes die (all their uses are this op)
-// than output Transposes are created, or every output that needs one leads,
-// through ops that would take it in turn (their other operands constants or
-// transposed alike, or on the way to be), to a Transpose it merges or cancels
-// with (a bounded look-ahead). Otherwise a near miss says why.
+// Guards: one layout input is T_P(x) with x computed (not a graph input: every
+// move strips such a Transpose, see the termination proof in
+// propagate_transposes.cc); every other is T_P(x) with the same P, c, s or g;
+// the op's plan exists (its parameter inputs are constants ...).
+// Pays only when it removes transposes. Before: the input Transposes that die
+// (all their uses are this op). After: the boundary ones added, plus for each
+// output that needs one (Q not identity, dims not all 1) what it comes to when
+// moved on greedily (net_transposes: +1 where it stays, -1 for each Transpose
+// it cancels with or strips from a co-operand, through ops that take it in turn — their other operands
+// constants, graph inputs or transposed alike, or on the way to be). Move when
+// after < before, or when none dies (others keep it) and after <= 0; otherwise
+// a near miss says why.
 #include "passes/transpose_sinking.h"
 
 #include <algorithm>
@@ -23,8 +28,8 @@
 namespace ferry {
 namespace {
 
-/// Nodes the look-ahead visits at most per sink attempt (keeps the pass linear in practice).
-constexpr int kLookaheadBudget = 64;
+/// Uses the look-ahead visits at most per sink attempt (keeps the pass near linear).
+constexpr int kLookaheadBudget = 256;
 
 bool used(const Graph& g, const Value* v) { return !v->uses().empty() || g.is_graph_output(v); }
 
@@ -50,6 +55,7 @@ bool may_carry(const Value* v, const Perm& p, int& budget) {
   const int64_t r = int64_t(p.size());
   if (const Tensor* c = constant_of(v)) return c->rank() <= r;
   if (v->shape().rank_known() && v->shape().rank() <= r && all_unit_dims(v->shape())) return true;
+  if (v->is_graph_input()) return v->shape().rank_known() && v->shape().rank() == r;  // gets T_Pinv
   const Node* n = v->producer();
   if (!n) return false;
   if (n->op() == Op::Transpose) return transpose_perm(*n) == p;
@@ -61,28 +67,47 @@ bool may_carry(const Value* v, const Perm& p, int& budget) {
   return true;
 }
 
-/// Every use of v (= T_P(...) after the move) takes the transpose on towards a
-/// Transpose that it merges or cancels with.
-bool leads_to_transpose(const Graph& g, const Value* v, const Perm& p, int& budget) {
-  if (g.is_graph_output(v)) return false;
+/// How the number of Transposes changes when T_P is put on v and moved on as far
+/// as it goes: +1 where it has to stay (a graph output, an op that cannot take
+/// it), -1 for each Transpose it cancels with or strips from a co-operand (one
+/// only that op reads), 0 where it merges, vanishes (identity perm) or is
+/// absorbed. Past the budget, it counts as staying.
+int net_transposes(const Graph& g, const Value* v, const Perm& p, int& budget) {
+  bool stays = g.is_graph_output(v);
+  int net = 0;
   for (const Use& u : v->uses()) {
-    if (--budget < 0) return false;
     const Node& c = *u.node;
-    if (c.op() == Op::Transpose || absorbs_as_reshape(g, c, p, v)) continue;
+    if (--budget < 0) {
+      stays = true;
+      break;
+    }
+    if (c.op() == Op::Transpose) {
+      auto q = transpose_perm(c);
+      net -= q && q->size() == p.size() && is_identity(compose(p, *q)) ? 1 : 0;
+      continue;
+    }
+    if (absorbs_as_reshape(g, c, p, v)) continue;
     std::vector<size_t> ins = layout_inputs(c);
-    if (std::find(ins.begin(), ins.end(), size_t(u.index)) == ins.end()) return false;
     std::string why;
-    auto plan = plan_sink(c, p, &why);
-    if (!plan) return false;
-    for (size_t i : ins)
-      if (i != size_t(u.index) && c.input(i) != v && !may_carry(c.input(i), p, budget)) return false;
+    auto plan = std::find(ins.begin(), ins.end(), size_t(u.index)) == ins.end() ? std::nullopt : plan_sink(c, p, &why);
+    bool takes = plan.has_value();
+    for (size_t i : ins) {
+      if (!takes || i == size_t(u.index) || c.input(i) == v) continue;
+      takes = may_carry(c.input(i), p, budget);
+      // A co-operand T_P(x) that only c reads dies with the move.
+      const Node* t = producer_of(c.input(i), Op::Transpose);
+      if (takes && t && transpose_perm(*t) == p && has_one_use(g, t->output(0))) --net;
+    }
+    if (!takes) {
+      stays = true;
+      continue;
+    }
     for (size_t k = 0; k < c.num_outputs(); ++k) {
       const Value* o = c.output(k);
-      if (!used(g, o) || !needs_transpose(o, plan->output_perms[k])) continue;
-      if (!leads_to_transpose(g, o, plan->output_perms[k], budget)) return false;
+      if (used(g, o) && needs_transpose(o, plan->output_perms[k])) net += net_transposes(g, o, plan->output_perms[k], budget);
     }
   }
-  return true;
+  return net + (stays ? 1 : 0);
 }
 
 /// c aligned to rank r and transposed by Pinv; for broadcasting ops, leading 1s dropped again.
@@ -105,8 +130,9 @@ bool sink_transpose(Rewriter& rw, Node& n) {
   const std::vector<size_t> ins = layout_inputs(n);
   const Node* first = nullptr;
   Perm p;
+  // Every move strips a Transpose of a computed value (not of a graph input): the termination proof needs it.
   for (size_t i : ins)
-    if (const Node* t = producer_of(n.input(i), Op::Transpose))
+    if (const Node* t = producer_of(n.input(i), Op::Transpose); t && !t->input(0)->is_graph_input())
       if (auto q = transpose_perm(*t)) {
         first = t;
         p = *q;
@@ -123,6 +149,7 @@ bool sink_transpose(Rewriter& rw, Node& n) {
   std::vector<Value*> inputs = n.inputs();
   std::vector<std::pair<size_t, Tensor>> new_constants = plan->params;
   std::vector<const Node*> transposes;
+  std::vector<size_t> inserted;  // graph inputs that get T_Pinv at the boundary
   for (size_t i : ins) {
     Value* v = n.input(i);
     const Node* t = producer_of(v, Op::Transpose);
@@ -134,6 +161,8 @@ bool sink_transpose(Rewriter& rw, Node& n) {
       if (c->numel() != 1) new_constants.push_back({i, permute_constant(*c, p, broadcasting)});
     } else if (v->shape().rank_known() && v->shape().rank() <= r && all_unit_dims(v->shape())) {
       // broadcasts the same in either layout
+    } else if (v->is_graph_input() && v->shape().rank_known() && v->shape().rank() == r) {
+      inserted.push_back(i);
     } else if (q) {
       return rw.near_miss("operands are transposed by different permutations", {first, t, &n});
     } else if (constant_of(v)) {
@@ -155,14 +184,17 @@ bool sink_transpose(Rewriter& rw, Node& n) {
   std::vector<size_t> moved;
   for (size_t k = 0; k < n.num_outputs(); ++k)
     if (used(g, n.output(k)) && needs_transpose(n.output(k), plan->output_perms[k])) moved.push_back(k);
-  bool pays = moved.empty() || dying > moved.size();
+  // Before: the dying Transposes. After: the boundary ones, and what the moved ones come to.
+  int after = int(inserted.size()), budget = kLookaheadBudget;
+  for (size_t k : moved) after += net_transposes(g, n.output(k), plan->output_perms[k], budget);
+  // A Transpose kept alive by other consumers dies once the last of them moves:
+  // moving past this one without adding any is progress, not churn.
+  const bool pays = after < int(dying) || (dying == 0 && after <= 0);
   if (!pays) {
-    int budget = kLookaheadBudget;
-    pays = std::all_of(moved.begin(), moved.end(), [&](size_t k) {
-      return leads_to_transpose(g, n.output(k), plan->output_perms[k], budget);
-    });
-  }
-  if (!pays) {
+    if (dying < inserted.size())
+      return rw.near_miss("graph input " + quoted(n.input(inserted[0])) +
+                              " would need a Transpose of its own, and the move removes none in exchange",
+                          {first, &n});
     if (shared)
       return rw.near_miss("Transpose " + quoted(shared->output(0)) + " has " +
                               std::to_string(shared->output(0)->uses().size()) +
@@ -172,6 +204,10 @@ bool sink_transpose(Rewriter& rw, Node& n) {
                         {first, &n});
   }
 
+  AttrMap inverse;
+  inverse.set("perm", invert(p));
+  for (size_t i : inserted)
+    inputs[i] = rw.create(Op::Transpose, {inputs[i]}, 1, inverse, {&n}, inputs[i]->name() + "/transpose")->output(0);
   for (auto& [i, t] : new_constants) {
     if (i >= inputs.size()) inputs.resize(i + 1, nullptr);
     inputs[i] = rw.constant(std::move(t), n.name() + "/permuted");

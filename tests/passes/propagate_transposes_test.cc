@@ -92,7 +92,8 @@ TEST(PropagateTransposes, BinaryOpsTakeEquallyTransposedOperandsConstantsAndScal
   // Residual add of two NHWC branches, BN as Mul/Add with per-channel constants,
   // a scalar and an all-ones operand that broadcast the same in either layout.
   PassStats stats;
-  std::string out = rewrite(R"(graph g (%a: f32[1,2,3,4], %b: f32[1,2,3,4], %s: f32[1,1]) -> (%y) {
+  std::string out = rewrite(R"(graph g (%in: f32[1,2,3,4], %b: f32[1,2,3,4], %s: f32[1,1]) -> (%y) {
+    %a = Neg(%in) @neg
     %scale = const f32[2] [2, 3]
     %shift = const f32[1,1,1,2] [0.5, 1]
     %half = const f32[] [0.5]
@@ -108,6 +109,7 @@ TEST(PropagateTransposes, BinaryOpsTakeEquallyTransposedOperandsConstantsAndScal
     %y = Transpose(%w) {perm=[0,3,1,2]} @back
   })",
                             propagate_transposes, &stats);
+  // b is a graph input: its Transpose is stripped alongside a's (a computed value's).
   EXPECT_EQ(count(out, "Transpose("), 0u) << out;
   EXPECT_NE(out.find("const f32[2,1,1] [2, 3]"), std::string::npos) << out;
   EXPECT_NE(out.find("const f32[2,1,1] [0.5, 1]"), std::string::npos) << out;
@@ -118,7 +120,8 @@ TEST(PropagateTransposes, BinaryOpsTakeEquallyTransposedOperandsConstantsAndScal
 
 TEST(PropagateTransposes, ConcatSplitSoftmaxAndCumSumRemapTheirAxis) {
   PassStats stats;
-  std::string out = rewrite(R"(graph g (%a: f32[1,2,3,3], %b: f32[1,4,3,3]) -> (%y, %z) {
+  std::string out = rewrite(R"(graph g (%in: f32[1,2,3,3], %b: f32[1,4,3,3]) -> (%y, %z) {
+    %a = Neg(%in) @neg
     %c = const f32[1,3,3,1] splat(0.25)
     %one = const i64[] [3]
     %ta = Transpose(%a) {perm=[0,2,3,1]} @ta
@@ -146,7 +149,8 @@ TEST(PropagateTransposes, ReduceWithoutKeepdimsLeavesNoTranspose) {
   // GlobalAveragePooling2D in NHWC: ReduceMean over H, W of T(x): the transpose
   // disappears, and the Dense head reads [N, C] directly.
   PassStats stats;
-  std::string out = rewrite(R"(graph g (%x: f32[2,3,4,5]) -> (%y, %k, %m) {
+  std::string out = rewrite(R"(graph g (%in: f32[2,3,4,5]) -> (%y, %k, %m) {
+    %x = Neg(%in) @neg
     %axes = const i64[2] [1, 2]
     %w = const f32[3,2] [1, 2, 3, 4, 5, 6]
     %t = Transpose(%x) {perm=[0,2,3,1]} @t
@@ -172,7 +176,8 @@ TEST(PropagateTransposes, PadSliceSqueezeUnsqueezeAndResizeRemapTheirParameters)
   // NHWC [1,4,4,2] -> Pad H (1,1), W (2,0) -> Slice N, H (axes omitted) -> Squeeze N
   // (perm becomes [1,2,0]) -> Unsqueeze 0 (back to [0,2,3,1]) -> Resize H, W x2 -> NCHW.
   PassStats stats;
-  std::string out = rewrite(R"(graph g (%x: f32[1,2,4,4]) -> (%y) {
+  std::string out = rewrite(R"(graph g (%in: f32[1,2,4,4]) -> (%y) {
+    %x = Neg(%in) @neg
     %pads = const i64[8] [0, 1, 2, 0, 0, 1, 0, 0]
     %starts = const i64[2] [0, 1]
     %ends = const i64[2] [1, 5]
@@ -201,7 +206,8 @@ TEST(PropagateTransposes, PadSliceSqueezeUnsqueezeAndResizeRemapTheirParameters)
 TEST(PropagateTransposes, MultiConsumerTransposeMovesWhenEveryConsumerCancelsIt) {
   // One NHWC tensor feeds two branches, each ending in the next Conv's Transpose.
   PassStats stats;
-  std::string out = rewrite(R"(graph g (%x: f32[1,2,3,3]) -> (%y, %z) {
+  std::string out = rewrite(R"(graph g (%in: f32[1,2,3,3]) -> (%y, %z) {
+    %x = Neg(%in) @neg
     %t = Transpose(%x) {perm=[0,2,3,1]} @t
     %a = Relu(%t) @relu
     %b = Sigmoid(%t) @sigmoid
@@ -211,7 +217,8 @@ TEST(PropagateTransposes, MultiConsumerTransposeMovesWhenEveryConsumerCancelsIt)
   })",
                             propagate_transposes, &stats);
   EXPECT_EQ(out,
-            "graph g (%x: f32[1,2,3,3]) -> (%y, %z) {\n"
+            "graph g (%in: f32[1,2,3,3]) -> (%y, %z) {\n"
+            "  %x = Neg(%in) : f32[1,2,3,3] @neg\n"
             "  %y = Relu(%x) : f32[1,2,3,3] @relu_1\n"
             "  %sigmoid_1 = Sigmoid(%x) : f32[1,2,3,3] @sigmoid_1\n"
             "  %z = Mul(%x, %sigmoid_1) : f32[1,2,3,3] @gate_1\n"
@@ -245,12 +252,14 @@ TEST(PropagateTransposes, UnitAxisTransposeIntoReshapeGoes) {
 TEST(PropagateTransposes, PoolingTakesOnlyPermutationsOfSpatialAxes) {
   // H and W swapped: the pool's per-axis attributes swap too. An NHWC perm cannot pass.
   PassStats stats;
-  std::string out = rewrite(R"(graph g (%x: f32[1,2,6,7], %z: f32[1,5,5,2]) -> (%y, %v) {
+  std::string out = rewrite(R"(graph g (%in: f32[1,2,6,7], %z: f32[1,5,5,2]) -> (%y, %v) {
+    %x = Neg(%in) @neg
     %t = Transpose(%x) {perm=[0,1,3,2]} @t
     %p = MaxPool(%t) {kernel_shape=[2,3], pads=[0,1,0,1], strides=[1,2]} @pool
     %g = GlobalAveragePool(%p) @gap
     %y = Transpose(%g) {perm=[0,1,3,2]} @back
-    %u = Transpose(%z) {perm=[0,3,1,2]} @to_nchw
+    %zc = Neg(%z) @neg2
+    %u = Transpose(%zc) {perm=[0,3,1,2]} @to_nchw
     %w = AveragePool(%u) {kernel_shape=[2,2]} @avg
     %v = Transpose(%w) {perm=[0,2,3,1]} @to_nhwc
   })",
@@ -294,7 +303,8 @@ TEST(PropagateTransposes, ResidualBlocksReachAFixpoint) {
 TEST(PropagateTransposes, FlattenDenseHeadTakesTheTransposeIntoItsWeights) {
   // Keras Flatten -> Dense on NHWC features: the rows of W are reordered to NCHW order.
   PassStats stats;
-  std::string out = rewrite(R"(graph g (%x: f32[2,3,2,2], %v: f32[2,2,3,1]) -> (%y, %z) {
+  std::string out = rewrite(R"(graph g (%in: f32[2,3,2,2], %v: f32[2,2,3,1]) -> (%y, %z) {
+    %x = Neg(%in) @neg
     %s = const i64[2] [0, -1]
     %w = const f32[12,2] [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]
     %w6 = const f32[6,1] [1, 2, 3, 4, 5, 6]
@@ -317,10 +327,54 @@ TEST(PropagateTransposes, FlattenDenseHeadTakesTheTransposeIntoItsWeights) {
   EXPECT_EQ(pattern(stats, "sink_unary").applied, 1);
 }
 
+TEST(PropagateTransposes, GraphInputOperandGetsItsTransposeAtTheBoundary) {
+  // The first block's residual Add reads the NHWC graph input itself: it gets
+  // T_Pinv at the input, so the block's transposes still cancel with the next conv's.
+  PassStats stats;
+  std::string out = rewrite(R"(graph g (%x: f32[1,3,3,2]) -> (%y) {
+    %w = const f32[2,2,1,1] [1, -1, 0.5, 2]
+    %a = Transpose(%x) {perm=[0,3,1,2]} @a
+    %c1 = Conv(%a, %w) @conv1
+    %d1 = Transpose(%c1) {perm=[0,2,3,1]} @d1
+    %r1 = Add(%d1, %x) @res1
+    %e1 = Relu(%r1) @relu1
+    %b1 = Transpose(%e1) {perm=[0,3,1,2]} @b1
+    %y = Conv(%b1, %w) @conv2
+  })",
+                            propagate_transposes, &stats);
+  EXPECT_EQ(out,
+            "graph g (%x: f32[1,3,3,2]) -> (%y) {\n"
+            "  %w = const f32[2,2,1,1] [1, -1, 0.5, 2]\n"
+            "  %a = Transpose(%x) {perm=[0,3,1,2]} : f32[1,2,3,3] @a\n"
+            "  %c1 = Conv(%a, %w) : f32[1,2,3,3] @conv1\n"
+            "  %x/transpose = Transpose(%x) {perm=[0,3,1,2]} : f32[1,2,3,3] @x/transpose\n"
+            "  %res1_1 = Add(%c1, %x/transpose) : f32[1,2,3,3] @res1_1\n"
+            "  %relu1_1 = Relu(%res1_1) : f32[1,2,3,3] @relu1_1\n"
+            "  %y = Conv(%relu1_1, %w) : f32[1,2,3,3] @conv2\n"
+            "}\n");
+}
+
+TEST(PropagateTransposesNearMiss, GraphInputTransposeWithNothingInExchangeStays) {
+  // Moving T(c) past the Add would need T_Pinv on %x, T(c) also feeds an output,
+  // and nothing downstream cancels: two Transposes instead of one.
+  PassStats stats;
+  rewrite(R"(graph g (%x: f32[3,2], %in: f32[2,3]) -> (%t, %y) {
+    %c = Neg(%in) @neg
+    %t = Transpose(%c) {perm=[1,0]} @t
+    %y = Add(%t, %x) @add
+  })",
+          propagate_transposes, &stats);
+  ASSERT_EQ(pattern(stats, "sink_elementwise").near_misses.size(), 1u);
+  EXPECT_EQ(pattern(stats, "sink_elementwise").near_misses[0].reason,
+            "graph input 'x' would need a Transpose of its own, and the move removes none in exchange");
+}
+
 TEST(PropagateTransposesNearMiss, OperandNeitherConstantNorTransposedStops) {
   PassStats stats;
-  std::string text = R"(graph g (%x: f32[1,2,3,4], %n: f32[1,3,4,2]) -> (%y) {
-    %t = Transpose(%x) {perm=[0,2,3,1]} @t
+  std::string text = R"(graph g (%x: f32[1,2,3,4], %in: f32[1,3,4,2]) -> (%y) {
+    %n = Neg(%in) @neg
+    %c = Neg(%x) @neg2
+    %t = Transpose(%c) {perm=[0,2,3,1]} @t
     %a = Add(%t, %n) @add
     %y = Transpose(%a) {perm=[0,3,1,2]} @back
   })";
@@ -335,7 +389,8 @@ TEST(PropagateTransposesNearMiss, OperandNeitherConstantNorTransposedStops) {
 
 TEST(PropagateTransposesNearMiss, DifferentPermutationsAndNonConstantAxesStop) {
   PassStats stats;
-  std::string out = rewrite(R"(graph g (%x: f32[2,2,2], %axes: i64[1]) -> (%y, %z) {
+  std::string out = rewrite(R"(graph g (%in: f32[2,2,2], %axes: i64[1]) -> (%y, %z) {
+    %x = Neg(%in) @neg
     %a = Transpose(%x) {perm=[1,2,0]} @a
     %b = Transpose(%x) {perm=[2,0,1]} @b
     %s = Add(%a, %b) @add
@@ -351,7 +406,8 @@ TEST(PropagateTransposesNearMiss, DifferentPermutationsAndNonConstantAxesStop) {
 
 TEST(PropagateTransposesNearMiss, ConstantOfHigherRankStops) {
   PassStats stats;
-  rewrite(R"(graph g (%x: f32[2,3]) -> (%y) {
+  rewrite(R"(graph g (%in: f32[2,3]) -> (%y) {
+    %x = Neg(%in) @neg
     %c = const f32[2,3,2] splat(1)
     %t = Transpose(%x) {perm=[1,0]} @t
     %a = Add(%t, %c) @add
@@ -367,7 +423,8 @@ TEST(PropagateTransposesNearMiss, NoTransposeDownstreamMeansNoMove) {
   // Moving the Transpose past Relu would remove none: it stays where the graph put it.
   PassStats stats;
   const std::string text =
-      "graph g (%x: f32[2,3]) -> (%y) {\n"
+      "graph g (%in: f32[2,3]) -> (%y) {\n"
+      "  %x = Neg(%in) : f32[2,3] @neg\n"
       "  %t = Transpose(%x) {perm=[1,0]} : f32[3,2] @t\n"
       "  %y = Relu(%t) : f32[3,2] @relu\n"
       "}\n";

@@ -203,6 +203,23 @@ def nhwc_vgg_head(rng):
     return g
 
 
+@model(boundary=2)
+def nhwc_deep_residual(rng):
+    """Ten bottleneck blocks on one residual stream that starts at the graph input itself and ends
+    at an NHWC output: the stream's Transposes end up at the input and the output only."""
+    g = GraphBuilder("nhwc_deep_residual", opset=13)
+    k = Nhwc(g, rng)
+    x = g.input("input_1", [1, 6, 6, 8])
+    y = x
+    for _ in range(10):
+        h = g.op("Relu", [k.bn_mul_add(k.conv(y, 8, 4, k=1, bias=False), 4)])
+        h = g.op("Relu", [k.bn_mul_add(k.conv(h, 4, 4, bias=False), 4)])
+        h = k.bn_mul_add(k.conv(h, 4, 8, k=1, bias=False), 8)
+        y = g.op("Relu", [g.op("Add", [h, y])])
+    g.output(y, "features")
+    return g
+
+
 SOURCES = [GEN_DIR / "make_nhwc_models.py", GEN_DIR / "onnx_builder.py", GEN_DIR / "common.py"]
 MODEL_NAMES = list(MODELS)
 
