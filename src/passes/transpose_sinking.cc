@@ -123,106 +123,118 @@ Tensor permute_constant(const Tensor& c, const Perm& p, bool broadcasting) {
 
 std::string quoted(const Value* v) { return "'" + v->name() + "'"; }
 
-}  // namespace
-
-bool sink_transpose(Rewriter& rw, Node& n) {
-  const Graph& g = rw.graph();
-  const std::vector<size_t> ins = layout_inputs(n);
-  const Node* first = nullptr;
+/// One move past n: what is stripped, permuted and added.
+struct Move {
+  const Node* first = nullptr;  ///< the Transpose of a computed value that fixed P
   Perm p;
+  SinkPlan plan;
+  std::vector<Value*> inputs;                          ///< op''s inputs
+  std::vector<std::pair<size_t, Tensor>> constants;    ///< new constants for op''s inputs
+  std::vector<const Node*> transposes;                 ///< stripped, distinct
+  std::vector<size_t> inserted;                        ///< graph inputs that get T_Pinv at the boundary
+};
+
+/// Finds P and sorts n's operands; false (after a near miss, if n was recognized) when n cannot take P.
+bool gather(Rewriter& rw, const Node& n, Move& m) {
+  const std::vector<size_t> ins = layout_inputs(n);
   // Every move strips a Transpose of a computed value (not of a graph input): the termination proof needs it.
   for (size_t i : ins)
     if (const Node* t = producer_of(n.input(i), Op::Transpose); t && !t->input(0)->is_graph_input())
       if (auto q = transpose_perm(*t)) {
-        first = t;
-        p = *q;
+        m.first = t;
+        m.p = *q;
         break;
       }
-  if (!first) return false;
+  if (!m.first) return false;
   std::string why;
-  auto plan = plan_sink(n, p, &why);
-  if (!plan) return why.empty() ? false : rw.near_miss(why, {first, &n});
+  auto plan = plan_sink(n, m.p, &why);
+  if (!plan) return why.empty() ? false : rw.near_miss(why, {m.first, &n});
+  m.plan = std::move(*plan);
 
-  // The operands of op': transposes stripped, constants permuted (created only once the move pays).
-  const int64_t r = int64_t(p.size());
+  const int64_t r = int64_t(m.p.size());
   const bool broadcasting = n.op() != Op::Concat;
-  std::vector<Value*> inputs = n.inputs();
-  std::vector<std::pair<size_t, Tensor>> new_constants = plan->params;
-  std::vector<const Node*> transposes;
-  std::vector<size_t> inserted;  // graph inputs that get T_Pinv at the boundary
+  m.inputs = n.inputs();
+  m.constants = m.plan.params;
   for (size_t i : ins) {
     Value* v = n.input(i);
     const Node* t = producer_of(v, Op::Transpose);
     auto q = t ? transpose_perm(*t) : std::nullopt;
-    if (q && *q == p) {
-      inputs[i] = t->input(0);
-      if (std::find(transposes.begin(), transposes.end(), t) == transposes.end()) transposes.push_back(t);
+    if (q && *q == m.p) {
+      m.inputs[i] = t->input(0);
+      if (std::find(m.transposes.begin(), m.transposes.end(), t) == m.transposes.end()) m.transposes.push_back(t);
     } else if (const Tensor* c = constant_of(v); c && c->rank() <= r) {
-      if (c->numel() != 1) new_constants.push_back({i, permute_constant(*c, p, broadcasting)});
+      if (c->numel() != 1) m.constants.push_back({i, permute_constant(*c, m.p, broadcasting)});
     } else if (v->shape().rank_known() && v->shape().rank() <= r && all_unit_dims(v->shape())) {
       // broadcasts the same in either layout
     } else if (v->is_graph_input() && v->shape().rank_known() && v->shape().rank() == r) {
-      inserted.push_back(i);
+      m.inserted.push_back(i);
     } else if (q) {
-      return rw.near_miss("operands are transposed by different permutations", {first, t, &n});
+      return rw.near_miss("operands are transposed by different permutations", {m.first, t, &n});
     } else if (constant_of(v)) {
-      return rw.near_miss("constant " + quoted(v) + " has more dims than the transposed operand", {first, &n});
+      return rw.near_miss("constant " + quoted(v) + " has more dims than the transposed operand", {m.first, &n});
     } else {
-      return rw.near_miss("operand " + quoted(v) + " is neither a constant nor transposed the same way", {first, &n});
+      return rw.near_miss("operand " + quoted(v) + " is neither a constant nor transposed the same way", {m.first, &n});
     }
   }
+  return true;
+}
 
-  // Does it pay? Count the input Transposes that die and the output ones it creates.
+/// Whether the move removes Transposes (see the file comment); false after a near miss when not.
+bool pays(Rewriter& rw, const Node& n, const Move& m) {
+  const Graph& g = rw.graph();
   size_t dying = 0;
   const Node* shared = nullptr;
-  for (const Node* t : transposes) {
+  for (const Node* t : m.transposes) {
     bool all_here = !g.is_graph_output(t->output(0));
     for (const Use& u : t->output(0)->uses()) all_here &= u.node == &n;
     if (all_here) ++dying;
     else shared = t;
   }
-  std::vector<size_t> moved;
-  for (size_t k = 0; k < n.num_outputs(); ++k)
-    if (used(g, n.output(k)) && needs_transpose(n.output(k), plan->output_perms[k])) moved.push_back(k);
   // Before: the dying Transposes. After: the boundary ones, and what the moved ones come to.
-  int after = int(inserted.size()), budget = kLookaheadBudget;
-  for (size_t k : moved) after += net_transposes(g, n.output(k), plan->output_perms[k], budget);
+  int after = int(m.inserted.size()), budget = kLookaheadBudget;
+  for (size_t k = 0; k < n.num_outputs(); ++k)
+    if (used(g, n.output(k)) && needs_transpose(n.output(k), m.plan.output_perms[k]))
+      after += net_transposes(g, n.output(k), m.plan.output_perms[k], budget);
   // A Transpose kept alive by other consumers dies once the last of them moves:
   // moving past this one without adding any is progress, not churn.
-  const bool pays = after < int(dying) || (dying == 0 && after <= 0);
-  if (!pays) {
-    if (dying < inserted.size())
-      return rw.near_miss("graph input " + quoted(n.input(inserted[0])) +
-                              " would need a Transpose of its own, and the move removes none in exchange",
-                          {first, &n});
-    if (shared)
-      return rw.near_miss("Transpose " + quoted(shared->output(0)) + " has " +
-                              std::to_string(shared->output(0)->uses().size()) +
-                              " consumers with different layouts, and no Transpose downstream to cancel with",
-                          {shared, &n});
-    return rw.near_miss("no Transpose downstream to cancel with: moving it past the op would not remove any",
-                        {first, &n});
-  }
+  if (after < int(dying) || (dying == 0 && after <= 0)) return true;
+  if (dying < m.inserted.size())
+    return rw.near_miss("graph input " + quoted(n.input(m.inserted[0])) +
+                            " would need a Transpose of its own, and the move removes none in exchange",
+                        {m.first, &n});
+  if (shared)
+    return rw.near_miss("Transpose " + quoted(shared->output(0)) + " has " +
+                            std::to_string(shared->output(0)->uses().size()) +
+                            " consumers with different layouts, and no Transpose downstream to cancel with",
+                        {shared, &n});
+  return rw.near_miss("no Transpose downstream to cancel with: moving it past the op would not remove any",
+                      {m.first, &n});
+}
 
+}  // namespace
+
+bool sink_transpose(Rewriter& rw, Node& n) {
+  Move m;
+  if (!gather(rw, n, m) || !pays(rw, n, m)) return false;
   AttrMap inverse;
-  inverse.set("perm", invert(p));
-  for (size_t i : inserted)
-    inputs[i] = rw.create(Op::Transpose, {inputs[i]}, 1, inverse, {&n}, inputs[i]->name() + "/transpose")->output(0);
-  for (auto& [i, t] : new_constants) {
-    if (i >= inputs.size()) inputs.resize(i + 1, nullptr);
-    inputs[i] = rw.constant(std::move(t), n.name() + "/permuted");
+  inverse.set("perm", invert(m.p));
+  for (size_t i : m.inserted)
+    m.inputs[i] = rw.create(Op::Transpose, {m.inputs[i]}, 1, inverse, {&n}, m.inputs[i]->name() + "/transpose")->output(0);
+  for (auto& [i, t] : m.constants) {
+    if (i >= m.inputs.size()) m.inputs.resize(i + 1, nullptr);
+    m.inputs[i] = rw.constant(std::move(t), n.name() + "/permuted");
   }
-  Node* m = rw.create(n.op(), inputs, n.num_outputs(), plan->attrs, {&n}, n.name());
+  Node* op2 = rw.create(n.op(), m.inputs, n.num_outputs(), m.plan.attrs, {&n}, n.name());
   for (size_t k = 0; k < n.num_outputs(); ++k) {
-    if (!used(g, n.output(k))) continue;
-    const Perm& q = plan->output_perms[k];
+    if (!used(rw.graph(), n.output(k))) continue;
+    const Perm& q = m.plan.output_perms[k];
     if (!needs_transpose(n.output(k), q)) {
-      rw.replace_uses(n.output(k), m->output(k));
+      rw.replace_uses(n.output(k), op2->output(k));
       continue;
     }
     AttrMap attrs;
     attrs.set("perm", q);
-    Node* t = rw.create(Op::Transpose, {m->output(k)}, 1, std::move(attrs), transposes, first->name());
+    Node* t = rw.create(Op::Transpose, {op2->output(k)}, 1, std::move(attrs), m.transposes, m.first->name());
     rw.replace_uses(n.output(k), t->output(0));
   }
   return true;
