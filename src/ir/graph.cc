@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -154,9 +155,15 @@ Node* Graph::find_node(const std::string& name) const {
 }
 
 std::string Graph::unique_name(const std::string& prefix) const {
-  std::unordered_set<std::string> used;
-  for (auto& v : values_) used.insert(v->name_);
-  for (auto& n : nodes_) used.insert(n->name_);
+  // Only names that start with the prefix can collide: collect just those (a
+  // prefix compare per name, no hashing or copying of every name; passes call
+  // this for each node they create).
+  std::unordered_set<std::string_view> used;
+  auto add = [&](const std::string& name) {
+    if (name.compare(0, prefix.size(), prefix) == 0) used.insert(name);
+  };
+  for (auto& v : values_) add(v->name_);
+  for (auto& n : nodes_) add(n->name_);
   if (!used.count(prefix)) return prefix;
   for (int64_t i = 1;; ++i) {
     std::string s = prefix + "_" + std::to_string(i);

@@ -61,5 +61,9 @@ Status fuse_rmsnorm(Graph& g, PassStats& stats);
 Status fuse_gelu(Graph& g, PassStats& stats);
 /// MatMul(Softmax(scale * Q K^T [+ mask]), V) with its multi-head wrappers -> Attention.
 Status fuse_attention(Graph& g, PassStats& stats);
+// --- layout (propagate_transposes) -----------------------------------------------------
+/// Transposes moved through layout-agnostic ops towards the outputs, pairs cancelled or
+/// merged: NHWC graphs keep transposes only at their boundaries.
+Status propagate_transposes(Graph& g, PassStats& stats);
 
 }  // namespace ferry

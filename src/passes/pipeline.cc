@@ -2,7 +2,8 @@
 //
 // Order: clean up, fold constants (shapes become constants, so more folds and
 // canonical forms become visible), canonicalize (BatchNorm, Gemm, Div into
-// Mul/Add/MatMul, the forms fusions expect), clean up again, fuse, sweep.
+// Mul/Add/MatMul, the forms fusions expect), move transposes out of the way
+// (NHWC imports), clean up again, fuse, sweep.
 // After every pass shapes are re-inferred and, in debug builds or with
 // verify_each_pass, the graph is verified, so a broken pass is caught at once
 // and named.
@@ -50,6 +51,7 @@ Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
       {"canonicalize_batchnorm", canonicalize_batchnorm},
       {"canonicalize_gemm", canonicalize_gemm},
       {"canonicalize_div_const", canonicalize_div_const},
+      {"propagate_transposes", propagate_transposes},  // layout: NHWC imports lose their inner transposes
       {"eliminate_identity", eliminate_identity},
       {"share_duplicate_constants", share_duplicate_constants},
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},

@@ -1,0 +1,296 @@
+#include "passes/transpose_sink_rules.h"
+
+#include <algorithm>
+
+#include "passes/rewriter.h"
+
+namespace ferry {
+namespace {
+
+enum class Kind { kNone, kUnary, kElementwise, kAxisAttr, kReduce, kArgReduce, kSqueeze, kUnsqueeze, kPad, kSlice,
+                  kResize, kCumSum, kPool };
+
+Kind kind_of(Op op) {
+  switch (op) {
+    case Op::Abs: case Op::Neg: case Op::Sqrt: case Op::Reciprocal: case Op::Exp: case Op::Log: case Op::Erf:
+    case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Relu: case Op::LeakyRelu: case Op::Elu:
+    case Op::Selu: case Op::Celu: case Op::HardSigmoid: case Op::HardSwish: case Op::Softplus: case Op::Softsign:
+    case Op::Gelu: case Op::Mish: case Op::Floor: case Op::Ceil: case Op::Round: case Op::Sign: case Op::Not:
+    case Op::IsNaN: case Op::IsInf: case Op::Clip: case Op::Cast: case Op::CastLike: case Op::Identity:
+      return Kind::kUnary;
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Mod: case Op::PRelu:
+    case Op::Equal: case Op::Less: case Op::LessOrEqual: case Op::Greater: case Op::GreaterOrEqual: case Op::And:
+    case Op::Or: case Op::Xor: case Op::Where: case Op::Min: case Op::Max: case Op::Sum: case Op::Mean:
+      return Kind::kElementwise;
+    case Op::Concat: case Op::Split: case Op::Softmax: case Op::LogSoftmax:
+      return Kind::kAxisAttr;
+    case Op::ReduceMean: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ReduceProd:
+    case Op::ReduceL1: case Op::ReduceL2: case Op::ReduceSumSquare: case Op::ReduceLogSumExp:
+      return Kind::kReduce;
+    case Op::ArgMax: case Op::ArgMin: return Kind::kArgReduce;
+    case Op::Squeeze: return Kind::kSqueeze;
+    case Op::Unsqueeze: return Kind::kUnsqueeze;
+    case Op::Pad: return Kind::kPad;
+    case Op::Slice: return Kind::kSlice;
+    case Op::Resize: return Kind::kResize;
+    case Op::CumSum: return Kind::kCumSum;
+    case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: return Kind::kPool;
+    default: return Kind::kNone;
+  }
+}
+
+std::optional<int64_t> norm_axis(int64_t a, int64_t rank) {
+  if (a < -rank || a >= rank) return std::nullopt;
+  return a < 0 ? a + rank : a;
+}
+
+/// Normalized, duplicate-free axes, or nullopt.
+std::optional<std::vector<int64_t>> norm_axes(const std::vector<int64_t>& axes, int64_t rank) {
+  std::vector<int64_t> out;
+  for (int64_t a : axes) {
+    auto n = norm_axis(a, rank);
+    if (!n || std::find(out.begin(), out.end(), *n) != out.end()) return std::nullopt;
+    out.push_back(*n);
+  }
+  return out;
+}
+
+/// A tensor of `like`'s dtype and dims holding `v`.
+Tensor like(const Tensor& like, const std::vector<double>& v) {
+  Tensor t = Tensor::empty(like.dtype(), like.dims());
+  for (size_t i = 0; i < v.size(); ++i) t.set_double(int64_t(i), v[i]);
+  return t;
+}
+
+Tensor i64_vector(const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>(v, {int64_t(v.size())}); }
+
+/// v'[P[i]] = v[i] for each of the `blocks` consecutive runs of r values (pads, roi: 2 runs).
+std::vector<double> scatter_by_perm(const std::vector<double>& v, const Perm& p, size_t blocks) {
+  const size_t r = p.size();
+  std::vector<double> out(v.size());
+  for (size_t b = 0; b < blocks; ++b)
+    for (size_t i = 0; i < r; ++i) out[b * r + size_t(p[i])] = v[b * r + i];
+  return out;
+}
+
+/// axes (normalized to p.size()) -> P[axes].
+std::vector<int64_t> map_axes(const std::vector<int64_t>& axes, const Perm& p) {
+  std::vector<int64_t> out;
+  for (int64_t a : axes) out.push_back(p[size_t(a)]);
+  return out;
+}
+
+using Why = std::string*;
+
+std::optional<SinkPlan> fail(Why why, std::string reason) {
+  *why = std::move(reason);
+  return std::nullopt;
+}
+
+/// Constant axes input `i` normalized to `rank`; nullopt (and a reason) otherwise.
+std::optional<std::vector<int64_t>> const_axes(const Node& n, size_t i, int64_t rank, Why why, const char* what) {
+  const Tensor* t = constant_of(n.input(i));
+  if (!t) {
+    *why = std::string(what) + " is not a constant";
+    return std::nullopt;
+  }
+  auto axes = norm_axes(t->to_int_vector(), rank);
+  if (!axes) *why = std::string(what) + " are out of range";
+  return axes;
+}
+
+std::optional<SinkPlan> plan_reduce(const Node& n, const Perm& p, SinkPlan plan, Why why, bool arg) {
+  const int64_t r = int64_t(p.size());
+  const bool keep = n.attr_int("keepdims") != 0;
+  std::vector<int64_t> axes;
+  if (arg) {
+    auto a = norm_axis(n.attr_int("axis"), r);
+    if (!a) return fail(why, "axis is out of range");
+    axes = {*a};
+    plan.attrs.set("axis", p[size_t(*a)]);
+  } else if (n.input(1) && !(constant_of(n.input(1)) && constant_of(n.input(1))->numel() == 0)) {
+    auto a = const_axes(n, 1, r, why, "axes");
+    if (!a) return std::nullopt;
+    axes = *a;
+    plan.params.push_back({1, i64_vector(map_axes(axes, p))});
+  } else if (n.attr_int("noop_with_empty_axes") != 0) {
+    axes = {};  // the identity
+  } else {
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);  // every axis, with or without an (empty) axes input
+  }
+  plan.output_perms = {keep ? p : perm_without_axes(p, axes)};
+  return plan;
+}
+
+std::optional<SinkPlan> plan_pad(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const int64_t r = int64_t(p.size());
+  if (n.input(3)) {
+    auto axes = const_axes(n, 3, r, why, "axes");
+    if (!axes) return std::nullopt;
+    plan.params.push_back({3, i64_vector(map_axes(*axes, p))});
+    return plan;
+  }
+  const Tensor* pads = constant_of(n.input(1));
+  if (!pads) return fail(why, "pads is not a constant");
+  if (pads->numel() != 2 * r) return fail(why, "pads does not have 2 values per axis");
+  plan.params.push_back({1, like(*pads, scatter_by_perm(pads->to_double_vector(), p, 2))});
+  return plan;
+}
+
+std::optional<SinkPlan> plan_slice(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const int64_t r = int64_t(p.size());
+  std::vector<int64_t> axes;
+  if (n.input(3)) {
+    auto a = const_axes(n, 3, r, why, "axes");
+    if (!a) return std::nullopt;
+    axes = *a;
+  } else {
+    const Shape& s = n.input(1)->shape();
+    if (!s.rank_known() || s.rank() != 1 || !s[0].is_static()) return fail(why, "the number of sliced axes is not known");
+    for (int64_t i = 0; i < s[0].value(); ++i) axes.push_back(i);
+  }
+  plan.params.push_back({3, i64_vector(map_axes(axes, p))});
+  return plan;
+}
+
+std::optional<SinkPlan> plan_resize(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const int64_t r = int64_t(p.size());
+  if (n.has_attr("axes")) {
+    auto axes = norm_axes(n.attr_ints("axes"), r);
+    if (!axes) return fail(why, "axes are out of range");
+    plan.attrs.set("axes", map_axes(*axes, p));
+    return plan;
+  }
+  const char* names[] = {"", "roi", "scales", "sizes"};
+  for (size_t i = 1; i <= 3; ++i) {
+    if (!n.input(i)) continue;
+    const Tensor* t = constant_of(n.input(i));
+    if (!t) return fail(why, std::string(names[i]) + " is not a constant");
+    if (t->numel() == 0) continue;
+    const size_t blocks = i == 1 ? 2 : 1;
+    if (t->numel() != int64_t(blocks) * r) return fail(why, std::string(names[i]) + " does not match the rank");
+    plan.params.push_back({i, like(*t, scatter_by_perm(t->to_double_vector(), p, blocks))});
+  }
+  return plan;
+}
+
+/// Pooling works on NCHW: it takes a perm that keeps N and C in place and only
+/// permutes spatial axes; its per-axis attributes follow the spatial axes.
+std::optional<SinkPlan> plan_pool(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  if (p.size() < 3 || p[0] != 0 || p[1] != 1)
+    return fail(why, "pooling needs N and C in place: the permutation moves them");
+  if (n.num_outputs() > 1) return fail(why, "MaxPool indices depend on the layout");
+  const size_t s = p.size() - 2;
+  Perm spatial(s);  // spatial axis k of y is spatial axis spatial[k] of x
+  for (size_t k = 0; k < s; ++k) spatial[k] = p[k + 2] - 2;
+  for (const char* name : {"kernel_shape", "strides", "dilations", "pads"}) {
+    if (!n.has_attr(name)) continue;
+    const std::vector<int64_t>& v = n.attr_ints(name);
+    const size_t blocks = std::string(name) == "pads" ? 2 : 1;
+    if (v.size() != blocks * s) return fail(why, std::string(name) + " does not match the rank");
+    std::vector<double> d(v.begin(), v.end());
+    std::vector<double> moved = scatter_by_perm(d, spatial, blocks);
+    plan.attrs.set(name, std::vector<int64_t>(moved.begin(), moved.end()));
+  }
+  return plan;
+}
+
+}  // namespace
+
+const char* sink_pattern_name(Op op) {
+  switch (kind_of(op)) {
+    case Kind::kNone: return nullptr;
+    case Kind::kUnary: return "sink_unary";
+    case Kind::kElementwise: return "sink_elementwise";
+    case Kind::kAxisAttr: return op == Op::Concat || op == Op::Split ? "sink_concat_split" : "sink_softmax";
+    case Kind::kReduce: case Kind::kArgReduce: return "sink_reduce";
+    case Kind::kSqueeze: case Kind::kUnsqueeze: return "sink_squeeze_unsqueeze";
+    case Kind::kPad: return "sink_pad";
+    case Kind::kSlice: return "sink_slice";
+    case Kind::kResize: return "sink_resize";
+    case Kind::kCumSum: return "sink_cumsum";
+    case Kind::kPool: return "sink_pool";
+  }
+  return nullptr;
+}
+
+std::vector<size_t> layout_inputs(const Node& n) {
+  switch (kind_of(n.op())) {
+    case Kind::kNone: return {};
+    case Kind::kElementwise: break;
+    case Kind::kAxisAttr:
+      if (n.op() == Op::Concat) break;
+      return {0};
+    default: return {0};
+  }
+  std::vector<size_t> all;
+  for (size_t i = 0; i < n.num_inputs(); ++i)
+    if (n.input(i)) all.push_back(i);
+  return all;
+}
+
+std::optional<SinkPlan> plan_sink(const Node& n, const Perm& p, std::string* why_not) {
+  why_not->clear();
+  const Kind kind = kind_of(n.op());
+  if (kind == Kind::kNone) return std::nullopt;
+  const int64_t r = int64_t(p.size());
+  SinkPlan plan;
+  plan.attrs = n.attrs();
+  plan.output_perms.assign(n.num_outputs(), p);
+  switch (kind) {
+    case Kind::kNone: return std::nullopt;
+    case Kind::kUnary:
+    case Kind::kElementwise:
+      return plan;
+    case Kind::kAxisAttr: {
+      const int64_t def = (n.op() == Op::Softmax || n.op() == Op::LogSoftmax) ? -1 : 0;
+      auto a = norm_axis(n.has_attr("axis") ? n.attr_int("axis") : def, r);
+      if (!a) return fail(why_not, "axis is out of range");
+      plan.attrs.set("axis", p[size_t(*a)]);
+      return plan;
+    }
+    case Kind::kReduce: return plan_reduce(n, p, std::move(plan), why_not, false);
+    case Kind::kArgReduce: return plan_reduce(n, p, std::move(plan), why_not, true);
+    case Kind::kSqueeze: {
+      std::vector<int64_t> axes;
+      if (n.input(1)) {
+        auto a = const_axes(n, 1, r, why_not, "axes");
+        if (!a) return std::nullopt;
+        axes = *a;
+      } else {
+        const Shape& s = n.input(0)->shape();
+        for (int64_t i = 0; i < r; ++i) {
+          if (!s.rank_known() || !s[size_t(i)].is_static())
+            return fail(why_not, "Squeeze without axes on an input whose dims are not all known");
+          if (s[size_t(i)].value() == 1) axes.push_back(i);
+        }
+      }
+      plan.params.push_back({1, i64_vector(map_axes(axes, p))});
+      plan.output_perms = {perm_without_axes(p, axes)};
+      return plan;
+    }
+    case Kind::kUnsqueeze: {
+      const Tensor* t = constant_of(n.input(1));
+      if (!t) return fail(why_not, "axes is not a constant");
+      auto axes = norm_axes(t->to_int_vector(), r + t->numel());
+      if (!axes) return fail(why_not, "axes are out of range");
+      plan.output_perms = {perm_with_inserted_axes(p, *axes)};
+      return plan;
+    }
+    case Kind::kPad: return plan_pad(n, p, std::move(plan), why_not);
+    case Kind::kSlice: return plan_slice(n, p, std::move(plan), why_not);
+    case Kind::kResize: return plan_resize(n, p, std::move(plan), why_not);
+    case Kind::kPool: return plan_pool(n, p, std::move(plan), why_not);
+    case Kind::kCumSum: {
+      const Tensor* t = constant_of(n.input(1));
+      if (!t || t->numel() != 1) return fail(why_not, "axis is not a constant");
+      auto a = norm_axis(t->get_int(0), r);
+      if (!a) return fail(why_not, "axis is out of range");
+      plan.params.push_back({1, like(*t, {double(p[size_t(*a)])})});
+      return plan;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ferry
