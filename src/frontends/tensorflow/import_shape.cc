@@ -1,0 +1,237 @@
+// Shape and data movement: Reshape, Transpose, Squeeze, ExpandDims, Shape,
+// ConcatV2, Pack, Unpack, Split, SplitV, GatherV2, Fill, Range, Pad, PadV2,
+// MirrorPad, Tile, ZerosLike, OnesLike.
+#include <algorithm>
+
+#include "frontends/tensorflow/import_table.h"
+
+namespace ferry::tf_import {
+namespace {
+
+/// A scalar (or 1-element) constant integer input.
+Result<int64_t> const_scalar(TfNode& n, size_t i, const std::string& what) {
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> v, n.const_ints(i, what));
+  if (v.size() != 1) return invalid_model(what + " must be a single integer, has " + std::to_string(v.size()));
+  return v[0];
+}
+
+/// TensorFlow paddings [rank, 2] as ferry pads [begin..., end...].
+Result<Value*> pads_from_paddings(TfNode& n, size_t i) {
+  Value* p = n.input(i);
+  if (p->shape().rank_known() && (p->shape().rank() != 2 || (p->shape()[1].is_static() && p->shape()[1].value() != 2)))
+    return invalid_model("paddings is " + p->type_string() + ", expected [rank, 2]");
+  if (const Tensor* t = n.constant_input(i)) {
+    std::vector<int64_t> v = t->to_int_vector(), pads(v.size());
+    const size_t r = v.size() / 2;
+    for (size_t d = 0; d < r; ++d) {
+      pads[d] = v[2 * d];
+      pads[r + d] = v[2 * d + 1];
+    }
+    return n.const_i64(pads, "pads");
+  }
+  Value* cols = n.transpose(n.to_i64(p), {1, 0});
+  return n.helper1(Op::Reshape, {cols, n.const_i64({-1}, "flat")});
+}
+
+Status pad(TfNode& n, const std::string& mode, Value* value) {
+  FERRY_ASSIGN_OR_RETURN(Value* pads, pads_from_paddings(n, 1));
+  AttrMap a;
+  a.set("mode", mode);
+  std::vector<Value*> ins = {n.input(0), pads};
+  if (value) ins.push_back(value);
+  n.set_output(0, n.emit1(Op::Pad, ins, a));
+  return Status::Ok();
+}
+
+Status filled_like(TfNode& n, double v) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  Value* shape = n.helper1(Op::Shape, {n.input(0)});
+  n.set_output(0, n.emit1(Op::Expand, {n.scalar_like(v, n.input(0), "value"), shape}));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status import_Reshape(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  AttrMap a;
+  a.set("allowzero", int64_t(1));  // a 0 in TensorFlow's shape is a zero-sized dim, not "copy"
+  n.set_output(0, n.emit1(Op::Reshape, {n.input(0), n.to_i64(n.input(1))}, a));
+  return Status::Ok();
+}
+
+Status import_Transpose(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> perm, n.const_ints(1, "perm"));
+  AttrMap a;
+  a.set("perm", perm);
+  n.set_output(0, n.emit1(Op::Transpose, {n.input(0)}, a));
+  return Status::Ok();
+}
+
+Status import_Squeeze(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  std::vector<int64_t> axes = n.ints_or("squeeze_dims", {});
+  if (axes.empty()) {
+    n.set_output(0, n.emit1(Op::Squeeze, {n.input(0)}));
+  } else {
+    n.set_output(0, n.emit1(Op::Squeeze, {n.input(0), n.const_i64(axes, "axes")}));
+  }
+  return Status::Ok();
+}
+
+Status import_ExpandDims(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, const_scalar(n, 1, "axis"));
+  n.set_output(0, n.emit1(Op::Unsqueeze, {n.input(0), n.const_i64({axis}, "axes")}));
+  return Status::Ok();
+}
+
+Status import_Shape(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  DType out = DType::i32;
+  if (n.attr("out_type")) {
+    FERRY_ASSIGN_OR_RETURN(out, n.type_attr("out_type"));
+  }
+  Value* s = n.emit1(Op::Shape, {n.input(0)});
+  if (out != DType::i64) {
+    AttrMap a;
+    a.set("to", std::string(dtype_name(out)));
+    s = n.helper1(Op::Cast, {s}, a);
+  }
+  n.set_output(0, s);
+  return Status::Ok();
+}
+
+Status import_ConcatV2(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(2, -1));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, const_scalar(n, n.num_inputs() - 1, "axis"));
+  std::vector<Value*> ins(n.inputs().begin(), n.inputs().end() - 1);
+  AttrMap a;
+  a.set("axis", axis);
+  n.set_output(0, n.emit1(Op::Concat, ins, a));
+  return Status::Ok();
+}
+
+Status import_Pack(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(1, -1));
+  int64_t axis = n.int_or("axis", 0);
+  std::vector<Value*> parts;
+  Value* axes = n.const_i64({axis}, "axes");
+  for (Value* x : n.inputs()) parts.push_back(n.helper1(Op::Unsqueeze, {x, axes}));
+  AttrMap a;
+  a.set("axis", axis);  // negative axes count from the end of the (rank + 1) result in both
+  n.set_output(0, n.emit1(Op::Concat, parts, a));
+  return Status::Ok();
+}
+
+Status import_Unpack(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  int64_t num = n.int_or("num", -1), axis = n.int_or("axis", 0);
+  if (num <= 0) return invalid_model("attribute 'num' must be positive");
+  AttrMap a;
+  a.set("axis", axis);
+  a.set("num_outputs", num);
+  Node* split = n.emit(Op::Split, {n.input(0)}, a, size_t(num));
+  Value* axes = n.const_i64({axis}, "axes");
+  for (size_t i = 0; i < size_t(num); ++i) n.set_output(i, n.helper1(Op::Squeeze, {split->output(i), axes}));
+  return Status::Ok();
+}
+
+Status import_Split(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, const_scalar(n, 0, "split_dim"));
+  int64_t num = n.int_or("num_split", -1);
+  if (num <= 0) return invalid_model("attribute 'num_split' must be positive");
+  AttrMap a;
+  a.set("axis", axis);
+  a.set("num_outputs", num);
+  Node* split = n.emit(Op::Split, {n.input(1)}, a, size_t(num));
+  for (size_t i = 0; i < size_t(num); ++i) n.set_output(i, split->output(i));
+  return Status::Ok();
+}
+
+Status import_SplitV(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(3, 3));
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, n.const_ints(1, "size_splits"));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, const_scalar(n, 2, "split_dim"));
+  // One size may be -1: the rest of the dimension.
+  auto unknown = std::find(sizes.begin(), sizes.end(), int64_t(-1));
+  if (unknown != sizes.end()) {
+    const Shape& s = n.input(0)->shape();
+    int64_t ax = axis < 0 && s.rank_known() ? axis + s.rank() : axis;
+    if (!s.rank_known() || ax < 0 || ax >= s.rank() || !s[size_t(ax)].is_static())
+      return n.unsupported("size_splits has -1 and the split dimension is not known at import");
+    int64_t rest = s[size_t(ax)].value();
+    for (int64_t v : sizes)
+      if (v != -1) rest -= v;
+    if (rest < 0) return invalid_model("size_splits add up to more than the dimension");
+    *unknown = rest;
+  }
+  AttrMap a;
+  a.set("axis", axis);
+  Node* split = n.emit(Op::Split, {n.input(0), n.const_i64(sizes, "split")}, a, sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) n.set_output(i, split->output(i));
+  return Status::Ok();
+}
+
+Status import_GatherV2(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(3, 3));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, const_scalar(n, 2, "axis"));
+  if (n.int_or("batch_dims", 0) != 0)
+    return n.unsupported("batch_dims != 0 is not supported", "gather per batch element with a loop-free reshape");
+  AttrMap a;
+  a.set("axis", axis);
+  n.set_output(0, n.emit1(Op::Gather, {n.input(0), n.input(1)}, a));
+  return Status::Ok();
+}
+
+Status import_Fill(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  n.set_output(0, n.emit1(Op::Expand, {n.input(1), n.to_i64(n.input(0))}));
+  return Status::Ok();
+}
+
+Status import_Range(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(3, 3));
+  n.set_output(0, n.emit1(Op::Range, n.inputs()));
+  return Status::Ok();
+}
+
+Status import_Pad(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  return pad(n, "constant", nullptr);
+}
+
+Status import_PadV2(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(3, 3));
+  return pad(n, "constant", n.input(2));
+}
+
+Status import_MirrorPad(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  std::string mode = n.string_or("mode", "");
+  if (mode == "REFLECT") return pad(n, "reflect", nullptr);
+  if (mode == "SYMMETRIC") {
+    // SYMMETRIC repeats the edge pixel first: for pads of at most 1 that is "edge".
+    const Tensor* t = n.constant_input(1);
+    bool small = t != nullptr;
+    if (t)
+      for (int64_t v : t->to_int_vector()) small &= v <= 1;
+    if (small) return pad(n, "edge", nullptr);
+    return n.unsupported("mode SYMMETRIC with pads wider than 1 is not supported",
+                         "use REFLECT padding, or pads of at most 1");
+  }
+  return invalid_model("mode '" + mode + "' is not REFLECT or SYMMETRIC");
+}
+
+Status import_Tile(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  n.set_output(0, n.emit1(Op::Tile, {n.input(0), n.to_i64(n.input(1))}));
+  return Status::Ok();
+}
+
+Status import_ZerosLike(TfNode& n) { return filled_like(n, 0); }
+Status import_OnesLike(TfNode& n) { return filled_like(n, 1); }
+
+}  // namespace ferry::tf_import

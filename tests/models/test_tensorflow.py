@@ -1,0 +1,173 @@
+"""End to end: Keras models exported by TensorFlow, run by ferry, checked against TensorFlow.
+
+gen/make_tf_models.py writes each model as a SavedModel directory and as a
+frozen GraphDef, with seeded inputs and TensorFlow's outputs on them (cached
+under tests/models/generated/tf/, regenerated when the generator changes;
+generating needs tensorflow-cpu). Each form runs through
+
+    ferry run MODEL --input NAME=FILE.npy --output-dir DIR
+
+and every output must match TensorFlow's:
+    |ferry - tf| <= 1e-4 * max(1, |tf|)   per element; shapes equal.
+
+Malformed SavedModels (made by corrupting a copy of a generated one) must be
+rejected with a clear message and exit status 2, never a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_cache import cache_dir, ferry_binary, unavailable
+
+import make_tf_models
+from common import generator_hash, read_sidecar
+
+RTOL = 1e-4
+TIMEOUT_S = 600
+# Run by default (a few seconds each once generated); the rest are marked `full`.
+DEFAULT_MODELS = ["mobilenet_v2", "resnet50", "transformer_encoder", "mixed_ops"]
+
+
+def ensure_tf_model(name):
+    out = cache_dir("tf")
+    meta = read_sidecar(out, name)
+    fresh = meta is not None and meta.get("generator") == generator_hash(*make_tf_models.SOURCES) \
+        and (out / name / "expected.npz").exists()
+    if not fresh:
+        try:
+            import tensorflow  # noqa: F401
+        except ImportError as e:
+            unavailable(f"tensorflow not importable (needed to generate {name}): {e}")
+        meta = make_tf_models.build(name, out)
+    meta["dir"] = out / name
+    meta["root"] = out
+    return meta
+
+
+def ferry():
+    exe = ferry_binary()
+    if exe is None:
+        unavailable("ferry binary not built (set FERRY_BIN or build build/ferry)")
+    return exe
+
+
+def run_ferry(*args, timeout=TIMEOUT_S):
+    return subprocess.run([str(ferry()), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def _params():
+    out = []
+    for name in make_tf_models.MODEL_NAMES:
+        marks = [] if name in DEFAULT_MODELS else [pytest.mark.full]
+        for form in ("saved_model", "frozen"):
+            out.append(pytest.param(name, form, id=f"{name}-{form}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("name,form", _params())
+def test_tf_model_matches_tensorflow(name, form, tmp_path):
+    meta = ensure_tf_model(name)
+    spec = meta[form]
+    model = meta["root"] / spec["file"]
+    x = np.load(meta["dir"] / "inputs.npz")["input"]
+    in_file = tmp_path / "input.npy"
+    np.save(in_file, x)
+    expected = np.load(meta["dir"] / "expected.npz")
+    r = run_ferry("run", model, "--input", f"{spec['inputs'][0]}={in_file}", "--output-dir", tmp_path / "out")
+    assert r.returncode == 0, f"ferry run failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    for out_name in spec["outputs"]:
+        ref = expected[f"{form}:{out_name}"]
+        got = np.load(tmp_path / "out" / f"{out_name}.npy")
+        assert got.shape == ref.shape, f"{out_name}: shape {got.shape}, TensorFlow {ref.shape}"
+        err = np.abs(got.astype(np.float64) - ref) / np.maximum(1.0, np.abs(ref))
+        assert err.max() <= RTOL, f"{out_name}: max relative error {err.max():.3g} > {RTOL}"
+
+
+# --- malformed SavedModels -------------------------------------------------------------
+
+
+@pytest.fixture
+def saved_model_copy(tmp_path):
+    meta = ensure_tf_model("mixed_ops")
+    dst = tmp_path / "model"
+    shutil.copytree(meta["root"] / meta["saved_model"]["file"], dst)
+    return dst
+
+
+def expect_model_error(path, *needles, extra=()):
+    r = run_ferry("inspect", path, *extra)
+    assert r.returncode == 2, f"expected exit 2, got {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    text = r.stdout + r.stderr
+    for needle in needles:
+        assert needle in text, f"{needle!r} not in:\n{text}"
+
+
+def test_missing_variables_dir(saved_model_copy):
+    shutil.rmtree(saved_model_copy / "variables")
+    expect_model_error(saved_model_copy, "no variables/ directory")
+
+
+def test_truncated_index(saved_model_copy):
+    index = saved_model_copy / "variables" / "variables.index"
+    data = index.read_bytes()
+    index.write_bytes(data[: len(data) // 2])
+    expect_model_error(saved_model_copy, "variables.index", "checkpoint index")
+
+
+def test_corrupt_index_block(saved_model_copy):
+    index = saved_model_copy / "variables" / "variables.index"
+    data = bytearray(index.read_bytes())
+    data[3] ^= 0xFF  # inside the first data block: its checksum no longer matches
+    index.write_bytes(bytes(data))
+    expect_model_error(saved_model_copy, "checksum mismatch")
+
+
+def test_truncated_checkpoint_data(saved_model_copy):
+    shard = next((saved_model_copy / "variables").glob("variables.data-*"))
+    data = shard.read_bytes()
+    shard.write_bytes(data[: len(data) // 3])
+    expect_model_error(saved_model_copy, "checkpoint is truncated")
+
+
+def test_corrupt_checkpoint_data(saved_model_copy):
+    shard = next((saved_model_copy / "variables").glob("variables.data-*"))
+    data = bytes(b ^ 0x55 for b in shard.read_bytes())  # every tensor (and the object graph) corrupt
+    shard.write_bytes(data)
+    expect_model_error(saved_model_copy, "checkpoint")
+
+
+def test_shard_outside_model_dir(saved_model_copy, tmp_path):
+    shard = next((saved_model_copy / "variables").glob("variables.data-*"))
+    outside = tmp_path / "elsewhere.data"
+    shutil.move(shard, outside)
+    os.symlink(outside, shard)
+    expect_model_error(saved_model_copy, "outside the model directory")
+
+
+def test_missing_saved_model_pb(saved_model_copy):
+    (saved_model_copy / "saved_model.pb").unlink()
+    expect_model_error(saved_model_copy, "no saved_model.pb")
+
+
+def test_garbage_saved_model_pb(saved_model_copy):
+    (saved_model_copy / "saved_model.pb").write_bytes(b"\xff\xff\xff\xff not a protobuf")
+    expect_model_error(saved_model_copy, "saved_model.pb")
+
+
+def test_unknown_signature(saved_model_copy):
+    expect_model_error(saved_model_copy, "no signature 'nope'", "serving_default", extra=("--signature", "nope"))
+
+
+def test_truncated_frozen_graph(tmp_path):
+    meta = ensure_tf_model("mixed_ops")
+    data = (meta["root"] / meta["frozen"]["file"]).read_bytes()
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(data[: len(data) // 2])
+    expect_model_error(bad, "bad.pb")
