@@ -171,3 +171,33 @@ def test_truncated_frozen_graph(tmp_path):
     bad = tmp_path / "bad.pb"
     bad.write_bytes(data[: len(data) // 2])
     expect_model_error(bad, "bad.pb")
+
+
+# --- ferry validate --reference tensorflow -----------------------------------------------
+
+
+@pytest.mark.parametrize("form", ["frozen", "saved_model"])
+def test_validate_against_tensorflow(form, tmp_path):
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError as e:
+        unavailable(f"tensorflow not importable (the validate bridge runs it): {e}")
+    import sys
+
+    meta = ensure_tf_model("mixed_ops")
+    model = meta["root"] / meta[form]["file"]
+    env = dict(os.environ, FERRY_PYTHON=sys.executable)
+    r = subprocess.run([str(ferry()), "validate", str(model), "--per-layer", "--json", str(tmp_path / "v.json")],
+                       capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+    assert r.returncode == 0, f"ferry validate failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    import json
+
+    report = json.loads((tmp_path / "v.json").read_text())
+    text = json.dumps(report)
+    assert "tensorflow" in text
+    if form == "frozen":
+        # Layers match TensorFlow's tensors by name: most node outputs have a reference.
+        assert "per-layer" in r.stdout
+        line = next(l for l in r.stdout.splitlines() if "per-layer:" in l)
+        compared, total = (int(w) for w in line.split("per-layer:")[1].split("node outputs")[0].split(" of "))
+        assert compared >= total // 2, line

@@ -91,8 +91,8 @@ int validate_model(const ValidateCliOptions& o) {
   }
   const std::string spec = o.reference.empty() ? default_reference_for(o.model) : o.reference;
   const bool golden = spec.rfind("golden:", 0) == 0;
-  if (spec != "reference" && spec != "onnxruntime" && !golden)
-    return usage_error(cmd, "--reference '" + spec + "' is not one of: onnxruntime, golden:DIR, reference");
+  if (spec != "reference" && spec != "onnxruntime" && spec != "tensorflow" && !golden)
+    return usage_error(cmd, "--reference '" + spec + "' is not one of: onnxruntime, tensorflow, golden:DIR, reference");
   if (golden && spec.size() == 7) return usage_error(cmd, "--reference golden:DIR needs a directory");
   if (golden && (!o.inputs.empty() || o.samples > 1))
     return usage_error(cmd, "--reference " + spec + " carries its own inputs; --inputs and --samples do not apply");
@@ -158,7 +158,8 @@ Action add_validate_command(CLI::App& app) {
   sub->add_option("--signature", opts->signature, "TensorFlow SavedModel signature (default serving_default)")
       ->type_name("NAME");
   sub->add_option("--reference", opts->reference,
-                  "onnxruntime | golden:DIR | reference (default: onnxruntime for .onnx)")
+                  "onnxruntime | tensorflow | golden:DIR | reference (default: onnxruntime for .onnx,\n"
+                  "tensorflow for a .pb file or SavedModel directory)")
       ->type_name("R");
   sub->add_flag("--per-layer", opts->per_layer,
                 "also compare every intermediate tensor and name the first divergent node");

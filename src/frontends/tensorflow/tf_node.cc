@@ -182,8 +182,10 @@ Result<DType> TfNode::type_attr(const std::string& a) {
 Node* TfNode::add(Op op, std::vector<Value*> inputs, AttrMap attrs, size_t num_outputs, std::string node_name) {
   Node* node = st_.g.add_node(op, std::move(inputs), num_outputs, std::move(attrs), std::move(node_name));
   node->provenance().push_back(source_name_);
+  // Provisional names; set_output gives the values bound to TensorFlow outputs the tensor's name.
   for (size_t i = 0; i < num_outputs; ++i)
-    node->output(i)->set_name(st_.fresh_value_name(node->name() + (num_outputs == 1 ? "" : ":" + std::to_string(i))));
+    node->output(i)->set_name(st_.fresh_value_name(node->name() + "/out" + (num_outputs == 1 ? "" : std::to_string(i))));
+  emitted_.insert(node);
   infer_now(*node);
   return node;
 }
@@ -234,6 +236,11 @@ Value* TfNode::to_i64(Value* x) {
 void TfNode::set_output(size_t i, Value* v) {
   if (outputs_.size() <= i) outputs_.resize(i + 1, nullptr);
   outputs_[i] = v;
+  // Named like the TensorFlow tensor ("node", "node:1"), so per-layer validation matches it by name.
+  if (v && v->producer() && emitted_.count(v->producer())) {
+    st_.value_names.erase(v->name());
+    v->set_name(st_.fresh_value_name(i == 0 ? source_name_ : source_name_ + ":" + std::to_string(i)));
+  }
 }
 
 Status TfNode::unsupported(std::string reason, std::string repair) {

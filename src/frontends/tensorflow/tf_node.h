@@ -91,7 +91,7 @@ class TfNode {
   /// Cast to i64 unless already i64.
   Value* to_i64(Value* x);
 
-  /// Binds TensorFlow output i to v (the last binding of an output wins).
+  /// Binds TensorFlow output i to v; a value this node emitted takes the tensor's name ("node", "node:1").
   void set_output(size_t i, Value* v);
   const std::vector<Value*>& outputs() const { return outputs_; }
 
@@ -110,6 +110,7 @@ class TfNode {
   bool main_emitted_ = false;
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
+  std::unordered_set<const Node*> emitted_;
   Status attr_status_;
   std::string repair_;
 };
