@@ -201,3 +201,23 @@ def test_validate_against_tensorflow(form, tmp_path):
         line = next(l for l in r.stdout.splitlines() if "per-layer:" in l)
         compared, total = (int(w) for w in line.split("per-layer:")[1].split("node outputs")[0].split(" of "))
         assert compared >= total // 2, line
+
+
+@pytest.mark.parametrize("victim", ["saved_model.pb", "variables/variables.index"])
+def test_truncations_and_bit_flips_never_crash(victim, saved_model_copy):
+    """Every cut and flip of a SavedModel file is an error (exit 2, one message) or still imports: never a crash."""
+    path = saved_model_copy / victim
+    original = path.read_bytes()
+    rng = np.random.default_rng(7)
+    variants = [original[:n] for n in sorted(set(rng.integers(0, len(original), 12).tolist()))]
+    for pos in rng.integers(0, len(original), 12).tolist():
+        b = bytearray(original)
+        b[pos] ^= 1 << int(rng.integers(0, 8))
+        variants.append(bytes(b))
+    for data in variants:
+        path.write_bytes(data)
+        r = run_ferry("inspect", saved_model_copy, timeout=120)
+        assert r.returncode in (0, 2), f"exit {r.returncode} for a {len(data)}-byte {victim}:\n{r.stderr}"
+        if r.returncode == 2:
+            lines = [l for l in r.stderr.splitlines() if l.strip()]
+            assert len(lines) == 1 and lines[0].startswith("ferry: error:"), r.stderr
