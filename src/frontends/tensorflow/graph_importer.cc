@@ -37,7 +37,8 @@ struct Scope {
   std::map<std::string, Bound> args;                  ///< function argument name -> binding
   std::set<std::string> failed;                       ///< nodes that did not import
   bool is_function = false;
-  std::string where;  ///< "" or "function 'f'", for messages
+  std::string where;   ///< "" or "function 'f'", for messages
+  std::string prefix;  ///< "" or "<call node>/": IR names of inlined nodes, unique per call
 };
 
 /// Output argument names of ops with more than one output argument (for "node:arg:k" in functions).
@@ -124,7 +125,8 @@ class GraphImporter {
   void import_node(Scope& scope, const tfproto::NodeDef& def);
   Result<std::vector<Bound>> import_binding(Scope& scope, const tfproto::NodeDef& def, std::vector<Bound>& ins,
                                             bool* handled);
-  Result<std::vector<Bound>> import_call(const tfproto::NodeDef& def, const std::string& fname, std::vector<Bound>& ins);
+  Result<std::vector<Bound>> import_call(const Scope& caller, const tfproto::NodeDef& def, const std::string& fname,
+                                         std::vector<Bound>& ins);
   Result<Value*> read_variable(const tfproto::NodeDef& def, const Bound& handle);
   Status unsupported_status() const;
 
@@ -237,8 +239,8 @@ Result<Value*> GraphImporter::read_variable(const tfproto::NodeDef& def, const B
   return v;
 }
 
-Result<std::vector<Bound>> GraphImporter::import_call(const tfproto::NodeDef& def, const std::string& fname,
-                                                      std::vector<Bound>& ins) {
+Result<std::vector<Bound>> GraphImporter::import_call(const Scope& caller, const tfproto::NodeDef& def,
+                                                      const std::string& fname, std::vector<Bound>& ins) {
   auto it = library_.find(fname);
   if (it == library_.end()) return invalid_model("calls function '" + fname + "', which is not in the graph's library");
   if (std::find(call_stack_.begin(), call_stack_.end(), fname) != call_stack_.end()) {
@@ -265,6 +267,7 @@ Result<std::vector<Bound>> GraphImporter::import_call(const tfproto::NodeDef& de
   Scope scope;
   scope.is_function = true;
   scope.where = "function '" + fname + "'";
+  scope.prefix = caller.prefix + def.name() + "/";
   for (int i = 0; i < f.signature().input_arg_size(); ++i) scope.args[f.signature().input_arg(i).name()] = ins[size_t(i)];
   FERRY_TRY(fill_scope(scope, f.node_def()));
   std::vector<std::string> wanted;
@@ -302,7 +305,7 @@ Result<std::vector<Bound>> GraphImporter::import_binding(Scope& scope, const tfp
                            tf_dtype_name(v->second.tensor().dtype()));
     FERRY_ASSIGN_OR_RETURN(Tensor t, tensor_from_tf(v->second.tensor()));
     Bound b;
-    b.value = g_.add_constant(st_.fresh_value_name(def.name()), std::move(t));
+    b.value = g_.add_constant(st_.fresh_value_name(scope.prefix + def.name()), std::move(t));
     return std::vector<Bound>{b};
   }
   if (op == "VarHandleOp") {
@@ -330,7 +333,7 @@ Result<std::vector<Bound>> GraphImporter::import_binding(Scope& scope, const tfp
   } else if (library_.count(op)) {
     fname = op;
   }
-  if (!fname.empty()) return import_call(def, fname, ins);
+  if (!fname.empty()) return import_call(scope, def, fname, ins);
   *handled = false;
   return std::vector<Bound>{};
 }
@@ -380,7 +383,8 @@ void GraphImporter::import_node(Scope& scope, const tfproto::NodeDef& def) {
                                 values[0]->type_string()),
                   "");
   }
-  TfNode n(st_, def, st_.fresh_node_name(def.name()), def.name(), std::move(values));
+  const std::string name = scope.prefix + def.name();
+  TfNode n(st_, def, st_.fresh_node_name(name), name, std::move(values));
   Status s = row->fn(n);
   if (s.ok() && !n.attr_status().ok()) s = n.attr_status();
   if (!s.ok()) return fail(s, n.proposed_repair());
@@ -452,6 +456,9 @@ Status GraphImporter::run(const std::vector<TfInput>& inputs, const std::vector<
     }
     placeholder_inputs_[def.name()] = g_.add_input(st_.fresh_value_name(in.name), dt, shape);
   }
+  // Output names are reserved, so no value inside takes them first.
+  for (const TfOutput& o : outputs)
+    if (!st_.value_names.insert(o.name).second) return invalid_model("output name '" + o.name + "' is used twice");
   std::vector<std::string> wanted;
   for (const TfOutput& o : outputs) wanted.push_back(o.tensor);
   auto outs = import_scope(top, wanted);
@@ -470,10 +477,7 @@ Status GraphImporter::run(const std::vector<TfInput>& inputs, const std::vector<
       infer_now(*id);
       v = id->output(0);
     }
-    if (v->name() != outputs[i].name) {
-      st_.value_names.erase(v->name());
-      v->set_name(st_.fresh_value_name(outputs[i].name));
-    }
+    v->set_name(outputs[i].name);
     values.push_back(v);
   }
   g_.set_outputs(std::move(values));

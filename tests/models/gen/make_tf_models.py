@@ -77,6 +77,22 @@ def _mixed_ops():
     return tf.keras.Model(x, y)
 
 
+def _grouped_conv():
+    """Grouped convolutions (RegNet's building block; keras 3 ships no RegNet) and a Conv2D with dilation."""
+    import tensorflow as tf
+
+    layers = tf.keras.layers
+    x = tf.keras.Input((16, 16, 8), name="image")
+    h = layers.Conv2D(16, 3, padding="same", groups=4, use_bias=False)(x)
+    h = layers.BatchNormalization()(h)
+    h = layers.ReLU()(h)
+    h = layers.Conv2D(16, 3, strides=2, groups=8)(h)
+    h = layers.Conv2D(8, 3, dilation_rate=2, padding="same", activation="swish")(h)
+    h = layers.GlobalAveragePooling2D()(h)
+    y = layers.Dense(10)(h)
+    return tf.keras.Model(x, y)
+
+
 MODELS = {
     "mobilenet_v2": _app("MobileNetV2", 64),
     "resnet50": _app("ResNet50", 64),
@@ -87,7 +103,7 @@ MODELS = {
     "inception_v3": _app("InceptionV3", 75),
     "xception": _app("Xception", 71),
     "convnext_tiny": _app("ConvNeXtTiny", 64),
-    "regnetx002": _app("RegNetX002", 64),
+    "grouped_conv": (_grouped_conv, [1, 16, 16, 8]),
     "nasnet_mobile": _app("NASNetMobile", 64),
     "mobilenet_v3_small": _app("MobileNetV3Small", 64),
     "mobilenet": _app("MobileNet", 64),
