@@ -235,3 +235,66 @@ Status import_ZerosLike(TfNode& n) { return filled_like(n, 0); }
 Status import_OnesLike(TfNode& n) { return filled_like(n, 1); }
 
 }  // namespace ferry::tf_import
+
+namespace ferry::tf_import {
+namespace {
+
+/// Static dims of a rank-4 input, or an unsupported status naming `what`.
+Result<std::vector<int64_t>> static_nhwc(TfNode& n, size_t i) {
+  const Shape& s = n.input(i)->shape();
+  if (!s.rank_known() || s.rank() != 4) return n.unsupported("only 4-D (NHWC) inputs are supported");
+  std::vector<int64_t> d;
+  for (size_t k = 0; k < 4; ++k) d.push_back(s[k].is_static() ? s[k].value() : -1);
+  if (d[1] < 0 || d[2] < 0 || d[3] < 0) return n.unsupported("height, width and channels must be known at import");
+  return d;
+}
+
+Result<std::pair<std::vector<int64_t>, std::vector<int64_t>>> block_and_pairs(TfNode& n, const char* pairs_name) {
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> block, n.const_ints(1, "block_shape"));
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> pairs, n.const_ints(2, pairs_name));
+  if (block.size() != 2 || pairs.size() != 4)
+    return n.unsupported("only two spatial block dimensions are supported");
+  for (int64_t b : block)
+    if (b <= 0) return invalid_model("block_shape must be positive");
+  for (int64_t p : pairs)
+    if (p < 0) return invalid_model(std::string(pairs_name) + " must not be negative");
+  return std::make_pair(block, pairs);
+}
+
+}  // namespace
+
+// x [N,H,W,C] -> pad -> [N, Hp/bh, bh, Wp/bw, bw, C] -> [bh, bw, N, Hp/bh, Wp/bw, C] -> [bh*bw*N, Hp/bh, Wp/bw, C]
+Status import_SpaceToBatchND(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(3, 3));
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> d, static_nhwc(n, 0));
+  FERRY_ASSIGN_OR_RETURN(auto bp, block_and_pairs(n, "paddings"));
+  auto [block, p] = bp;
+  const int64_t hp = d[1] + p[0] + p[1], wp = d[2] + p[2] + p[3], bh = block[0], bw = block[1];
+  if (hp % bh != 0 || wp % bw != 0)
+    return invalid_model("padded spatial dims " + std::to_string(hp) + "x" + std::to_string(wp) +
+                         " are not multiples of the block " + std::to_string(bh) + "x" + std::to_string(bw));
+  Value* x = n.input(0);
+  if (p[0] || p[1] || p[2] || p[3]) x = n.helper1(Op::Pad, {x, n.const_i64({0, p[0], p[2], 0, 0, p[1], p[3], 0}, "pads")});
+  x = n.helper1(Op::Reshape, {x, n.const_i64({0, hp / bh, bh, wp / bw, bw, d[3]}, "split_shape")});
+  x = n.transpose(x, {2, 4, 0, 1, 3, 5});
+  n.set_output(0, n.emit1(Op::Reshape, {x, n.const_i64({-1, hp / bh, wp / bw, d[3]}, "batch_shape")}));
+  return Status::Ok();
+}
+
+// x [B,h,w,C] -> [bh, bw, B/(bh*bw), h, w, C] -> [B', h, bh, w, bw, C] -> [B', h*bh, w*bw, C] -> crop
+Status import_BatchToSpaceND(TfNode& n) {
+  FERRY_TRY(n.expect_inputs(3, 3));
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> d, static_nhwc(n, 0));
+  FERRY_ASSIGN_OR_RETURN(auto bc, block_and_pairs(n, "crops"));
+  auto [block, c] = bc;
+  const int64_t bh = block[0], bw = block[1], h = d[1] * bh, w = d[2] * bw;
+  if (c[0] + c[1] > h || c[2] + c[3] > w) return invalid_model("crops are larger than the output");
+  Value* x = n.helper1(Op::Reshape, {n.input(0), n.const_i64({bh, bw, -1, d[1], d[2], d[3]}, "block_shape")});
+  x = n.transpose(x, {2, 3, 0, 4, 1, 5});
+  x = n.helper1(Op::Reshape, {x, n.const_i64({-1, h, w, d[3]}, "space_shape")});
+  n.set_output(0, n.emit1(Op::Slice, {x, n.const_i64({c[0], c[2]}, "starts"), n.const_i64({h - c[1], w - c[3]}, "ends"),
+                                      n.const_i64({1, 2}, "axes")}));
+  return Status::Ok();
+}
+
+}  // namespace ferry::tf_import

@@ -68,7 +68,7 @@ Status import_Pack(TfNode&);    Status import_Unpack(TfNode&);  Status import_Sp
 Status import_SplitV(TfNode&);  Status import_GatherV2(TfNode&); Status import_Fill(TfNode&);
 Status import_Range(TfNode&);   Status import_Pad(TfNode&);     Status import_PadV2(TfNode&);
 Status import_MirrorPad(TfNode&); Status import_Tile(TfNode&);  Status import_ZerosLike(TfNode&);
-Status import_OnesLike(TfNode&);
+Status import_OnesLike(TfNode&); Status import_SpaceToBatchND(TfNode&); Status import_BatchToSpaceND(TfNode&);
 // --- import_slice.cc
 Status import_StridedSlice(TfNode&); Status import_Slice(TfNode&);
 // --- import_resize.cc
