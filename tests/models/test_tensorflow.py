@@ -32,7 +32,7 @@ from common import generator_hash, read_sidecar
 RTOL = 1e-4
 TIMEOUT_S = 600
 # Run by default (a few seconds each once generated); the rest are marked `full`.
-DEFAULT_MODELS = ["mobilenet_v2", "resnet50", "transformer_encoder", "mixed_ops"]
+DEFAULT_MODELS = ["mobilenet_v2", "resnet50", "transformer_encoder", "mixed_ops", "raw_ops", "grouped_conv"]
 
 
 def ensure_tf_model(name):

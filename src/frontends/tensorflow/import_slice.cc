@@ -31,7 +31,11 @@ Status import_StridedSlice(TfNode& n) {
   const int64_t ellipsis_mask = n.int_or("ellipsis_mask", 0), new_axis_mask = n.int_or("new_axis_mask", 0);
   const int64_t shrink_mask = n.int_or("shrink_axis_mask", 0);
   std::optional<int64_t> rank = n.rank(0);
-  if (!rank) return n.unsupported("the input's rank must be known at import");
+  if (!rank) {
+    const Node* p = n.input(0)->producer();
+    return n.unsupported("the input's rank must be known at import" +
+                         (p ? " (input 0 comes from " + p->describe() + ", whose shape is not inferred)" : std::string()));
+  }
   const int64_t r = *rank, k = int64_t(begin.size());
   if (k > 62) return invalid_model("slice spec has " + std::to_string(k) + " entries");
   auto bit = [](int64_t mask, int64_t i) { return (mask >> i) & 1; };

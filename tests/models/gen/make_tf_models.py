@@ -93,11 +93,38 @@ def _grouped_conv():
     return tf.keras.Model(x, y)
 
 
+def _raw_ops():
+    """TensorFlow ops Keras layers rarely emit, called directly: resize modes, mirror pads, slicing, gathers."""
+    import tensorflow as tf
+
+    class RawOps(tf.keras.layers.Layer):
+        def call(self, x):
+            v1 = tf.compat.v1.image
+            size = [11, 13]
+            r = (v1.resize_bilinear(x, size, align_corners=True) + v1.resize_nearest_neighbor(x, size, align_corners=True)
+                 + v1.resize_bilinear(x, size) + v1.resize_nearest_neighbor(x, size)
+                 + tf.image.resize(x, size, method="nearest") + tf.image.resize(x, size, method="bilinear"))
+            m = tf.pad(r, [[0, 0], [2, 1], [1, 2], [0, 0]], mode="REFLECT")
+            m = tf.pad(m, [[0, 0], [1, 1], [1, 0], [0, 0]], mode="SYMMETRIC")
+            s = m[:, ::2, 1:-1:3, :] * tf.nn.leaky_relu(m[:, -1::-2, 2::3, ::-1], alpha=0.3)
+            a, b = tf.split(s, 2, axis=-1)
+            rows = tf.unstack(tf.concat([a, b], axis=1), axis=2)
+            g = tf.gather(tf.stack(rows, axis=0), [2, 0, 1], axis=0)
+            t = tf.tile(tf.reduce_max(g, axis=[1, 2]), [1, 2]) + tf.reduce_sum(g, axis=2)[:, :, 0:1]
+            e = tf.einsum("abc,abd->acd", g[:, 0], g[:, 0, :, ::-1])
+            w = tf.where(t > 0, tf.nn.softplus(t), tf.math.square(t) - tf.fill(tf.shape(t), 0.5))
+            return [w, tf.reduce_min(e, axis=-1) + tf.cast(tf.range(2), tf.float32)]
+
+    x = tf.keras.Input((6, 8, 4), batch_size=1, name="image")
+    return tf.keras.Model(x, RawOps()(x))
+
+
 MODELS = {
     "mobilenet_v2": _app("MobileNetV2", 64),
     "resnet50": _app("ResNet50", 64),
     "transformer_encoder": (_transformer_encoder, [1, 16, 32]),
     "mixed_ops": (_mixed_ops, [1, 12, 12, 4]),
+    "raw_ops": (_raw_ops, [1, 6, 8, 4]),
     "efficientnet_b0": _app("EfficientNetB0", 64),
     "densenet121": _app("DenseNet121", 64),
     "inception_v3": _app("InceptionV3", 75),
