@@ -221,3 +221,47 @@ def test_truncations_and_bit_flips_never_crash(victim, saved_model_copy):
         if r.returncode == 2:
             lines = [l for l in r.stderr.splitlines() if l.strip()]
             assert len(lines) == 1 and lines[0].startswith("ferry: error:"), r.stderr
+
+
+# --- ferry ops -----------------------------------------------------------------------------
+
+
+def test_ops_table_is_the_committed_doc():
+    """docs/tensorflow_ops.md is `ferry ops --framework tensorflow --markdown`, and lists the issue's ops."""
+    from model_cache import REPO
+
+    r = run_ferry("ops", "--framework", "tensorflow", "--markdown", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (REPO / "docs" / "tensorflow_ops.md").read_text(), \
+        "docs/tensorflow_ops.md is stale: regenerate it with build/ferry ops --markdown > docs/tensorflow_ops.md"
+    listed = {line.split("|")[1].strip() for line in r.stdout.splitlines() if line.startswith("| ") and "---" not in line}
+    required = """Conv2D DepthwiseConv2dNative BiasAdd FusedBatchNormV3 MatMul BatchMatMulV2 Relu Relu6 Elu Selu
+        Sigmoid Tanh Softmax Swish Erf Add AddV2 Sub Mul RealDiv Maximum Minimum Rsqrt Square SquaredDifference
+        Mean Sum Max MaxPool AvgPool Pad MirrorPad ConcatV2 Reshape Transpose Squeeze ExpandDims Shape StridedSlice
+        Pack Unpack Split SplitV GatherV2 Fill Range Cast Identity IdentityN NoOp Placeholder Const ResizeBilinear
+        ResizeNearestNeighbor Einsum""".split()
+    assert not [op for op in required if op not in listed]
+    r = run_ferry("ops", "--framework", "onnx", timeout=60)
+    assert r.returncode == 0 and "Conv " in r.stdout
+
+
+def test_inspect_lists_every_unsupported_tf_op(tmp_path):
+    """A frozen graph with two unknown ops: inspect names both, with the reason, and exits 2."""
+    meta = ensure_tf_model("raw_ops")
+    try:
+        from tensorflow.core.framework import graph_pb2
+    except ImportError as e:
+        unavailable(f"tensorflow not importable (needed to edit a GraphDef): {e}")
+    g = graph_pb2.GraphDef()
+    g.ParseFromString((meta["root"] / meta["frozen"]["file"]).read_bytes())
+    renamed = 0
+    for n in g.node:
+        if n.op in ("Softplus", "Einsum"):
+            n.op = "MyCustom" + n.op
+            renamed += 1
+    bad = tmp_path / "custom.pb"
+    bad.write_bytes(g.SerializeToString())
+    r = run_ferry("inspect", bad)
+    assert r.returncode == 2
+    assert f"{renamed} unsupported nodes" in r.stdout, r.stdout
+    assert "MyCustomSoftplus" in r.stdout and "MyCustomEinsum" in r.stdout and "no importer for this op" in r.stdout
