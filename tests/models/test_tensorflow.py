@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,17 +36,24 @@ TIMEOUT_S = 600
 DEFAULT_MODELS = ["mobilenet_v2", "resnet50", "transformer_encoder", "mixed_ops", "raw_ops", "grouped_conv"]
 
 
+def tensorflow_python():
+    """An interpreter with tensorflow: this one (TensorFlow itself runs in a subprocess, never in pytest)."""
+    r = subprocess.run([sys.executable, "-c", "import tensorflow"], capture_output=True, text=True)
+    if r.returncode != 0:
+        unavailable(f"tensorflow not importable in {sys.executable}: {r.stderr.strip().splitlines()[-1:]}")
+    return sys.executable
+
+
 def ensure_tf_model(name):
     out = cache_dir("tf")
     meta = read_sidecar(out, name)
     fresh = meta is not None and meta.get("generator") == generator_hash(*make_tf_models.SOURCES) \
         and (out / name / "expected.npz").exists()
     if not fresh:
-        try:
-            import tensorflow  # noqa: F401
-        except ImportError as e:
-            unavailable(f"tensorflow not importable (needed to generate {name}): {e}")
-        meta = make_tf_models.build(name, out)
+        r = subprocess.run([tensorflow_python(), str(Path(make_tf_models.__file__)), name, "--out", str(out)],
+                           capture_output=True, text=True, timeout=3600)
+        assert r.returncode == 0, f"generating {name} failed:\n{r.stderr[-4000:]}"
+        meta = read_sidecar(out, name)
     meta["dir"] = out / name
     meta["root"] = out
     return meta
@@ -178,15 +186,10 @@ def test_truncated_frozen_graph(tmp_path):
 
 @pytest.mark.parametrize("form", ["frozen", "saved_model"])
 def test_validate_against_tensorflow(form, tmp_path):
-    try:
-        import tensorflow  # noqa: F401
-    except ImportError as e:
-        unavailable(f"tensorflow not importable (the validate bridge runs it): {e}")
-    import sys
-
+    python = tensorflow_python()  # the validate bridge runs TensorFlow in it
     meta = ensure_tf_model("mixed_ops")
     model = meta["root"] / meta[form]["file"]
-    env = dict(os.environ, FERRY_PYTHON=sys.executable)
+    env = dict(os.environ, FERRY_PYTHON=python)
     r = subprocess.run([str(ferry()), "validate", str(model), "--per-layer", "--json", str(tmp_path / "v.json")],
                        capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     assert r.returncode == 0, f"ferry validate failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
@@ -248,19 +251,24 @@ def test_ops_table_is_the_committed_doc():
 def test_inspect_lists_every_unsupported_tf_op(tmp_path):
     """A frozen graph with two unknown ops: inspect names both, with the reason, and exits 2."""
     meta = ensure_tf_model("raw_ops")
-    try:
-        from tensorflow.core.framework import graph_pb2
-    except ImportError as e:
-        unavailable(f"tensorflow not importable (needed to edit a GraphDef): {e}")
-    g = graph_pb2.GraphDef()
-    g.ParseFromString((meta["root"] / meta["frozen"]["file"]).read_bytes())
-    renamed = 0
-    for n in g.node:
-        if n.op in ("Softplus", "Einsum"):
-            n.op = "MyCustom" + n.op
-            renamed += 1
     bad = tmp_path / "custom.pb"
-    bad.write_bytes(g.SerializeToString())
+    edit = (
+        "import sys\n"
+        "from tensorflow.core.framework import graph_pb2\n"
+        "g = graph_pb2.GraphDef()\n"
+        "g.ParseFromString(open(sys.argv[1], 'rb').read())\n"
+        "n = 0\n"
+        "for node in g.node:\n"
+        "    if node.op in ('Softplus', 'Einsum'):\n"
+        "        node.op = 'MyCustom' + node.op\n"
+        "        n += 1\n"
+        "open(sys.argv[2], 'wb').write(g.SerializeToString())\n"
+        "print(n)\n"
+    )
+    r = subprocess.run([tensorflow_python(), "-c", edit, str(meta["root"] / meta["frozen"]["file"]), str(bad)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    renamed = int(r.stdout.strip().splitlines()[-1])
     r = run_ferry("inspect", bad)
     assert r.returncode == 2
     assert f"{renamed} unsupported nodes" in r.stdout, r.stdout
