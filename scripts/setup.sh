@@ -45,6 +45,13 @@ then
   echo "setup: installing Python packages into .venv"
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r requirements.txt
+  # --- TensorFlow frontend ---------------------------------------------------------
+  # tensorflow-cpu (requirements.txt) lives in this same .venv: with the pinned numpy,
+  # protobuf (pulled in by onnx) and onnx it resolves without changing any of them.
+  # Check that they really import together, so a broken combination fails here.
+  .venv/bin/python -c "import numpy, onnx, onnxruntime, tensorflow" \
+    || { echo "setup: tensorflow-cpu does not import next to numpy/onnx/onnxruntime" >&2; exit 1; }
+  # --- end TensorFlow frontend ---
 fi
 
 # --- Python package `ferry` (issue 3) ----------------------------------------

@@ -47,6 +47,8 @@ using TensorSpec = TensorInfo;
 struct LoadOptions {
   /// Root directory external data may be read from (default: the model's directory).
   std::string external_data_dir;
+  /// TensorFlow SavedModel signature to import ("" = serving_default).
+  std::string signature;
 };
 
 /// What compile() may be asked for. Unknown backends are an invalid_argument

@@ -34,7 +34,17 @@ onnxruntime computes the graph exactly as written and every tensor exists.
 Exit status: 0 ok; 2 bad command line; 3 a required package is missing;
 4 the model or the inputs could not be read or run.
 
-More frameworks (TensorFlow, PyTorch) are one more entry in FRAMEWORKS.
+    python -m ferry.reference tensorflow MODEL.pb|SAVED_MODEL_DIR --inputs ... --out DIR [--intermediates]
+
+TensorFlow: a SavedModel directory runs its serving_default signature
+(inputs and outputs named by the signature's keys; intermediates are not
+exposed, since ferry inlines the signature's functions); a frozen GraphDef
+runs in a session, inputs are its Placeholders, outputs the nodes nothing
+reads (ferry's rule), and with --intermediates every node output is dumped
+under its tensor name ("node" for output 0, "node:1", ...), which is how
+ferry's TensorFlow importer names the values, so layers match by name.
+
+More frameworks (PyTorch) are one more entry in FRAMEWORKS.
 """
 
 from __future__ import annotations
@@ -283,9 +293,112 @@ def run_onnxruntime(model_path, inputs, writer, intermediates):
         writer.add(name, by_name[name], "intermediates")
 
 
+# --- TensorFlow ---------------------------------------------------------------------
+
+# Ops whose outputs are not computed tensors (or not worth dumping) in a frozen graph.
+_TF_NOT_LAYERS = {"Const", "Placeholder", "NoOp", "Identity", "VarHandleOp", "ReadVariableOp"}
+_TF_NO_OUTPUTS = {"NoOp", "Assert", "AssignVariableOp", "SaveV2", "Print", "PrintV2"}
+
+
+def tf_tensor_name(tensor_name):
+    """TensorFlow "node:0" -> "node" (ferry names output 0 by the node), "node:1" stays."""
+    return tensor_name[:-2] if tensor_name.endswith(":0") else tensor_name
+
+
+def frozen_graph_signature(graph_def):
+    """(placeholders, outputs) the way ferry's importer picks them for a frozen GraphDef."""
+    read = set()
+    for n in graph_def.node:
+        for i in n.input:
+            if i and not i.startswith("^"):
+                read.add(i.split(":")[0])
+    inputs = [n.name for n in graph_def.node if n.op == "Placeholder"]
+    outputs = [n.name for n in graph_def.node
+               if n.name not in read and n.op not in _TF_NO_OUTPUTS and n.op not in ("Const", "VarHandleOp", "Placeholder")]
+    return inputs, outputs
+
+
+def run_tensorflow(model_path, inputs, writer, intermediates, signature="serving_default"):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    tf = require("tensorflow", "tensorflow-cpu")
+    np = require("numpy")
+    writer.manifest["producer"] = f"tensorflow {tf.__version__}"
+    path = Path(model_path)
+    if path.is_dir():
+        # SavedModel: the signature's function, called as TensorFlow serving would.
+        try:
+            loaded = tf.saved_model.load(str(path))
+        except Exception as e:
+            raise BridgeError(f"{model_path}: tensorflow cannot load the SavedModel: {e}") from None
+        if signature not in loaded.signatures:
+            raise BridgeError(f"{model_path}: no signature '{signature}' (signatures: {sorted(loaded.signatures)})")
+        fn = loaded.signatures[signature]
+        names = sorted(fn.structured_input_signature[1])
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise BridgeError(f"no value given for model input(s) {missing} (given: {sorted(inputs.keys())})")
+        feeds = {n: tf.constant(inputs[n]) for n in names}
+        try:
+            outs = fn(**feeds)
+        except Exception as e:
+            raise BridgeError(f"{model_path}: tensorflow failed to run the model: {e}") from None
+        for n in names:
+            writer.add(n, inputs[n], "inputs")
+        for k in sorted(outs):
+            writer.add(k, outs[k].numpy(), "outputs")
+        if intermediates:
+            # ferry inlines the signature's functions; their tensors have no names TensorFlow can fetch here.
+            print("ferry.reference: warning: a SavedModel's intermediate tensors are not exposed "
+                  "(ferry inlines its functions); comparing outputs only -- use a frozen GraphDef for per-layer",
+                  file=sys.stderr)
+        return
+    # Frozen GraphDef: imported into a graph and run in a session, every node output fetchable.
+    graph_def = tf.compat.v1.GraphDef()
+    try:
+        graph_def.ParseFromString(path.read_bytes())
+    except Exception as e:
+        raise BridgeError(f"{model_path}: not a TensorFlow GraphDef: {e}") from None
+    in_names, out_names = frozen_graph_signature(graph_def)
+    missing = [n for n in in_names if n not in inputs]
+    if missing:
+        raise BridgeError(f"no value given for model input(s) {missing} (given: {sorted(inputs.keys())})")
+    graph = tf.Graph()
+    with graph.as_default():
+        try:
+            tf.compat.v1.import_graph_def(graph_def, name="")
+        except Exception as e:
+            raise BridgeError(f"{model_path}: tensorflow cannot import the graph: {e}") from None
+    fetch = {n: graph.get_tensor_by_name(n + ":0") for n in out_names}
+    if intermediates:
+        for op in graph.get_operations():
+            writer.manifest["nodes"].setdefault(op.name, [tf_tensor_name(t.name) for t in op.outputs])
+            if op.type in _TF_NOT_LAYERS or op.name in fetch:
+                continue
+            for t in op.outputs:
+                if t.dtype.is_numpy_compatible and t.dtype != tf.string and t.dtype != tf.resource:
+                    fetch.setdefault(tf_tensor_name(t.name), t)
+    feed = {graph.get_tensor_by_name(n + ":0"): inputs[n] for n in in_names}
+    try:
+        with tf.compat.v1.Session(graph=graph) as sess:
+            keys = list(fetch)
+            results = sess.run([fetch[k] for k in keys], feed)
+    except Exception as e:
+        raise BridgeError(f"{model_path}: tensorflow failed to run the model: {e}") from None
+    by_name = dict(zip(keys, results))
+    for n in in_names:
+        writer.add(n, inputs[n], "inputs")
+    for n in out_names:
+        writer.add(n, by_name[n], "outputs")
+    for k in keys:
+        if k not in out_names:
+            writer.add(k, np.asarray(by_name[k]), "intermediates")
+
+
 # The reference frameworks: name -> function(model_path, inputs, writer, intermediates).
 FRAMEWORKS = {
     "onnxruntime": run_onnxruntime,
+    "tensorflow": run_tensorflow,
 }
 
 
@@ -295,7 +408,7 @@ def main(argv=None):
         description="Run a model in its source framework and write a golden directory for `ferry validate`.",
     )
     p.add_argument("framework", choices=sorted(FRAMEWORKS), help="the reference framework")
-    p.add_argument("model", help="the model file")
+    p.add_argument("model", help="the model file (tensorflow: also a SavedModel directory)")
     p.add_argument("--inputs", required=True, help="input values: an .npz file, or a directory of .npy files")
     p.add_argument("--out", required=True, help="the golden directory to write (created)")
     p.add_argument("--intermediates", action="store_true", help="also dump every intermediate tensor")
@@ -303,7 +416,7 @@ def main(argv=None):
 
     try:
         model = Path(args.model)
-        if not model.is_file():
+        if not (model.is_file() or (args.framework == "tensorflow" and model.is_dir())):
             raise BridgeError(f"{model}: no such file")
         inputs = read_inputs(args.inputs)
         writer = GoldenWriter(args.out, args.framework, model)

@@ -48,6 +48,7 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options, I
   state->path = path;
   ImportOptions iopts;
   iopts.external_data_dir = options.external_data_dir;
+  iopts.signature = options.signature;
   auto loaded = load_model(path, &state->report, iopts);
   if (report) *report = state->report;
   if (!loaded.ok()) return loaded.status();

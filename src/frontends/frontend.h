@@ -37,6 +37,8 @@ struct ImportReport {
 struct ImportOptions {
   /// Root directory external data may be read from (default: the model's directory).
   std::string external_data_dir;
+  /// TensorFlow SavedModel signature to import ("" = serving_default).
+  std::string signature;
 };
 
 /// Loads a model, choosing the frontend by content/extension (.onnx, .ferry text IR).
@@ -48,5 +50,9 @@ Result<std::unique_ptr<Graph>> load_model(const std::string& path, ImportReport*
 /// The ONNX frontend: reads a ModelProto file (frontends/onnx/).
 Result<std::unique_ptr<Graph>> import_onnx(const std::string& path, ImportReport* report,
                                            const ImportOptions& options);
+
+/// The TensorFlow frontend: a frozen GraphDef .pb file or a SavedModel directory (frontends/tensorflow/).
+Result<std::unique_ptr<Graph>> import_tensorflow(const std::string& path, ImportReport* report,
+                                                 const ImportOptions& options);
 
 }  // namespace ferry

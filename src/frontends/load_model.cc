@@ -1,6 +1,6 @@
 // load_model: picks the frontend from what the path holds.
 //
-//   directory or *.pb      -> TensorFlow (not available yet)
+//   directory or *.pb      -> TensorFlow (SavedModel directory / frozen GraphDef)
 //   *.pt, *.pt2, *.pth     -> PyTorch (not available yet)
 //   text starting "graph " -> ferry text IR (ir/text_format.h)
 //   anything else          -> ONNX
@@ -14,6 +14,7 @@
 
 #include "frontends/frontend.h"
 #include "frontends/onnx/onnx_importer.h"
+#include "frontends/tensorflow/tf_importer.h"
 #include "ir/text_format.h"
 
 namespace ferry {
@@ -58,9 +59,7 @@ Result<std::unique_ptr<Graph>> load_any(const std::string& path, ImportReport* r
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return io_error(std::string("cannot open: ") + std::strerror(errno));
   std::string ext = std::filesystem::path(path).extension().string();
-  if (S_ISDIR(st.st_mode))
-    return unsupported("is a directory (a TensorFlow SavedModel?): TensorFlow frontend not available yet");
-  if (ext == ".pb") return unsupported("TensorFlow frontend not available yet");
+  if (S_ISDIR(st.st_mode) || ext == ".pb") return tf_import::import_tensorflow_path(path, report, options);
   if (ext == ".pt" || ext == ".pt2" || ext == ".pth") return unsupported("PyTorch frontend not available yet");
   if (!S_ISREG(st.st_mode)) return invalid_argument("is not a regular file");
   FERRY_ASSIGN_OR_RETURN(std::string head, read_text(path, 4096));

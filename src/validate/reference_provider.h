@@ -8,6 +8,7 @@
 //   reference     ferry's reference interpreter on the unoptimized import of
 //                 the model: the oracle for optimization and backend bugs
 //   onnxruntime   `python -m ferry.reference onnxruntime ...` (validate/python_bridge.h)
+//   tensorflow    `python -m ferry.reference tensorflow ...` (frozen .pb or SavedModel directory)
 //   golden:DIR    a golden directory written earlier (validate/golden_dir.h); it
 //                 fixes the inputs too
 //
@@ -61,11 +62,11 @@ Result<std::unique_ptr<ReferenceProvider>> make_golden_reference(const std::stri
 /// `python -m ferry.reference <framework>` through `bridge`.
 std::unique_ptr<ReferenceProvider> make_python_reference(const std::string& framework, PythonBridge bridge);
 
-/// Parses a --reference spec: "reference", "onnxruntime", "golden:DIR".
+/// Parses a --reference spec: "reference", "onnxruntime", "tensorflow", "golden:DIR".
 /// Python references locate their interpreter here (find_python_bridge).
 Result<std::unique_ptr<ReferenceProvider>> make_reference_provider(const std::string& spec);
 
-/// The default reference for a model file: onnxruntime for .onnx, else reference.
+/// The default reference for a model: onnxruntime for .onnx, tensorflow for .pb or a directory, else reference.
 std::string default_reference_for(const std::string& model_path);
 
 }  // namespace ferry::validate

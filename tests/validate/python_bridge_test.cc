@@ -98,14 +98,16 @@ TEST(ValidateRepoPythonDir, FoundAboveABuildDirectory) {
 
 TEST(ValidateReferenceSpec, ParsesAndRejects) {
   EXPECT_EQ((*make_reference_provider("reference"))->spec(), "reference");
-  auto bad = make_reference_provider("tensorflow");
+  auto bad = make_reference_provider("pytorch");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "unknown reference 'tensorflow' (onnxruntime, golden:DIR, reference)");
+  EXPECT_EQ(bad.status().message(), "unknown reference 'pytorch' (onnxruntime, tensorflow, golden:DIR, reference)");
   EXPECT_FALSE(make_reference_provider("golden:").ok());
   EXPECT_NE(make_reference_provider("golden:/nonexistent").status().message().find("not a directory"),
             std::string::npos);
   EXPECT_EQ(default_reference_for("a/model.ONNX"), "onnxruntime");
   EXPECT_EQ(default_reference_for("model.ferry"), "reference");
+  EXPECT_EQ(default_reference_for("frozen.pb"), "tensorflow");
+  EXPECT_EQ(default_reference_for(FERRY_SOURCE_DIR), "tensorflow");  // a directory: a SavedModel
 }
 
 }  // namespace

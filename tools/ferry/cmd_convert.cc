@@ -27,6 +27,7 @@ constexpr const char* kCmd = "convert";
 
 struct ConvertOptions {
   std::string model;
+  std::string signature;  ///< TensorFlow SavedModel signature
   std::string output;
   std::string report;
   bool no_optimize = false;
@@ -101,7 +102,7 @@ int run_convert(const ConvertOptions& o) {
   if (o.opset != 0 && o.opset < kMinExportOpset)
     return usage_error(kCmd, "--opset " + std::to_string(o.opset) + ": ferry writes opset " +
                                  std::to_string(kMinExportOpset) + " or newer");
-  auto loaded = load_model(o.model);
+  auto loaded = load_model(o.model, nullptr, {.external_data_dir = "", .signature = o.signature});
   if (!loaded.ok()) return model_error(o.model, loaded.status());
   Graph& g = **loaded;
   if (Status st = refresh_shapes(g); !st.ok()) return model_error(o.model, st);
@@ -159,7 +160,11 @@ Action add_convert_command(CLI::App& app) {
       "needs), ferry's fused ops in domain \"ferry\" (docs/ferry_ops.md), which `ferry run` loads again.\n"
       "Prints what each pass matched, applied and nearly matched (with the reason and the source nodes);\n"
       "--report writes the same as JSON.");
-  sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
+  sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
+      ->required()
+      ->type_name("FILE|DIR");
+  sub->add_option("--signature", opts->signature, "TensorFlow SavedModel signature (default serving_default)")
+      ->type_name("NAME");
   sub->add_option("-o,--output", opts->output, "where to write the ONNX model")->required()->type_name("OUT.onnx");
   sub->add_option("--report", opts->report, "also write the fusion report as JSON")->type_name("REPORT.json");
   sub->add_flag("--no-optimize", opts->no_optimize, "write the imported graph as is");

@@ -20,6 +20,7 @@ namespace {
 
 struct InspectOptions {
   std::string model;
+  std::string signature;  ///< TensorFlow SavedModel signature
   bool json = false;
   bool optimized = false;  ///< show the graph after the optimizer, as `ferry convert` writes it
 };
@@ -124,15 +125,17 @@ void print_text(std::ostream& out, const Findings& f) {
     if (f.import.num_source_nodes) out << " of " << f.import.num_source_nodes;
     out << ":\n";
     for (const UnsupportedOp& op : u) {
-      out << "  - node '" << op.node_name << "': " << op.op_type << " (domain " << domain_name(op.domain)
-          << ", opset " << op.opset << "): " << op.reason << "\n";
+      out << "  - node '" << op.node_name << "': " << op.op_type;
+      if (f.report.format != "tensorflow")  // TensorFlow ops have no domain or opset
+        out << " (domain " << domain_name(op.domain) << ", opset " << op.opset << ")";
+      out << ": " << op.reason << "\n";
       if (!op.proposed_repair.empty()) out << "      repair: " << op.proposed_repair << "\n";
     }
   }
 }
 
 int run_inspect(const InspectOptions& o) {
-  Findings f = inspect_model(o.model, o.optimized);
+  Findings f = inspect_model(o.model, o.optimized, {.external_data_dir = "", .signature = o.signature});
   if (o.json) {
     std::cout << dump_json(to_json(f)) << std::endl;
   } else {
@@ -153,7 +156,11 @@ Action add_inspect_command(CLI::App& app) {
       "estimate (multiply-add = 2; symbolic dims counted as 1, i.e. batch = 1) and op coverage: every\n"
       "unsupported op at once with node name, op type, domain, opset, reason and proposed repair. When the\n"
       "import fails it still prints all it learned, then the error, and exits 2.");
-  sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
+  sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
+      ->required()
+      ->type_name("FILE|DIR");
+  sub->add_option("--signature", opts->signature, "TensorFlow SavedModel signature (default serving_default)")
+      ->type_name("NAME");
   sub->add_flag("--json", opts->json, "print one JSON object instead of text");
   sub->add_flag("--optimized", opts->optimized, "describe the graph after ferry's optimizer (as `ferry convert` writes it)");
   return [opts] { return run_inspect(*opts); };

@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 
 struct RunOptions {
   std::string model;
+  std::string signature;  ///< TensorFlow SavedModel signature
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
   uint64_t seed = 0;
@@ -167,7 +168,7 @@ int run_model(const RunOptions& o) {
   ropts.seed = o.seed;
   if (int rc = parse_command_line(o, &ropts.shapes); rc >= 0) return rc;
 
-  auto loaded = load_model(o.model);
+  auto loaded = load_model(o.model, nullptr, {.external_data_dir = "", .signature = o.signature});
   if (!loaded.ok()) return model_error(o.model, loaded.status());
   Graph& g = **loaded;
   // The interpreter infers shapes itself; graph-level shapes only help pick
@@ -241,7 +242,11 @@ Action add_run_command(CLI::App& app) {
       "Symbolic dims come from --shape, from another input sharing the symbol, or are 1 for batch-like dims.\n"
       "Prints each output's dtype, shape, min, max, mean (and NaN/Inf counts) and, with --output-dir, writes\n"
       "it to DIR/<output name>.npy (bf16 outputs are written as f32: numpy has no bfloat16).");
-  sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
+  sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
+      ->required()
+      ->type_name("FILE|DIR");
+  sub->add_option("--signature", opts->signature, "TensorFlow SavedModel signature (default serving_default)")
+      ->type_name("NAME");
   sub->add_option("--input", opts->inputs, "NAME=FILE.npy: use this array for input NAME (repeatable)")
       ->type_name("NAME=FILE")
       ->allow_extra_args(false);

@@ -28,6 +28,7 @@ using namespace ferry::validate;
 
 struct ValidateCliOptions {
   std::string model;
+  std::string signature;  ///< TensorFlow SavedModel signature
   std::string reference;
   bool per_layer = false;
   bool no_optimize = false;
@@ -50,8 +51,8 @@ Status prepare_graph_under_test(Graph& g, bool optimize_graph) {
   return optimize(g, {}, nullptr).with_context("optimizing");
 }
 
-Result<std::unique_ptr<Graph>> load_graph(const std::string& path) {
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path));
+Result<std::unique_ptr<Graph>> load_graph(const std::string& path, const std::string& signature) {
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path, nullptr, {.external_data_dir = "", .signature = signature}));
   // The interpreter infers shapes itself; graph-level shapes only guide random inputs.
   (void)infer_shapes(*g);
   return g;
@@ -90,8 +91,8 @@ int validate_model(const ValidateCliOptions& o) {
   }
   const std::string spec = o.reference.empty() ? default_reference_for(o.model) : o.reference;
   const bool golden = spec.rfind("golden:", 0) == 0;
-  if (spec != "reference" && spec != "onnxruntime" && !golden)
-    return usage_error(cmd, "--reference '" + spec + "' is not one of: onnxruntime, golden:DIR, reference");
+  if (spec != "reference" && spec != "onnxruntime" && spec != "tensorflow" && !golden)
+    return usage_error(cmd, "--reference '" + spec + "' is not one of: onnxruntime, tensorflow, golden:DIR, reference");
   if (golden && spec.size() == 7) return usage_error(cmd, "--reference golden:DIR needs a directory");
   if (golden && (!o.inputs.empty() || o.samples > 1))
     return usage_error(cmd, "--reference " + spec + " carries its own inputs; --inputs and --samples do not apply");
@@ -100,9 +101,9 @@ int validate_model(const ValidateCliOptions& o) {
 
   // Two imports: the reference graph stays exactly as imported; the graph
   // under test is what the optimizer (once it exists) rewrites.
-  auto reference_graph = load_graph(o.model);
+  auto reference_graph = load_graph(o.model, o.signature);
   if (!reference_graph.ok()) return model_error(o.model, reference_graph.status());
-  auto test_graph = load_graph(o.model);
+  auto test_graph = load_graph(o.model, o.signature);
   if (!test_graph.ok()) return model_error(o.model, test_graph.status());
   if (Status st = prepare_graph_under_test(**test_graph, !o.no_optimize); !st.ok()) return model_error(o.model, st);
 
@@ -151,9 +152,14 @@ Action add_validate_command(CLI::App& app) {
       "|got - ref| <= atol + rtol*|ref|; defaults per dtype: f32 1e-3/1e-3, f16 1e-2/1e-2, bf16 5e-2/5e-2,\n"
       "f64 1e-9/1e-7, integers and bool exact. NaN or Inf where the reference differs always fails.\n"
       "Details: docs/validate.md.");
-  sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
+  sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
+      ->required()
+      ->type_name("FILE|DIR");
+  sub->add_option("--signature", opts->signature, "TensorFlow SavedModel signature (default serving_default)")
+      ->type_name("NAME");
   sub->add_option("--reference", opts->reference,
-                  "onnxruntime | golden:DIR | reference (default: onnxruntime for .onnx)")
+                  "onnxruntime | tensorflow | golden:DIR | reference (default: onnxruntime for .onnx,\n"
+                  "tensorflow for a .pb file or SavedModel directory)")
       ->type_name("R");
   sub->add_flag("--per-layer", opts->per_layer,
                 "also compare every intermediate tensor and name the first divergent node");

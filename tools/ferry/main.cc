@@ -10,6 +10,7 @@
 #define FERRY_COMMANDS(X) \
   X(convert)              \
   X(inspect)              \
+  X(ops)  /* TensorFlow frontend: import tables */ \
   X(run)                  \
   X(validate)
 
@@ -23,7 +24,7 @@ namespace {
 
 int run_cli(int argc, char** argv) {
   using namespace ferry::cli;
-  CLI::App app("ferry: import, run and inspect neural network models (ONNX today).", "ferry");
+  CLI::App app("ferry: import, run and inspect neural network models (ONNX, TensorFlow).", "ferry");
   app.set_version_flag("--version", std::string("ferry ") + kVersion);
   app.footer(exit_code_footer());
   app.require_subcommand(1);

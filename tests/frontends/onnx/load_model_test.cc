@@ -42,16 +42,16 @@ TEST(LoadModel, TextIr) {
   EXPECT_CONTAINS(bad.status().message(), "model '" + dir.file("bad.txt") + "': ");
 }
 
-TEST(LoadModel, TensorFlowAndTorchAreNotAvailableYet) {
+TEST(LoadModel, DirectoriesAndPbFilesGoToTheTensorFlowFrontend) {
   TempDir dir;
   auto d = load_model(dir.path());
   ASSERT_FALSE(d.ok());
-  EXPECT_EQ(d.status().code(), StatusCode::kUnsupported);
   EXPECT_CONTAINS(d.status().message(), "model '" + dir.path() + "': ");
-  EXPECT_CONTAINS(d.status().message(), "TensorFlow frontend not available yet");
+  EXPECT_CONTAINS(d.status().message(), "directory has no saved_model.pb (not a TensorFlow SavedModel)");
   dir.write("frozen.pb", "whatever");
   auto pb = load_model(dir.file("frozen.pb"));
-  EXPECT_CONTAINS(pb.status().message(), "model '" + dir.file("frozen.pb") + "': TensorFlow frontend not available yet");
+  EXPECT_CONTAINS(pb.status().message(),
+                  "model '" + dir.file("frozen.pb") + "': not a TensorFlow GraphDef (protobuf parse failed)");
   dir.write("m.pt2", "whatever");
   EXPECT_CONTAINS(load_model(dir.file("m.pt2")).status().message(), "PyTorch frontend not available yet");
 }

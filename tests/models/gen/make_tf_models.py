@@ -1,0 +1,228 @@
+"""TensorFlow test models for the TensorFlow frontend, built with tensorflow-cpu.
+
+Each model NAME is a Keras model with seeded random weights (batch-norm
+statistics randomized too, so they matter) at a small input size, written as
+
+    OUT/NAME/saved_model/     a TF2 SavedModel (tf.saved_model.save; signature serving_default)
+    OUT/NAME/frozen.pb        a frozen GraphDef (convert_variables_to_constants_v2; input "input")
+    OUT/NAME/inputs.npz       seeded inputs (see common.make_inputs)
+    OUT/NAME/expected.npz     TensorFlow's outputs on them
+    OUT/NAME.json             sidecar: inputs, outputs of both forms, generator hash
+
+OUT defaults to tests/models/generated/tf. Usage:
+
+    python make_tf_models.py [NAME ...] [--out DIR]     (no NAME: all)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")  # TensorFlow's plain kernels: the reference
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import GEN_DIR, generator_hash, input_spec, make_inputs, temp_path, write_sidecar  # noqa: E402
+
+SOURCES = [GEN_DIR / "make_tf_models.py", GEN_DIR / "common.py"]
+
+
+def _app(cls_name, size, **kw):
+    def build():
+        import tensorflow as tf
+
+        cls = getattr(tf.keras.applications, cls_name)
+        return cls(weights=None, input_shape=(size, size, 3), classes=10, classifier_activation=None, **kw)
+
+    return build, [1, size, size, 3]
+
+
+def _transformer_encoder():
+    import tensorflow as tf
+
+    layers = tf.keras.layers
+    x = tf.keras.Input((16, 32), name="tokens")
+    a = layers.MultiHeadAttention(num_heads=4, key_dim=8)(x, x)
+    h = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([x, a]))
+    f = layers.Dense(64, activation="gelu")(h)
+    f = layers.Dense(32)(f)
+    y = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([h, f]))
+    return tf.keras.Model(x, y)
+
+
+def _mixed_ops():
+    """Small convnet over the ops keras.applications rarely reach: resize, explicit pads, slicing."""
+    import tensorflow as tf
+
+    layers = tf.keras.layers
+    x = tf.keras.Input((12, 12, 4), name="image")
+    h = layers.Conv2D(8, 3, strides=2, padding="same", activation="elu")(x)
+    h = layers.DepthwiseConv2D(3, padding="valid", depth_multiplier=2)(h)
+    h = layers.UpSampling2D(2, interpolation="bilinear")(h)
+    h = layers.UpSampling2D(2, interpolation="nearest")(h)
+    h = layers.ZeroPadding2D(((1, 0), (2, 1)))(h)
+    h = layers.Cropping2D(((1, 2), (0, 1)))(h)
+    h = layers.AveragePooling2D(3, strides=2, padding="same")(h)
+    h = layers.Conv2D(6, 1, activation="selu")(h)
+    h = layers.Reshape((-1, 6))(h)
+    h = layers.Dense(5, activation="tanh")(h)
+    y = layers.Softmax()(h)
+    return tf.keras.Model(x, y)
+
+
+def _grouped_conv():
+    """Grouped convolutions (RegNet's building block; keras 3 ships no RegNet) and a Conv2D with dilation."""
+    import tensorflow as tf
+
+    layers = tf.keras.layers
+    x = tf.keras.Input((16, 16, 8), name="image")
+    h = layers.Conv2D(16, 3, padding="same", groups=4, use_bias=False)(x)
+    h = layers.BatchNormalization()(h)
+    h = layers.ReLU()(h)
+    h = layers.Conv2D(16, 3, strides=2, groups=8)(h)
+    h = layers.Conv2D(8, 3, dilation_rate=2, padding="same", activation="swish")(h)
+    h = layers.GlobalAveragePooling2D()(h)
+    y = layers.Dense(10)(h)
+    return tf.keras.Model(x, y)
+
+
+def _raw_ops():
+    """TensorFlow ops Keras layers rarely emit, called directly: resize modes, mirror pads, slicing, gathers."""
+    import tensorflow as tf
+
+    class RawOps(tf.keras.layers.Layer):
+        def call(self, x):
+            v1 = tf.compat.v1.image
+            size = [11, 13]
+            r = (v1.resize_bilinear(x, size, align_corners=True) + v1.resize_nearest_neighbor(x, size, align_corners=True)
+                 + v1.resize_bilinear(x, size) + v1.resize_nearest_neighbor(x, size)
+                 + tf.image.resize(x, size, method="nearest") + tf.image.resize(x, size, method="bilinear"))
+            m = tf.pad(r, [[0, 0], [2, 1], [1, 2], [0, 0]], mode="REFLECT")
+            m = tf.pad(m, [[0, 0], [1, 1], [1, 0], [0, 0]], mode="SYMMETRIC")
+            s = m[:, ::2, 1:-1:3, :] * tf.nn.leaky_relu(m[:, -1::-2, 2::3, ::-1], alpha=0.3)
+            a, b = tf.split(s, 2, axis=-1)
+            rows = tf.unstack(tf.concat([a, b], axis=1), axis=2)
+            g = tf.gather(tf.stack(rows, axis=0), [2, 0, 1], axis=0)
+            t = tf.tile(tf.reduce_max(g, axis=[1, 2]), [1, 2]) + tf.reduce_sum(g, axis=2)[:, :, 0:1]
+            e = tf.einsum("abc,abd->acd", g[:, 0], g[:, 0, :, ::-1])
+            w = tf.where(t > 0, tf.nn.softplus(t), tf.math.square(t) - tf.fill(tf.shape(t), 0.5))
+            return [w, tf.reduce_min(e, axis=-1) + tf.cast(tf.range(2), tf.float32)]
+
+    x = tf.keras.Input((6, 8, 4), batch_size=1, name="image")
+    return tf.keras.Model(x, RawOps()(x))
+
+
+MODELS = {
+    "mobilenet_v2": _app("MobileNetV2", 64),
+    "resnet50": _app("ResNet50", 64),
+    "transformer_encoder": (_transformer_encoder, [1, 16, 32]),
+    "mixed_ops": (_mixed_ops, [1, 12, 12, 4]),
+    "raw_ops": (_raw_ops, [1, 6, 8, 4]),
+    "efficientnet_b0": _app("EfficientNetB0", 64),
+    "densenet121": _app("DenseNet121", 64),
+    "inception_v3": _app("InceptionV3", 75),
+    "xception": _app("Xception", 71),
+    "convnext_tiny": _app("ConvNeXtTiny", 64),
+    "grouped_conv": (_grouped_conv, [1, 16, 16, 8]),
+    "nasnet_mobile": _app("NASNetMobile", 64),
+    "mobilenet_v3_small": _app("MobileNetV3Small", 64),
+    "mobilenet": _app("MobileNet", 64),
+    "vgg16": _app("VGG16", 32),
+    "resnet50_v2": _app("ResNet50V2", 64),
+    "inception_resnet_v2": _app("InceptionResNetV2", 75),
+    "efficientnet_v2_b0": _app("EfficientNetV2B0", 64),
+}
+MODEL_NAMES = list(MODELS)
+
+
+def randomize_batchnorm(model, rng):
+    """Random gamma/beta/mean/variance, so normalization is not the identity."""
+    import tensorflow as tf
+
+    for layer in model.submodules if hasattr(model, "submodules") else model.layers:
+        if isinstance(layer, tf.keras.layers.BatchNormalization):
+            for w in layer.weights:
+                n = w.name.split("/")[-1].split(":")[0]
+                shape = tuple(w.shape)
+                if "variance" in n:
+                    w.assign(rng.uniform(0.5, 1.5, shape).astype(np.float32))
+                elif "gamma" in n:
+                    w.assign(rng.uniform(0.5, 1.5, shape).astype(np.float32))
+                else:
+                    w.assign((0.1 * rng.standard_normal(shape)).astype(np.float32))
+
+
+def build(name, out_root):
+    """Writes the model NAME under out_root (see the module docstring); returns the sidecar dict."""
+    import tensorflow as tf
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+
+    builder, shape = MODELS[name]
+    tf.keras.utils.set_random_seed(0)
+    model = builder()
+    randomize_batchnorm(model, np.random.default_rng(1))
+    out_root = Path(out_root)
+    out_root.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path(out_root / name)
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+
+    spec = tf.TensorSpec(shape, tf.float32, name="input")
+    fn = tf.function(lambda x: model(x, training=False)).get_concrete_function(spec)
+    frozen = convert_variables_to_constants_v2(fn)
+    graph_def = frozen.graph.as_graph_def()
+    (tmp / "frozen.pb").write_bytes(graph_def.SerializeToString())
+    frozen_outputs = [t.name.split(":")[0] if t.name.endswith(":0") else t.name for t in frozen.outputs]
+
+    tf.saved_model.save(model, str(tmp / "saved_model"))
+    loaded = tf.saved_model.load(str(tmp / "saved_model"))
+    sig = loaded.signatures["serving_default"]
+    sig_input = list(sig.structured_input_signature[1].keys())[0]
+
+    inputs = [input_spec("input", shape)]
+    x = make_inputs(inputs)["input"]
+    ref = fn(tf.constant(x))
+    ref = ref if isinstance(ref, (list, tuple)) else [ref]
+    sig_out = sig(**{sig_input: tf.constant(x)})
+    expected = {f"frozen:{n}": np.asarray(r) for n, r in zip(frozen_outputs, ref)}
+    expected.update({f"saved_model:{k}": v.numpy() for k, v in sig_out.items()})
+    np.savez(tmp / "inputs.npz", input=x)
+    np.savez(tmp / "expected.npz", **expected)
+
+    final = out_root / name
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    meta = {
+        "name": name,
+        "source": "tensorflow",
+        "tensorflow": tf.__version__,
+        "inputs": inputs,
+        "frozen": {"file": f"{name}/frozen.pb", "inputs": ["input"], "outputs": frozen_outputs},
+        "saved_model": {"file": f"{name}/saved_model", "inputs": [sig_input], "outputs": sorted(sig_out)},
+        "generator": generator_hash(*SOURCES),
+    }
+    write_sidecar(out_root, meta)
+    return meta
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("names", nargs="*", choices=[[]] + MODEL_NAMES, metavar="NAME")
+    p.add_argument("--out", default=str(GEN_DIR.parent / "generated" / "tf"))
+    args = p.parse_args()
+    for name in args.names or MODEL_NAMES:
+        meta = build(name, args.out)
+        print(f"{name}: {meta['frozen']['file']}, {meta['saved_model']['file']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,275 @@
+"""End to end: Keras models exported by TensorFlow, run by ferry, checked against TensorFlow.
+
+gen/make_tf_models.py writes each model as a SavedModel directory and as a
+frozen GraphDef, with seeded inputs and TensorFlow's outputs on them (cached
+under tests/models/generated/tf/, regenerated when the generator changes;
+generating needs tensorflow-cpu). Each form runs through
+
+    ferry run MODEL --input NAME=FILE.npy --output-dir DIR
+
+and every output must match TensorFlow's:
+    |ferry - tf| <= 1e-4 * max(1, |tf|)   per element; shapes equal.
+
+Malformed SavedModels (made by corrupting a copy of a generated one) must be
+rejected with a clear message and exit status 2, never a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_cache import cache_dir, ferry_binary, unavailable
+
+import make_tf_models
+from common import generator_hash, read_sidecar
+
+RTOL = 1e-4
+TIMEOUT_S = 600
+# Run by default (a few seconds each once generated); the rest are marked `full`.
+DEFAULT_MODELS = ["mobilenet_v2", "resnet50", "transformer_encoder", "mixed_ops", "raw_ops", "grouped_conv"]
+
+
+def tensorflow_python():
+    """An interpreter with tensorflow: this one (TensorFlow itself runs in a subprocess, never in pytest)."""
+    r = subprocess.run([sys.executable, "-c", "import tensorflow"], capture_output=True, text=True)
+    if r.returncode != 0:
+        unavailable(f"tensorflow not importable in {sys.executable}: {r.stderr.strip().splitlines()[-1:]}")
+    return sys.executable
+
+
+def ensure_tf_model(name):
+    out = cache_dir("tf")
+    meta = read_sidecar(out, name)
+    fresh = meta is not None and meta.get("generator") == generator_hash(*make_tf_models.SOURCES) \
+        and (out / name / "expected.npz").exists()
+    if not fresh:
+        r = subprocess.run([tensorflow_python(), str(Path(make_tf_models.__file__)), name, "--out", str(out)],
+                           capture_output=True, text=True, timeout=3600)
+        assert r.returncode == 0, f"generating {name} failed:\n{r.stderr[-4000:]}"
+        meta = read_sidecar(out, name)
+    meta["dir"] = out / name
+    meta["root"] = out
+    return meta
+
+
+def ferry():
+    exe = ferry_binary()
+    if exe is None:
+        unavailable("ferry binary not built (set FERRY_BIN or build build/ferry)")
+    return exe
+
+
+def run_ferry(*args, timeout=TIMEOUT_S):
+    return subprocess.run([str(ferry()), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def _params():
+    out = []
+    for name in make_tf_models.MODEL_NAMES:
+        marks = [] if name in DEFAULT_MODELS else [pytest.mark.full]
+        for form in ("saved_model", "frozen"):
+            out.append(pytest.param(name, form, id=f"{name}-{form}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("name,form", _params())
+def test_tf_model_matches_tensorflow(name, form, tmp_path):
+    meta = ensure_tf_model(name)
+    spec = meta[form]
+    model = meta["root"] / spec["file"]
+    x = np.load(meta["dir"] / "inputs.npz")["input"]
+    in_file = tmp_path / "input.npy"
+    np.save(in_file, x)
+    expected = np.load(meta["dir"] / "expected.npz")
+    r = run_ferry("run", model, "--input", f"{spec['inputs'][0]}={in_file}", "--output-dir", tmp_path / "out")
+    assert r.returncode == 0, f"ferry run failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    for out_name in spec["outputs"]:
+        ref = expected[f"{form}:{out_name}"]
+        got = np.load(tmp_path / "out" / f"{out_name}.npy")
+        assert got.shape == ref.shape, f"{out_name}: shape {got.shape}, TensorFlow {ref.shape}"
+        err = np.abs(got.astype(np.float64) - ref) / np.maximum(1.0, np.abs(ref))
+        assert err.max() <= RTOL, f"{out_name}: max relative error {err.max():.3g} > {RTOL}"
+
+
+# --- malformed SavedModels -------------------------------------------------------------
+
+
+@pytest.fixture
+def saved_model_copy(tmp_path):
+    meta = ensure_tf_model("mixed_ops")
+    dst = tmp_path / "model"
+    shutil.copytree(meta["root"] / meta["saved_model"]["file"], dst)
+    return dst
+
+
+def expect_model_error(path, *needles, extra=()):
+    r = run_ferry("inspect", path, *extra)
+    assert r.returncode == 2, f"expected exit 2, got {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    text = r.stdout + r.stderr
+    for needle in needles:
+        assert needle in text, f"{needle!r} not in:\n{text}"
+
+
+def test_missing_variables_dir(saved_model_copy):
+    shutil.rmtree(saved_model_copy / "variables")
+    expect_model_error(saved_model_copy, "no variables/ directory")
+
+
+def test_truncated_index(saved_model_copy):
+    index = saved_model_copy / "variables" / "variables.index"
+    data = index.read_bytes()
+    index.write_bytes(data[: len(data) // 2])
+    expect_model_error(saved_model_copy, "variables.index", "checkpoint index")
+
+
+def test_corrupt_index_block(saved_model_copy):
+    index = saved_model_copy / "variables" / "variables.index"
+    data = bytearray(index.read_bytes())
+    data[3] ^= 0xFF  # inside the first data block: its checksum no longer matches
+    index.write_bytes(bytes(data))
+    expect_model_error(saved_model_copy, "checksum mismatch")
+
+
+def test_truncated_checkpoint_data(saved_model_copy):
+    shard = next((saved_model_copy / "variables").glob("variables.data-*"))
+    data = shard.read_bytes()
+    shard.write_bytes(data[: len(data) // 3])
+    expect_model_error(saved_model_copy, "checkpoint is truncated")
+
+
+def test_corrupt_checkpoint_data(saved_model_copy):
+    shard = next((saved_model_copy / "variables").glob("variables.data-*"))
+    data = bytes(b ^ 0x55 for b in shard.read_bytes())  # every tensor (and the object graph) corrupt
+    shard.write_bytes(data)
+    expect_model_error(saved_model_copy, "checkpoint")
+
+
+def test_shard_outside_model_dir(saved_model_copy, tmp_path):
+    shard = next((saved_model_copy / "variables").glob("variables.data-*"))
+    outside = tmp_path / "elsewhere.data"
+    shutil.move(shard, outside)
+    os.symlink(outside, shard)
+    expect_model_error(saved_model_copy, "outside the model directory")
+
+
+def test_missing_saved_model_pb(saved_model_copy):
+    (saved_model_copy / "saved_model.pb").unlink()
+    expect_model_error(saved_model_copy, "no saved_model.pb")
+
+
+def test_garbage_saved_model_pb(saved_model_copy):
+    (saved_model_copy / "saved_model.pb").write_bytes(b"\xff\xff\xff\xff not a protobuf")
+    expect_model_error(saved_model_copy, "saved_model.pb")
+
+
+def test_unknown_signature(saved_model_copy):
+    expect_model_error(saved_model_copy, "no signature 'nope'", "serving_default", extra=("--signature", "nope"))
+
+
+def test_truncated_frozen_graph(tmp_path):
+    meta = ensure_tf_model("mixed_ops")
+    data = (meta["root"] / meta["frozen"]["file"]).read_bytes()
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(data[: len(data) // 2])
+    expect_model_error(bad, "bad.pb")
+
+
+# --- ferry validate --reference tensorflow -----------------------------------------------
+
+
+@pytest.mark.parametrize("form", ["frozen", "saved_model"])
+def test_validate_against_tensorflow(form, tmp_path):
+    python = tensorflow_python()  # the validate bridge runs TensorFlow in it
+    meta = ensure_tf_model("mixed_ops")
+    model = meta["root"] / meta[form]["file"]
+    env = dict(os.environ, FERRY_PYTHON=python)
+    r = subprocess.run([str(ferry()), "validate", str(model), "--per-layer", "--json", str(tmp_path / "v.json")],
+                       capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+    assert r.returncode == 0, f"ferry validate failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    import json
+
+    report = json.loads((tmp_path / "v.json").read_text())
+    text = json.dumps(report)
+    assert "tensorflow" in text
+    if form == "frozen":
+        # Layers match TensorFlow's tensors by name: most node outputs have a reference.
+        assert "per-layer" in r.stdout
+        line = next(l for l in r.stdout.splitlines() if "per-layer:" in l)
+        compared, total = (int(w) for w in line.split("per-layer:")[1].split("node outputs")[0].split(" of "))
+        assert compared >= total // 2, line
+
+
+@pytest.mark.parametrize("victim", ["saved_model.pb", "variables/variables.index"])
+def test_truncations_and_bit_flips_never_crash(victim, saved_model_copy):
+    """Every cut and flip of a SavedModel file is an error (exit 2, one message) or still imports: never a crash."""
+    path = saved_model_copy / victim
+    original = path.read_bytes()
+    rng = np.random.default_rng(7)
+    variants = [original[:n] for n in sorted(set(rng.integers(0, len(original), 12).tolist()))]
+    for pos in rng.integers(0, len(original), 12).tolist():
+        b = bytearray(original)
+        b[pos] ^= 1 << int(rng.integers(0, 8))
+        variants.append(bytes(b))
+    for data in variants:
+        path.write_bytes(data)
+        r = run_ferry("inspect", saved_model_copy, timeout=120)
+        assert r.returncode in (0, 2), f"exit {r.returncode} for a {len(data)}-byte {victim}:\n{r.stderr}"
+        if r.returncode == 2:
+            lines = [l for l in r.stderr.splitlines() if l.strip()]
+            assert len(lines) == 1 and lines[0].startswith("ferry: error:"), r.stderr
+
+
+# --- ferry ops -----------------------------------------------------------------------------
+
+
+def test_ops_table_is_the_committed_doc():
+    """docs/tensorflow_ops.md is `ferry ops --framework tensorflow --markdown`, and lists the issue's ops."""
+    from model_cache import REPO
+
+    r = run_ferry("ops", "--framework", "tensorflow", "--markdown", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (REPO / "docs" / "tensorflow_ops.md").read_text(), \
+        "docs/tensorflow_ops.md is stale: regenerate it with build/ferry ops --markdown > docs/tensorflow_ops.md"
+    listed = {line.split("|")[1].strip() for line in r.stdout.splitlines() if line.startswith("| ") and "---" not in line}
+    required = """Conv2D DepthwiseConv2dNative BiasAdd FusedBatchNormV3 MatMul BatchMatMulV2 Relu Relu6 Elu Selu
+        Sigmoid Tanh Softmax Swish Erf Add AddV2 Sub Mul RealDiv Maximum Minimum Rsqrt Square SquaredDifference
+        Mean Sum Max MaxPool AvgPool Pad MirrorPad ConcatV2 Reshape Transpose Squeeze ExpandDims Shape StridedSlice
+        Pack Unpack Split SplitV GatherV2 Fill Range Cast Identity IdentityN NoOp Placeholder Const ResizeBilinear
+        ResizeNearestNeighbor Einsum""".split()
+    assert not [op for op in required if op not in listed]
+    r = run_ferry("ops", "--framework", "onnx", timeout=60)
+    assert r.returncode == 0 and "Conv " in r.stdout
+
+
+def test_inspect_lists_every_unsupported_tf_op(tmp_path):
+    """A frozen graph with two unknown ops: inspect names both, with the reason, and exits 2."""
+    meta = ensure_tf_model("raw_ops")
+    bad = tmp_path / "custom.pb"
+    edit = (
+        "import sys\n"
+        "from tensorflow.core.framework import graph_pb2\n"
+        "g = graph_pb2.GraphDef()\n"
+        "g.ParseFromString(open(sys.argv[1], 'rb').read())\n"
+        "n = 0\n"
+        "for node in g.node:\n"
+        "    if node.op in ('Softplus', 'Einsum'):\n"
+        "        node.op = 'MyCustom' + node.op\n"
+        "        n += 1\n"
+        "open(sys.argv[2], 'wb').write(g.SerializeToString())\n"
+        "print(n)\n"
+    )
+    r = subprocess.run([tensorflow_python(), "-c", edit, str(meta["root"] / meta["frozen"]["file"]), str(bad)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    renamed = int(r.stdout.strip().splitlines()[-1])
+    r = run_ferry("inspect", bad)
+    assert r.returncode == 2
+    assert f"{renamed} unsupported nodes" in r.stdout, r.stdout
+    assert "MyCustomSoftplus" in r.stdout and "MyCustomEinsum" in r.stdout and "no importer for this op" in r.stdout
