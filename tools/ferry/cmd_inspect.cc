@@ -14,6 +14,8 @@
 #include "frontends/frontend.h"
 #include "ops/shape_inference.h"
 #include "passes/pipeline.h"
+#include "runtime/random_inputs.h"
+#include "session_util.h"
 
 namespace ferry::cli {
 namespace {
@@ -22,6 +24,7 @@ struct InspectOptions {
   std::string model;
   bool json = false;
   bool optimized = false;  ///< show the graph after the optimizer, as `ferry convert` writes it
+  bool memory = false;     ///< compile for the CPU backend and print the memory plan
 };
 
 /// Everything inspect learned; graph/stats are null when the import failed.
@@ -186,6 +189,33 @@ void print_text(std::ostream& out, const Findings& f) {
   }
 }
 
+/// --memory: the CPU backend's plan for the model's default input shapes (symbolic dims = 1).
+int print_memory_plan(const std::string& model, bool json) {
+  auto session = load_session(model, {});
+  if (!session.ok()) return model_error(model, session.status());
+  const Graph& g = (*session)->graph();
+  auto dims = resolve_input_dims(g, {}, {});
+  if (!dims.ok()) return model_error(model, dims.status());
+  std::vector<std::vector<int64_t>> in;
+  for (const Value* v : g.inputs()) in.push_back(dims->at(v->name()));
+  auto plan = (*session)->plan_info(in);
+  if (!plan.ok()) return model_error(model, plan.status());
+  if (json) {
+    Json j = {{"memory",
+               {{"arena_bytes", plan->arena_bytes},
+                {"naive_bytes", plan->naive_bytes},
+                {"scratch_bytes", plan->scratch_bytes},
+                {"buffers", plan->num_buffers},
+                {"in_place", plan->in_place},
+                {"views", plan->views},
+                {"steps", plan->steps.size()}}}};
+    std::cout << dump_json(j) << std::endl;
+  } else {
+    std::cout << "\nmemory plan (cpu backend, default input shapes)\n" << memory_report(*plan) << std::flush;
+  }
+  return kExitOk;
+}
+
 int run_inspect(const InspectOptions& o) {
   Findings f;
   f.path = o.model;
@@ -208,6 +238,7 @@ int run_inspect(const InspectOptions& o) {
     std::cout << std::flush;
   }
   if (!f.load_status.ok()) return model_error(o.model, f.load_status);
+  if (o.memory) return print_memory_plan(o.model, o.json);
   return kExitOk;
 }
 
@@ -224,6 +255,8 @@ Action add_inspect_command(CLI::App& app) {
   sub->add_option("MODEL", opts->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
   sub->add_flag("--json", opts->json, "print one JSON object instead of text");
   sub->add_flag("--optimized", opts->optimized, "describe the graph after ferry's optimizer (as `ferry convert` writes it)");
+  sub->add_flag("--memory", opts->memory,
+                "compile for the CPU backend and print the planned arena peak against the naive sum of buffers");
   return [opts] { return run_inspect(*opts); };
 }
 

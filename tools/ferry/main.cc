@@ -11,7 +11,8 @@
   X(convert)              \
   X(inspect)              \
   X(run)                  \
-  X(validate)
+  X(validate)             \
+  X(bench)  /* fast CPU backend */
 
 namespace ferry::cli {
 #define FERRY_DECLARE_COMMAND(name) Action add_##name##_command(CLI::App& app);
