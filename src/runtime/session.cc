@@ -43,7 +43,7 @@ class FnStep : public Step {
   FnStep(const Node& node, KernelFn fn, std::string name, bool reference, bool in_place)
       : node_(node), fn_(fn), name_(std::move(name)), reference_(reference), in_place_(in_place) {}
   std::string kernel_name() const override { return name_; }
-  bool can_run_in_place() const override { return in_place_; }
+  int in_place_input() const override { return in_place_ ? 0 : -1; }
   Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
     return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
   }
@@ -544,7 +544,10 @@ Result<std::unique_ptr<Session::Signature>> Session::reshape(const std::vector<s
         if (s < 0 || provisional.count(other)) { ok = false; break; }
         ins.push_back(s);
         ops.push_back(operand_of(s));
-        post.push_back({PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, int(ops.size()) - 1});
+        // Same shape as the output: accumulate onto it (sum); else a broadcast binary add.
+        const bool same = ops.back().dims == outs[0][0].shape.static_dims() && !ops.back().constant;
+        post.push_back({same ? PostOp::kSum : PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f,
+                        int(ops.size()) - 1});
       } else {
         ok = false;
       }
@@ -604,12 +607,13 @@ Result<std::unique_ptr<Session::Signature>> Session::reshape(const std::vector<s
   std::vector<int> alias(slots.size(), -1);  // arena slot -> slot whose memory it reuses
   for (int i = 0; i < nsteps && fast; ++i) {
     PlannedStep& ps = sig->steps[size_t(i)];
-    if (!ps.step->can_run_in_place() || ps.ins.empty() || ps.ins[0] < 0 || ps.outs.size() != 1) continue;
-    int in = root(ps.ins[0]), out = ps.outs[0];
+    const int k = ps.step->in_place_input();
+    if (k < 0 || size_t(k) >= ps.ins.size() || ps.ins[size_t(k)] < 0 || ps.outs.size() != 1) continue;
+    int in = root(ps.ins[size_t(k)]), out = ps.outs[0];
     if (slots[size_t(in)].kind != Slot::kArena || slots[size_t(out)].buffer <= -2) continue;
     if (last[size_t(in)] != i || slots[size_t(in)].bytes != slots[size_t(out)].bytes) continue;
     bool read_twice = false;
-    for (size_t k = 1; k < ps.ins.size(); ++k) read_twice |= ps.ins[k] >= 0 && root(ps.ins[k]) == in;
+    for (size_t j = 0; j < ps.ins.size(); ++j) read_twice |= j != size_t(k) && ps.ins[j] >= 0 && root(ps.ins[j]) == in;
     if (read_twice) continue;
     slots[size_t(out)].buffer = -2 - in;  // becomes a view of its input
     last[size_t(in)] = std::max(last[size_t(in)], last[size_t(out)]);

@@ -38,8 +38,9 @@ class Step {
   virtual std::string kernel_name() const = 0;
   /// Scratch bytes this step needs during run().
   virtual size_t scratch_bytes() const { return 0; }
-  /// True when output 0 may share memory with input 0 (elementwise, same layout).
-  virtual bool can_run_in_place() const { return false; }
+  /// The input whose memory output 0 may take over when that input dies here
+  /// (elementwise ops: 0; a conv with a sum post-op: the residual), or -1.
+  virtual int in_place_input() const { return -1; }
   virtual Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const = 0;
 };
 

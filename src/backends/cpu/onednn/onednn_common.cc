@@ -52,8 +52,9 @@ std::string layout_name(const memory::desc& md) {
   return s;
 }
 
-PrimitiveBoundStep::PrimitiveBoundStep(const dnnl::primitive& prim, const std::vector<ArgSource>& args, StepIO* io)
-    : prim_(prim), stream_(engine()), sources_(args), io_(io) {
+PrimitiveBoundStep::PrimitiveBoundStep(const dnnl::primitive& prim, const std::vector<ArgSource>& args, StepIO* io,
+                                       int copy_input, size_t copy_bytes)
+    : prim_(prim), stream_(engine()), sources_(args), io_(io), copy_input_(copy_input), copy_bytes_(copy_bytes) {
   for (const ArgSource& a : sources_) {
     void* handle = a.fixed ? const_cast<void*>(a.fixed) : (a.scratch ? io->scratch : nullptr);
     mems_.emplace_back(a.md, engine(), handle ? handle : DNNL_MEMORY_NONE);
@@ -70,6 +71,11 @@ Status PrimitiveBoundStep::run() {
     else continue;
     if (dnnl_memory_set_data_handle_v2(c_args_[i].memory, p, stream_.get()) != dnnl_success)
       return internal_error("oneDNN: cannot set a data handle");
+  }
+  if (copy_input_ >= 0) {
+    const uint8_t* from = io_->inputs[size_t(copy_input_)]->raw();
+    uint8_t* to = io_->outputs[0]->raw();
+    if (from != to) std::memcpy(to, from, copy_bytes_);
   }
   if (dnnl_primitive_execute(prim_.get(), stream_.get(), int(c_args_.size()), c_args_.data()) != dnnl_success)
     return internal_error("oneDNN: primitive execution failed");

@@ -42,7 +42,9 @@ struct ArgSource {
 /// Executes `prim` with `args`; data handles are refreshed from the StepIO on every run.
 class PrimitiveBoundStep : public BoundStep {
  public:
-  PrimitiveBoundStep(const dnnl::primitive& prim, const std::vector<ArgSource>& args, StepIO* io);
+  /// `copy_input` >= 0: output 0 starts as a copy of that input (sum post-op), skipped when they alias.
+  PrimitiveBoundStep(const dnnl::primitive& prim, const std::vector<ArgSource>& args, StepIO* io,
+                     int copy_input = -1, size_t copy_bytes = 0);
   Status run() override;
 
  private:
@@ -52,6 +54,8 @@ class PrimitiveBoundStep : public BoundStep {
   std::vector<memory> mems_;
   std::vector<dnnl_exec_arg_t> c_args_;
   StepIO* io_;
+  int copy_input_;
+  size_t copy_bytes_;
 };
 
 /// An owned, 64-byte aligned block (packed weights).

@@ -16,13 +16,15 @@ class PrimitiveStep : public Step {
   PrimitiveStep(std::string name, dnnl::primitive prim, std::vector<ArgSource> args, size_t scratch,
                 std::vector<std::shared_ptr<AlignedBlock>> owned, bool in_place)
       : name_(std::move(name)), prim_(std::move(prim)), args_(std::move(args)), scratch_(scratch),
-        owned_(std::move(owned)), in_place_(in_place) {}
+        owned_(std::move(owned)), in_place_(in_place ? 0 : -1) {}
   std::string kernel_name() const override { return name_; }
   size_t scratch_bytes() const override { return scratch_; }
-  bool can_run_in_place() const override { return in_place_; }
+  int in_place_input() const override { return in_place_; }
   Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
-    return std::unique_ptr<BoundStep>(std::make_unique<PrimitiveBoundStep>(prim_, args_, io));
+    return std::unique_ptr<BoundStep>(std::make_unique<PrimitiveBoundStep>(prim_, args_, io, sum_input_, sum_bytes_));
   }
+  /// Output 0 accumulates onto input `k` (sum post-op).
+  void set_sum_input(int k, size_t bytes) { in_place_ = sum_input_ = k, sum_bytes_ = bytes; }
 
  private:
   std::string name_;
@@ -30,7 +32,9 @@ class PrimitiveStep : public Step {
   std::vector<ArgSource> args_;
   size_t scratch_;
   std::vector<std::shared_ptr<AlignedBlock>> owned_;
-  bool in_place_;
+  int in_place_;
+  int sum_input_ = -1;
+  size_t sum_bytes_ = 0;
 };
 
 memory::dims to_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
@@ -76,6 +80,11 @@ Status fill_post_ops(const std::vector<PostOp>& post, const std::vector<Operand>
       po->append_eltwise(1.f, p.alg, p.alpha, p.beta);
       continue;
     }
+    if (p.kind == PostOp::kSum) {
+      po->append_sum(1.f);
+      (*want)[size_t(p.operand)] = ops.at(size_t(p.operand)).layout;
+      continue;
+    }
     const Operand& o = ops.at(size_t(p.operand));
     auto md = binary_operand_md(o, dst_dims, out_dims);
     if (!md) return unsupported("binary post-op operand of shape not mappable");
@@ -101,7 +110,7 @@ const char* alg_tag(PostOp::Kind k) { return k == PostOp::kEltwise ? "" : "+"; }
 
 std::string post_suffix(const std::vector<PostOp>& post) {
   std::string s;
-  for (const PostOp& p : post) s += p.kind == PostOp::kEltwise ? "+eltwise" : "+binary";
+  for (const PostOp& p : post) s += p.kind == PostOp::kEltwise ? "+eltwise" : p.kind == PostOp::kSum ? "+sum" : "+binary";
   (void)alg_tag;
   return s;
 }
@@ -111,6 +120,17 @@ bool scalar_f32(const Tensor* t, float* v) {
   if (!t || t->dtype() != DType::f32 || t->numel() != 1) return false;
   *v = t->data<float>()[0];
   return true;
+}
+
+/// The sum post-op's operand index, or -1; at most one is allowed.
+Result<int> sum_operand(const std::vector<PostOp>& post) {
+  int k = -1;
+  for (const PostOp& p : post)
+    if (p.kind == PostOp::kSum) {
+      if (k >= 0) return unsupported("more than one sum post-op");
+      k = p.operand;
+    }
+  return k;
 }
 
 }  // namespace
@@ -177,7 +197,12 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
   if (group > 1) wdims = {group, W.dims[0] / group, W.dims[1], W.dims[2], W.dims[3]};
   return guarded([&]() -> Result<Made> {
     memory::desc src_md = blocked ? memory::desc(to_dims(X.dims), dt::f32, tag::any) : plain_desc(X.dtype, X.dims);
+    FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
     memory::desc dst_md = blocked ? memory::desc(to_dims(out_dims), dt::f32, tag::any) : plain_desc(X.dtype, out_dims);
+    if (sum_k >= 0) {
+      if (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant) return unsupported("sum operand shape");
+      dst_md = ops[size_t(sum_k)].layout;
+    }
     memory::desc w_md(to_dims(wdims), dt::f32, tag::any);
     memory::desc b_md = B ? memory::desc({W.dims[0]}, dt::f32, tag::x) : memory::desc();
     Made made;
@@ -203,8 +228,10 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
     std::string name = std::string(group > 1 ? (group == X.dims[1] ? "onednn_conv2d_dw_f32" : "onednn_conv2d_grouped_f32")
                                              : "onednn_conv2d_f32") +
                        "_" + layout_name(pd.src_desc()) + "[" + impl_name(pd) + "]" + post_suffix(post);
-    made.step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
+    auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
                                                 std::vector<std::shared_ptr<AlignedBlock>>{packed}, false);
+    if (sum_k >= 0) step->set_sum_input(sum_k, pd.dst_desc().get_size());
+    made.step = std::move(step);
     return made;
   });
 }
@@ -247,6 +274,10 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
         rest.erase(rest.begin());
       }
     }
+    FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(rest));
+    if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant ||
+                       !is_plain(ops[size_t(sum_k)].layout)))
+      return unsupported("sum operand shape");
     dnnl::post_ops po;
     // fill_post_ops numbers post-ops from 0; keep the original indices aligned.
     FERRY_TRY(fill_post_ops(rest, ops, dst_dims, out_dims, &po, &args, &made.want));
@@ -274,7 +305,9 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
     made.want[0] = A.layout;
     made.out = plain_desc(DType::f32, out_dims);
     std::string name = "onednn_matmul_f32[" + impl_name(pd) + "]" + (bias ? "+bias" : "") + post_suffix(rest);
-    made.step = std::make_unique<PrimitiveStep>(name, dnnl::matmul(pd), std::move(args), scratch, std::move(owned), false);
+    auto step = std::make_unique<PrimitiveStep>(name, dnnl::matmul(pd), std::move(args), scratch, std::move(owned), false);
+    if (sum_k >= 0) step->set_sum_input(sum_k, c_md.get_size());
+    made.step = std::move(step);
     return made;
   });
 }

@@ -29,9 +29,11 @@ struct Operand {
   bool present() const { return dtype != DType::undefined; }
 };
 
-/// One post-op: eltwise alg(alpha, beta), or binary alg with operand `operand`.
+/// One post-op: eltwise alg(alpha, beta), binary alg with operand `operand`, or
+/// sum: accumulate onto `operand` (same shape as the output; the output takes
+/// its layout and, when it dies here, its memory).
 struct PostOp {
-  enum Kind { kEltwise, kBinary } kind = kEltwise;
+  enum Kind { kEltwise, kBinary, kSum } kind = kEltwise;
   dnnl::algorithm alg = dnnl::algorithm::undef;
   float alpha = 0.f, beta = 0.f;
   int operand = -1;  ///< index into the operand list (kBinary)
