@@ -238,7 +238,12 @@ Result<std::unique_ptr<Session>> Session::compile(std::unique_ptr<Graph> graph, 
         if (!u || u->num_outputs() != 1 || c->group_member.count(u)) break;  // e.g. an Add two convs feed
         std::vector<const Tensor*> consts;
         for (const Value* v : u->inputs()) consts.push_back(v && v->is_constant() ? v->constant() : nullptr);
-        if (onednn::eltwise_post_ops(*u, consts) && u->input(0) == cur) {
+        // oneDNN's fused transcendental post-ops (logistic, tanh, gelu) trade accuracy for speed;
+        // piecewise-linear ones are exact. Only the latter fold in unless allowed.
+        const bool transcendental = u->op() == Op::Sigmoid || u->op() == Op::Tanh || u->op() == Op::Gelu ||
+                                    u->op() == Op::Elu;
+        if (onednn::eltwise_post_ops(*u, consts) && u->input(0) == cur &&
+            (!transcendental || options.fuse_transcendental)) {
           grp.absorbed.push_back(u);
         } else if (u->op() == Op::Add && u->input(0) && u->input(1) && u->input(0) != u->input(1)) {
           grp.absorbed.push_back(u);

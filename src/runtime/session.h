@@ -35,6 +35,8 @@ struct SessionOptions {
   bool blocked_layouts = true;
   /// Fold elementwise successors of Conv/MatMul into oneDNN post-ops.
   bool fuse_epilogues = true;
+  /// Also fold Sigmoid / Tanh / Gelu / Elu (oneDNN's approximations; off: own kernels).
+  bool fuse_transcendental = false;
   /// OpenMP threads (shared with oneDNN); 0 = the number of cores.
   int threads = 0;
 };

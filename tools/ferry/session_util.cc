@@ -1,5 +1,6 @@
 #include "session_util.h"
 
+#include <cstdlib>
 #include <sstream>
 
 #include "cli_common.h"
@@ -13,7 +14,13 @@ Result<std::unique_ptr<Session>> load_session(const std::string& path, const Ses
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path));
   FERRY_TRY(infer_shapes(*g).with_context("inferring shapes"));
   FERRY_TRY(optimize(*g, {}, nullptr).with_context("optimizing"));
-  return Session::compile(std::move(g), options);
+  // Debugging aids (docs/backend.md): bisect a numeric difference by turning features off.
+  SessionOptions o = options;
+  if (std::getenv("FERRY_CPU_NO_FUSE")) o.fuse_epilogues = false;
+  if (std::getenv("FERRY_CPU_FUSE_TRANSCENDENTAL")) o.fuse_transcendental = true;
+  if (std::getenv("FERRY_CPU_PLAIN_LAYOUTS")) o.blocked_layouts = false;
+  if (std::getenv("FERRY_CPU_REFERENCE_KERNELS")) o.reference_kernels = true;
+  return Session::compile(std::move(g), o);
 }
 
 std::string memory_report(const PlanInfo& p) {
