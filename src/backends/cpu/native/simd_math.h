@@ -9,16 +9,19 @@
 #include <cstdint>
 
 #define FERRY_INLINE inline __attribute__((always_inline))
-#define FERRY_LAMBDA_INLINE __attribute__((always_inline))
 #define FERRY_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma,avx2")))
 #define FERRY_TARGET_AVX2 __attribute__((target("avx2,fma")))
 
 namespace ferry::simd {
 
+FERRY_INLINE float min(float a, float b) { return b < a ? b : a; }
+FERRY_INLINE float max(float a, float b) { return a < b ? b : a; }
+
 /// e^x, Cephes expf: x = n ln2 + r, |r| <= ln2/2, degree-6 polynomial; rel. error ~1e-7.
 FERRY_INLINE float exp(float x) {
-  x = std::fmin(std::fmax(x, -87.3f), 88.3f);
-  float fx = std::floor(x * 1.44269504088896341f + 0.5f);
+  x = x < -87.3f ? -87.3f : (x > 88.3f ? 88.3f : x);
+  // n = round(x / ln2): adding and removing 1.5 * 2^23 rounds to nearest (no floor call, vectorizes).
+  float fx = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
   float r = x - fx * 0.693359375f + fx * 2.12194440e-4f;
   float y = 1.9875691500e-4f;
   y = y * r + 1.3981999507e-3f;
@@ -53,8 +56,3 @@ FERRY_INLINE float erf(float x) {
 }
 
 }  // namespace ferry::simd
-
-/// Defines fn_f32__avx512 and fn_f32__avx2 from one body template `impl<Isa>(ctx)`.
-#define FERRY_DEFINE_F32_KERNEL(fn, impl)                                                  \
-  FERRY_TARGET_AVX512 Status fn##_f32__avx512(KernelContext& ctx) { return impl(ctx); }   \
-  FERRY_TARGET_AVX2 Status fn##_f32__avx2(KernelContext& ctx) { return impl(ctx); }

@@ -1,5 +1,5 @@
 // backends/cpu/native/softmax_transpose.cc — own f32 Softmax (any axis; rows
-// of the last axis vectorize) and Transpose (any permutation, row-blocked).
+// of the last axis vectorize, per ISA) and Transpose (any permutation, row-blocked).
 #include <algorithm>
 #include <vector>
 
@@ -9,8 +9,35 @@
 namespace ferry {
 namespace {
 
+/// Rows of length n along the last axis (inner == 1): the vectorizable case, compiled per ISA.
+using SoftmaxRows = void (*)(const float* x, float* y, int64_t rows, int64_t n);
+
+FERRY_INLINE void softmax_rows_body(const float* x, float* y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
+    float m = x[0];
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+    float s = 0.f;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) {
+      const float e = simd::exp(x[i] - m);
+      y[i] = e;
+      s += e;
+    }
+    const float inv = 1.f / s;
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
+FERRY_TARGET_AVX512 void softmax_rows__avx512(const float* x, float* y, int64_t rows, int64_t n) {
+  softmax_rows_body(x, y, rows, n);
+}
+FERRY_TARGET_AVX2 void softmax_rows__avx2(const float* x, float* y, int64_t rows, int64_t n) {
+  softmax_rows_body(x, y, rows, n);
+}
+
 /// softmax(x)_i = exp(x_i - max) / sum_j exp(x_j - max) along `axis`.
-FERRY_INLINE Status softmax_impl(KernelContext& ctx) {
+Status run_softmax(KernelContext& ctx, SoftmaxRows rows_fn) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   if (x.rank() == 0 || x.dtype() != DType::f32) return internal_error("native softmax: f32 of rank >= 1");
@@ -22,6 +49,13 @@ FERRY_INLINE Status softmax_impl(KernelContext& ctx) {
   const float* px = x.data<float>();
   float* py = y.data<float>();
   if (x.numel() == 0) return Status::Ok();
+  if (inner == 1) {
+    const int64_t block = std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1));
+#pragma omp parallel for schedule(static) if (x.numel() >= (1 << 14))
+    for (int64_t r = 0; r < outer; r += block) rows_fn(px + r * n, py + r * n, std::min(block, outer - r), n);
+    return Status::Ok();
+  }
+  // Strided rows (axis not last): scalar loops.
 #pragma omp parallel for schedule(static) if (x.numel() >= (1 << 14))
   for (int64_t r = 0; r < outer * inner; ++r) {
     const int64_t o = r / inner, in = r % inner;
@@ -30,21 +64,22 @@ FERRY_INLINE Status softmax_impl(KernelContext& ctx) {
     float m = xr[0];
     for (int64_t i = 1; i < n; ++i) m = std::max(m, xr[i * inner]);
     float s = 0.f;
-#pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; ++i) {
       float e = simd::exp(xr[i * inner] - m);
       yr[i * inner] = e;
       s += e;
     }
     const float inv = 1.f / s;
-#pragma omp simd
     for (int64_t i = 0; i < n; ++i) yr[i * inner] *= inv;
   }
   return Status::Ok();
 }
 
 /// y[p] = x[perm applied]: iterate y in order; the last axis of y walks x with stride xs[perm.back()].
-FERRY_INLINE Status transpose_impl(KernelContext& ctx) {
+}  // namespace
+
+/// Memory-bound; one generic version (the copy loop vectorizes with the baseline ISA).
+Status transpose_f32__generic(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const size_t r = size_t(x.rank());
@@ -87,9 +122,7 @@ FERRY_INLINE Status transpose_impl(KernelContext& ctx) {
   return Status::Ok();
 }
 
-}  // namespace
-
-FERRY_DEFINE_F32_KERNEL(softmax, softmax_impl)
-FERRY_DEFINE_F32_KERNEL(transpose, transpose_impl)
+Status softmax_f32__avx512(KernelContext& ctx) { return run_softmax(ctx, softmax_rows__avx512); }
+Status softmax_f32__avx2(KernelContext& ctx) { return run_softmax(ctx, softmax_rows__avx2); }
 
 }  // namespace ferry
