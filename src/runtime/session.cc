@@ -714,8 +714,9 @@ Status Session::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outp
   if (inputs.size() != g.inputs().size())
     return invalid_argument("expected " + std::to_string(g.inputs().size()) + " inputs, got " +
                             std::to_string(inputs.size()));
-  std::vector<const std::vector<int64_t>*> dims;  // small; reserve keeps steady state allocation-light
-  dims.reserve(inputs.size());
+  // Reused per thread: steady-state runs allocate nothing here.
+  thread_local std::vector<const std::vector<int64_t>*> dims;
+  dims.clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     FERRY_TRY(check_input(*g.inputs()[i], inputs[i]));
     dims.push_back(&inputs[i].dims());

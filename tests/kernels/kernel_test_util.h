@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "../ops/op_test_util.h"
+#include "../ops/linalg_test_util.h"
 
 namespace ferry::testing {
 

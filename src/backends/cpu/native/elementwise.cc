@@ -21,6 +21,7 @@ namespace {
 
 constexpr int64_t kParallelMin = 1 << 15;
 constexpr int64_t kChunk = 4096;
+constexpr size_t kMaxRank = 16;
 
 using UnaryChunk = void (*)(const float* x, float* y, int64_t n, const float* p);
 /// y[i] = f(a[i * sa], b[i * sb]) for i < n, sa and sb in {0, 1}.
@@ -59,10 +60,15 @@ Status run_binary(KernelContext& ctx, BinaryChunk chunk) {
     return internal_error("native binary kernel: f32 expected");
   const size_t r = size_t(Y.rank());
   if (size_t(A.rank()) > r || size_t(B.rank()) > r) return internal_error("native binary kernel: rank");
+  if (r > kMaxRank) return unsupported("native binary kernel: rank above 16");
   if (Y.numel() == 0) return Status::Ok();
-  std::vector<int64_t> ad(r, 1), bd(r, 1);
-  std::copy(A.dims().begin(), A.dims().end(), ad.begin() + int64_t(r - size_t(A.rank())));
-  std::copy(B.dims().begin(), B.dims().end(), bd.begin() + int64_t(r - size_t(B.rank())));
+  // Fixed-size scratch: run() allocates nothing.
+  int64_t ad[kMaxRank], bd[kMaxRank], as[kMaxRank], bs[kMaxRank];
+  for (size_t d = 0; d < r; ++d) {
+    const size_t oa = r - size_t(A.rank()), ob = r - size_t(B.rank());
+    ad[d] = d < oa ? 1 : A.dim(int64_t(d - oa));
+    bd[d] = d < ob ? 1 : B.dim(int64_t(d - ob));
+  }
   const std::vector<int64_t>& yd = Y.dims();
   const float* pa = A.data<float>();
   const float* pb = B.data<float>();
@@ -89,7 +95,6 @@ Status run_binary(KernelContext& ctx, BinaryChunk chunk) {
     }
     return Status::Ok();
   }
-  std::vector<int64_t> as(r, 0), bs(r, 0);
   for (int64_t d = int64_t(r) - 1, ca = 1, cb = 1; d >= 0; --d) {
     as[size_t(d)] = ad[size_t(d)] == 1 ? 0 : ca;
     bs[size_t(d)] = bd[size_t(d)] == 1 ? 0 : cb;

@@ -80,24 +80,27 @@ Status run_softmax(KernelContext& ctx, SoftmaxRows rows_fn) {
 
 /// Memory-bound; one generic version (the copy loop vectorizes with the baseline ISA).
 Status transpose_f32__generic(KernelContext& ctx) {
+  constexpr size_t kMaxRank = 16;
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const size_t r = size_t(x.rank());
-  std::vector<int64_t> perm;
-  if (ctx.has_attr("perm")) perm = ctx.attr_ints("perm");
-  else
-    for (size_t i = 0; i < r; ++i) perm.push_back(int64_t(r - 1 - i));
-  if (perm.size() != r || x.dtype() != DType::f32) return internal_error("native transpose: f32 with a full perm");
-  for (int64_t& p : perm)
-    if (p < 0) p += int64_t(r);
+  if (x.dtype() != DType::f32 || r > kMaxRank) return internal_error("native transpose: f32 of rank <= 16");
+  // Fixed-size scratch: run() allocates nothing.
+  int64_t perm[kMaxRank], xs[kMaxRank], yd[kMaxRank], src_stride[kMaxRank];
+  if (ctx.has_attr("perm")) {
+    const std::vector<int64_t>& p = ctx.attr_ints("perm");
+    if (p.size() != r) return internal_error("native transpose: perm size");
+    for (size_t i = 0; i < r; ++i) perm[i] = p[i] < 0 ? p[i] + int64_t(r) : p[i];
+  } else {
+    for (size_t i = 0; i < r; ++i) perm[i] = int64_t(r - 1 - i);
+  }
   if (x.numel() == 0) return Status::Ok();
   if (r == 0) {
     y.data<float>()[0] = x.data<float>()[0];
     return Status::Ok();
   }
-  std::vector<int64_t> xs(r, 1);
+  xs[r - 1] = 1;
   for (size_t d = r - 1; d > 0; --d) xs[d - 1] = xs[d] * x.dim(int64_t(d));
-  std::vector<int64_t> yd(r), src_stride(r);
   for (size_t d = 0; d < r; ++d) yd[d] = x.dim(perm[d]), src_stride[d] = xs[size_t(perm[d])];
   const int64_t L = yd[r - 1], ls = src_stride[r - 1];
   const int64_t rows = y.numel() / L;
