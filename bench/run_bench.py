@@ -41,6 +41,11 @@ REPO = Path(__file__).resolve().parent.parent
 GEN = REPO / "tests" / "models" / "gen"
 sys.path.insert(0, str(GEN))
 
+# Whether worker threads spin while waiting for work. Spinning wins on an idle machine and
+# loses badly on a shared, loaded one (a descheduled spinner stalls every barrier), so
+# --no-spin turns it off for both engines alike: ORT's allow_spinning=0, OpenMP's PASSIVE.
+SPIN = True
+
 MODELS = ["resnet50", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "vit_b_16", "bert", "gpt2"]
 
 
@@ -106,6 +111,8 @@ def ort_session(path, threads):
     o.intra_op_num_threads = threads
     o.inter_op_num_threads = 1
     o.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if not SPIN:
+        o.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), o, providers=["CPUExecutionProvider"])
 
 
@@ -125,7 +132,10 @@ def time_ferry(path, specs, batch, threads, warmup, iters):
            "--iters", str(iters)]
     for s in specs:
         cmd += ["--shape", f"{s['name']}={'x'.join(str(d) for d in s['shape'])}"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ)
+    if not SPIN:
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"ferry bench failed: {r.stderr.strip()}")
     return json.loads(r.stdout)
@@ -195,7 +205,11 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--write", metavar="FILE", help="write the markdown report here (e.g. bench/RESULTS.md)")
     ap.add_argument("--json", metavar="FILE", help="write raw results as JSON")
+    ap.add_argument("--no-spin", action="store_true",
+                    help="idle worker threads sleep instead of spinning, in both engines (for a loaded machine)")
     args = ap.parse_args(argv)
+    global SPIN
+    SPIN = not args.no_spin
 
     from common import make_inputs
 
@@ -229,7 +243,7 @@ def main(argv=None):
     geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else float("nan")
     print(f"geometric mean ORT/ferry: {geo:.3f}x over {len(rows)} runs")
     result = {"date": started.isoformat(timespec="seconds"), "machine": machine(), "versions": versions(),
-              "threads": args.threads, "rounds": args.rounds, "load_avg_before": load_before,
+              "threads": args.threads, "rounds": args.rounds, "spin": SPIN, "load_avg_before": load_before,
               "load_avg_after": load_after, "rows": rows, "geomean_ort_over_ferry": geo}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
@@ -246,7 +260,8 @@ def markdown(res):
         "",
         f"- date: {res['date']} (UTC)",
         f"- machine: {res['machine']}",
-        f"- threads: {res['threads']} for both engines; {res['rounds']} alternating rounds per model (best p50 kept)",
+        f"- threads: {res['threads']} for both engines; {res['rounds']} alternating rounds per model (best p50 kept); "
+        f"idle threads {'spin (defaults)' if res['spin'] else 'sleep in both engines (--no-spin)'}",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- load average (1/5/15 min) before: {', '.join(f'{x:.2f}' for x in res['load_avg_before'])}; "
         f"after: {', '.join(f'{x:.2f}' for x in res['load_avg_after'])} "
