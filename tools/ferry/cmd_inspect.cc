@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "analysis/model_stats.h"
@@ -190,30 +191,19 @@ void print_text(std::ostream& out, const Findings& f) {
 }
 
 /// --memory: the CPU backend's plan for the model's default input shapes (symbolic dims = 1).
-int print_memory_plan(const std::string& model, bool json) {
-  auto session = load_session(model, {});
-  if (!session.ok()) return model_error(model, session.status());
-  const Graph& g = (*session)->graph();
-  auto dims = resolve_input_dims(g, {}, {});
-  if (!dims.ok()) return model_error(model, dims.status());
+Result<PlanInfo> memory_plan(const std::string& model) {
+  FERRY_ASSIGN_OR_RETURN(auto session, load_session(model, {}));
+  const Graph& g = session->graph();
+  FERRY_ASSIGN_OR_RETURN(auto dims, resolve_input_dims(g, {}, {}));
   std::vector<std::vector<int64_t>> in;
-  for (const Value* v : g.inputs()) in.push_back(dims->at(v->name()));
-  auto plan = (*session)->plan_info(in);
-  if (!plan.ok()) return model_error(model, plan.status());
-  if (json) {
-    Json j = {{"memory",
-               {{"arena_bytes", plan->arena_bytes},
-                {"naive_bytes", plan->naive_bytes},
-                {"scratch_bytes", plan->scratch_bytes},
-                {"buffers", plan->num_buffers},
-                {"in_place", plan->in_place},
-                {"views", plan->views},
-                {"steps", plan->steps.size()}}}};
-    std::cout << dump_json(j) << std::endl;
-  } else {
-    std::cout << "\nmemory plan (cpu backend, default input shapes)\n" << memory_report(*plan) << std::flush;
-  }
-  return kExitOk;
+  for (const Value* v : g.inputs()) in.push_back(dims.at(v->name()));
+  return session->plan_info(in);
+}
+
+Json memory_json(const PlanInfo& p) {
+  return {{"arena_bytes", p.arena_bytes}, {"naive_bytes", p.naive_bytes}, {"scratch_bytes", p.scratch_bytes},
+          {"buffers", p.num_buffers},     {"in_place", p.in_place},       {"views", p.views},
+          {"folded", p.folded},           {"steps", p.steps.size()}};
 }
 
 int run_inspect(const InspectOptions& o) {
@@ -231,14 +221,19 @@ int run_inspect(const InspectOptions& o) {
   } else {
     f.load_status = loaded.status();
   }
+  std::optional<Result<PlanInfo>> plan;
+  if (o.memory && f.load_status.ok()) plan = memory_plan(o.model);
   if (o.json) {
-    std::cout << dump_json(to_json(f)) << std::endl;
+    Json j = to_json(f);
+    if (plan && plan->ok()) j["memory"] = memory_json(**plan);
+    std::cout << dump_json(j) << std::endl;
   } else {
     print_text(std::cout, f);
+    if (plan && plan->ok()) std::cout << "\nmemory plan (cpu backend, default input shapes)\n" << memory_report(**plan);
     std::cout << std::flush;
   }
   if (!f.load_status.ok()) return model_error(o.model, f.load_status);
-  if (o.memory) return print_memory_plan(o.model, o.json);
+  if (plan && !plan->ok()) return model_error(o.model, plan->status().with_context("planning memory"));
   return kExitOk;
 }
 
