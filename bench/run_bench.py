@@ -185,6 +185,7 @@ def versions():
     import onnxruntime as ort
 
     v = subprocess.run([ferry_bin(), "--version"], capture_output=True, text=True).stdout.strip()
+    v = v.removeprefix("ferry ")
     dnnl = "?"
     try:
         out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libdnnl2"], capture_output=True, text=True)
