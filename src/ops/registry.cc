@@ -40,7 +40,13 @@ const char* isa_name(Isa isa) {
 Isa host_isa() {
   static const Isa isa = [] {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) return Isa::avx512;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+      // AMX: CPUID.(7,0):EDX bit 24 (AMX-TILE) and bit 22 (AMX-BF16).
+      unsigned a, b, c, d;
+      __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+      if ((d >> 24 & 1) && (d >> 22 & 1)) return Isa::amx;
+      return Isa::avx512;
+    }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
     return Isa::generic;
   }();

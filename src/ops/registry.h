@@ -27,6 +27,7 @@ struct KernelEntry {
   Isa isa;
   const char* name;  ///< e.g. "add_f32__avx512"
   KernelFn fn;
+  bool in_place = false;  ///< output 0 may alias input 0 (elementwise)
 };
 
 /// Registers an optimized kernel (called from backend tables at start-up).

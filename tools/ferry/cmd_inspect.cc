@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "analysis/model_stats.h"
@@ -14,6 +15,10 @@
 #include "ferry/model.h"
 #include "cli_common.h"
 #include "frontends/frontend.h"
+#include "ops/shape_inference.h"
+#include "passes/pipeline.h"
+#include "runtime/random_inputs.h"
+#include "session_util.h"
 
 namespace ferry::cli {
 namespace {
@@ -23,6 +28,7 @@ struct InspectOptions {
   std::string signature;  ///< TensorFlow SavedModel signature
   bool json = false;
   bool optimized = false;  ///< show the graph after the optimizer, as `ferry convert` writes it
+  bool memory = false;     ///< compile for the CPU backend and print the memory plan
 };
 
 /// Everything inspect learned (ferry/model.h); graph and stats are unset when the import failed.
@@ -134,15 +140,37 @@ void print_text(std::ostream& out, const Findings& f) {
   }
 }
 
+/// --memory: the CPU backend's plan for the model's default input shapes (symbolic dims = 1).
+Result<PlanInfo> memory_plan(const std::string& model) {
+  FERRY_ASSIGN_OR_RETURN(auto session, load_session(model, {}));
+  const Graph& g = session->graph();
+  FERRY_ASSIGN_OR_RETURN(auto dims, resolve_input_dims(g, {}, {}));
+  std::vector<std::vector<int64_t>> in;
+  for (const Value* v : g.inputs()) in.push_back(dims.at(v->name()));
+  return session->plan_info(in);
+}
+
+Json memory_json(const PlanInfo& p) {
+  return {{"arena_bytes", p.arena_bytes}, {"naive_bytes", p.naive_bytes}, {"scratch_bytes", p.scratch_bytes},
+          {"buffers", p.num_buffers},     {"in_place", p.in_place},       {"views", p.views},
+          {"folded", p.folded},           {"steps", p.steps.size()}};
+}
+
 int run_inspect(const InspectOptions& o) {
   Findings f = inspect_model(o.model, o.optimized, {.external_data_dir = "", .signature = o.signature});
+  std::optional<Result<PlanInfo>> plan;
+  if (o.memory && f.error.ok()) plan = memory_plan(o.model);
   if (o.json) {
-    std::cout << dump_json(to_json(f)) << std::endl;
+    Json j = to_json(f);
+    if (plan && plan->ok()) j["memory"] = memory_json(**plan);
+    std::cout << dump_json(j) << std::endl;
   } else {
     print_text(std::cout, f);
+    if (plan && plan->ok()) std::cout << "\nmemory plan (cpu backend, default input shapes)\n" << memory_report(**plan);
     std::cout << std::flush;
   }
   if (!f.error.ok()) return model_error(o.model, f.error);
+  if (plan && !plan->ok()) return model_error(o.model, plan->status().with_context("planning memory"));
   return kExitOk;
 }
 
@@ -163,6 +191,8 @@ Action add_inspect_command(CLI::App& app) {
       ->type_name("NAME");
   sub->add_flag("--json", opts->json, "print one JSON object instead of text");
   sub->add_flag("--optimized", opts->optimized, "describe the graph after ferry's optimizer (as `ferry convert` writes it)");
+  sub->add_flag("--memory", opts->memory,
+                "compile for the CPU backend and print the planned arena peak against the naive sum of buffers");
   return [opts] { return run_inspect(*opts); };
 }
 

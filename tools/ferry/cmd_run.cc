@@ -1,6 +1,7 @@
 // ferry run MODEL [--input NAME=FILE.npy]... [--shape NAME=1x3x224x224]...
 //                 [--seed N] [--output-dir DIR]
-// Runs the model in the reference interpreter on the given inputs (seeded
+// Runs the model (fast CPU backend by default, --backend reference for the
+// reference interpreter) on the given inputs (seeded
 // random ones for the rest, runtime/random_inputs.h), prints per-output
 // statistics and writes each output to DIR/<name>.npy.
 #include <cctype>
@@ -19,6 +20,7 @@
 #include "ops/shape_inference.h"
 #include "runtime/interpreter.h"
 #include "runtime/random_inputs.h"
+#include "session_util.h"
 
 namespace ferry::cli {
 namespace {
@@ -32,6 +34,8 @@ struct RunOptions {
   std::vector<std::string> shapes;
   uint64_t seed = 0;
   std::string output_dir;
+  std::string backend = "cpu";
+  int threads = 0;
 };
 
 /// A file name for a value name: characters outside [A-Za-z0-9._-] become '_',
@@ -164,6 +168,8 @@ Result<std::string> write_output(const std::string& dir, const std::string& name
 }
 
 int run_model(const RunOptions& o) {
+  if (o.backend != "cpu" && o.backend != "reference")
+    return usage_error(kCmd, "--backend must be cpu or reference, got '" + o.backend + "'");
   RandomInputOptions ropts;
   ropts.seed = o.seed;
   if (int rc = parse_command_line(o, &ropts.shapes); rc >= 0) return rc;
@@ -182,7 +188,22 @@ int run_model(const RunOptions& o) {
   auto inputs = make_inputs(g, given, ropts, &infos);
   if (!inputs.ok()) return model_error(o.model, inputs.status());
 
-  auto outputs = interpret(g, *inputs);
+  Result<std::vector<Tensor>> outputs = std::vector<Tensor>{};
+  if (o.backend == "cpu") {
+    // The fast CPU backend: optimize, compile, run. A model whose shapes depend on
+    // its data (not plannable ahead) runs in the reference interpreter instead.
+    auto session = load_session(o.model, SessionOptions{.threads = o.threads});
+    if (session.ok()) outputs = (*session)->run(*inputs);
+    if (!session.ok() || !outputs.ok()) {
+      const Status& st = session.ok() ? outputs.status() : session.status();
+      if (st.code() != StatusCode::kUnsupported) return model_error(o.model, st);
+      std::cerr << "note: the cpu backend cannot run this model (" << st.message()
+                << "); using the reference interpreter\n";
+      outputs = interpret(g, *inputs);
+    }
+  } else {
+    outputs = interpret(g, *inputs);
+  }
   if (!outputs.ok()) return model_error(o.model, outputs.status());
 
   if (!o.output_dir.empty()) {
@@ -235,7 +256,7 @@ int run_model(const RunOptions& o) {
 
 Action add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
-  CLI::App* sub = app.add_subcommand("run", "Run a model in the reference interpreter");
+  CLI::App* sub = app.add_subcommand("run", "Run a model (fast CPU backend, or the reference interpreter)");
   sub->footer(
       "Inputs not given with --input get seeded random values: floats ~ N(0,1); integers that index a Gather\n"
       "in [0, rows of the table); other integers in [0, 10); names containing 'mask' and bools get 0/1.\n"
@@ -262,6 +283,12 @@ Action add_run_command(CLI::App& app) {
   sub->add_option("--output-dir", opts->output_dir,
                   "write each output to DIR/<name>.npy (characters outside [A-Za-z0-9._-] become '_')")
       ->type_name("DIR");
+  sub->add_option("--backend", opts->backend,
+                  "cpu (default: optimized graph, oneDNN and own kernels) or reference (the reference interpreter)")
+      ->type_name("NAME");
+  sub->add_option("--threads", opts->threads, "threads for the cpu backend (default: number of cores)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
   return [opts] { return run_model(*opts); };
 }
 

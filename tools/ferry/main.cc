@@ -12,7 +12,8 @@
   X(inspect)              \
   X(ops)  /* TensorFlow frontend: import tables */ \
   X(run)                  \
-  X(validate)
+  X(validate)             \
+  X(bench)  /* fast CPU backend */
 
 namespace ferry::cli {
 #define FERRY_DECLARE_COMMAND(name) Action add_##name##_command(CLI::App& app);

@@ -1,0 +1,17 @@
+// backends/cpu/cpu_kernels.h — registers the rows of kernels.def with the
+// kernel registry (ops/registry.h). Idempotent and thread-safe.
+#pragma once
+
+#include "ops/op_context.h"
+
+namespace ferry {
+
+void register_cpu_kernels();
+
+// Declarations of every kernel in the table.
+#define FERRY_DECLARE_CPU_KERNEL(op, dtype, isa, fn, in_place) Status fn(KernelContext& ctx);
+#include "backends/cpu/kernels.def"
+FERRY_CPU_KERNELS(FERRY_DECLARE_CPU_KERNEL)
+#undef FERRY_DECLARE_CPU_KERNEL
+
+}  // namespace ferry

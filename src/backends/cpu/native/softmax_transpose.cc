@@ -1,0 +1,131 @@
+// backends/cpu/native/softmax_transpose.cc — own f32 Softmax (any axis; rows
+// of the last axis vectorize, per ISA) and Transpose (any permutation, row-blocked).
+#include <algorithm>
+#include <vector>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/native/simd_math.h"
+
+namespace ferry {
+namespace {
+
+/// Rows of length n along the last axis (inner == 1): the vectorizable case, compiled per ISA.
+using SoftmaxRows = void (*)(const float* x, float* y, int64_t rows, int64_t n);
+
+FERRY_INLINE void softmax_rows_body(const float* x, float* y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
+    float m = x[0];
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+    float s = 0.f;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; ++i) {
+      const float e = simd::exp(x[i] - m);
+      y[i] = e;
+      s += e;
+    }
+    const float inv = 1.f / s;
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
+FERRY_TARGET_AVX512 void softmax_rows__avx512(const float* x, float* y, int64_t rows, int64_t n) {
+  softmax_rows_body(x, y, rows, n);
+}
+FERRY_TARGET_AVX2 void softmax_rows__avx2(const float* x, float* y, int64_t rows, int64_t n) {
+  softmax_rows_body(x, y, rows, n);
+}
+
+/// softmax(x)_i = exp(x_i - max) / sum_j exp(x_j - max) along `axis`.
+Status run_softmax(KernelContext& ctx, SoftmaxRows rows_fn) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  if (x.rank() == 0 || x.dtype() != DType::f32) return internal_error("native softmax: f32 of rank >= 1");
+  int64_t axis = ctx.attr_int("axis");
+  if (axis < 0) axis += x.rank();
+  int64_t outer = 1, n = x.dim(axis), inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  const float* px = x.data<float>();
+  float* py = y.data<float>();
+  if (x.numel() == 0) return Status::Ok();
+  if (inner == 1) {
+    const int64_t block = std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1));
+#pragma omp parallel for schedule(static) if (x.numel() >= (1 << 14))
+    for (int64_t r = 0; r < outer; r += block) rows_fn(px + r * n, py + r * n, std::min(block, outer - r), n);
+    return Status::Ok();
+  }
+  // Strided rows (axis not last): scalar loops.
+#pragma omp parallel for schedule(static) if (x.numel() >= (1 << 14))
+  for (int64_t r = 0; r < outer * inner; ++r) {
+    const int64_t o = r / inner, in = r % inner;
+    const float* xr = px + o * n * inner + in;
+    float* yr = py + o * n * inner + in;
+    float m = xr[0];
+    for (int64_t i = 1; i < n; ++i) m = std::max(m, xr[i * inner]);
+    float s = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+      float e = simd::exp(xr[i * inner] - m);
+      yr[i * inner] = e;
+      s += e;
+    }
+    const float inv = 1.f / s;
+    for (int64_t i = 0; i < n; ++i) yr[i * inner] *= inv;
+  }
+  return Status::Ok();
+}
+
+/// y[p] = x[perm applied]: iterate y in order; the last axis of y walks x with stride xs[perm.back()].
+}  // namespace
+
+/// Memory-bound; one generic version (the copy loop vectorizes with the baseline ISA).
+Status transpose_f32__generic(KernelContext& ctx) {
+  constexpr size_t kMaxRank = 16;
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const size_t r = size_t(x.rank());
+  if (x.dtype() != DType::f32 || r > kMaxRank) return internal_error("native transpose: f32 of rank <= 16");
+  // Fixed-size scratch: run() allocates nothing.
+  int64_t perm[kMaxRank], xs[kMaxRank], yd[kMaxRank], src_stride[kMaxRank];
+  if (ctx.has_attr("perm")) {
+    const std::vector<int64_t>& p = ctx.attr_ints("perm");
+    if (p.size() != r) return internal_error("native transpose: perm size");
+    for (size_t i = 0; i < r; ++i) perm[i] = p[i] < 0 ? p[i] + int64_t(r) : p[i];
+  } else {
+    for (size_t i = 0; i < r; ++i) perm[i] = int64_t(r - 1 - i);
+  }
+  if (x.numel() == 0) return Status::Ok();
+  if (r == 0) {
+    y.data<float>()[0] = x.data<float>()[0];
+    return Status::Ok();
+  }
+  xs[r - 1] = 1;
+  for (size_t d = r - 1; d > 0; --d) xs[d - 1] = xs[d] * x.dim(int64_t(d));
+  for (size_t d = 0; d < r; ++d) yd[d] = x.dim(perm[d]), src_stride[d] = xs[size_t(perm[d])];
+  const int64_t L = yd[r - 1], ls = src_stride[r - 1];
+  const int64_t rows = y.numel() / L;
+  const float* px = x.data<float>();
+  float* py = y.data<float>();
+#pragma omp parallel for schedule(static) if (y.numel() >= (1 << 15))
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t rem = row, off = 0;
+    for (int64_t d = int64_t(r) - 2; d >= 0; --d) {
+      off += (rem % yd[size_t(d)]) * src_stride[size_t(d)];
+      rem /= yd[size_t(d)];
+    }
+    const float* s = px + off;
+    float* out = py + row * L;
+    if (ls == 1) {
+#pragma omp simd
+      for (int64_t i = 0; i < L; ++i) out[i] = s[i];
+    } else {
+      for (int64_t i = 0; i < L; ++i) out[i] = s[i * ls];
+    }
+  }
+  return Status::Ok();
+}
+
+Status softmax_f32__avx512(KernelContext& ctx) { return run_softmax(ctx, softmax_rows__avx512); }
+Status softmax_f32__avx2(KernelContext& ctx) { return run_softmax(ctx, softmax_rows__avx2); }
+
+}  // namespace ferry

@@ -1,0 +1,103 @@
+#include "backends/cpu/onednn/onednn_common.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ferry::onednn {
+
+const dnnl::engine& engine() {
+  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+std::optional<memory::data_type> dnnl_type(DType t) {
+  switch (t) {
+    case DType::f32: return memory::data_type::f32;
+    case DType::bf16: return memory::data_type::bf16;
+    case DType::f16: return memory::data_type::f16;
+    case DType::i32: return memory::data_type::s32;
+    case DType::i8: return memory::data_type::s8;
+    case DType::u8: return memory::data_type::u8;
+    default: return std::nullopt;
+  }
+}
+
+memory::desc plain_desc(DType t, const std::vector<int64_t>& dims) {
+  memory::dims d(dims.begin(), dims.end()), strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  return memory::desc(d, *dnnl_type(t), strides);
+}
+
+bool is_plain(const memory::desc& md) {
+  const dnnl_memory_desc_t& c = md.data;
+  if (c.format_kind != dnnl_blocked || c.format_desc.blocking.inner_nblks != 0) return false;
+  for (int i = 0; i < c.ndims; ++i)
+    if (c.padded_dims[i] != c.dims[i] || c.padded_offsets[i] != 0) return false;
+  int64_t stride = 1;
+  for (int i = c.ndims; i-- > 0;) {
+    if (c.dims[i] != 1 && c.format_desc.blocking.strides[i] != stride) return false;
+    stride *= c.dims[i];
+  }
+  return c.offset0 == 0;
+}
+
+std::string layout_name(const memory::desc& md) {
+  if (is_plain(md)) return "plain";
+  const dnnl_memory_desc_t& c = md.data;
+  if (c.format_kind != dnnl_blocked) return "opaque";
+  const auto& b = c.format_desc.blocking;
+  std::string s;
+  for (int i = 0; i < c.ndims; ++i) s += char('a' + i);
+  for (int i = 0; i < b.inner_nblks; ++i) s += std::to_string(b.inner_blks[i]) + char('a' + b.inner_idxs[i]);
+  return s;
+}
+
+PrimitiveBoundStep::PrimitiveBoundStep(const dnnl::primitive& prim, const std::vector<ArgSource>& args, StepIO* io,
+                                       int copy_input, size_t copy_bytes)
+    : prim_(prim), stream_(engine()), sources_(args), io_(io), copy_input_(copy_input), copy_bytes_(copy_bytes) {
+  for (const ArgSource& a : sources_) {
+    void* handle = a.fixed ? const_cast<void*>(a.fixed) : (a.scratch ? io->scratch : nullptr);
+    mems_.emplace_back(a.md, engine(), handle ? handle : DNNL_MEMORY_NONE);
+  }
+  for (size_t i = 0; i < sources_.size(); ++i) c_args_.push_back({sources_[i].arg, mems_[i].get()});
+}
+
+Status PrimitiveBoundStep::run() {
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const ArgSource& a = sources_[i];
+    void* p = nullptr;
+    if (a.input >= 0) p = const_cast<uint8_t*>(io_->inputs[size_t(a.input)]->raw());
+    else if (a.output >= 0) p = io_->outputs[size_t(a.output)]->raw();
+    else continue;
+    if (dnnl_memory_set_data_handle_v2(c_args_[i].memory, p, stream_.get()) != dnnl_success)
+      return internal_error("oneDNN: cannot set a data handle");
+  }
+  if (copy_input_ >= 0) {
+    const uint8_t* from = io_->inputs[size_t(copy_input_)]->raw();
+    uint8_t* to = io_->outputs[0]->raw();
+    if (from != to) std::memcpy(to, from, copy_bytes_);
+  }
+  if (dnnl_primitive_execute(prim_.get(), stream_.get(), int(c_args_.size()), c_args_.data()) != dnnl_success)
+    return internal_error("oneDNN: primitive execution failed");
+  return Status::Ok();
+}
+
+AlignedBlock::AlignedBlock(size_t bytes) : size(bytes) {
+  data = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+  FERRY_CHECK(data != nullptr, "out of memory packing weights");
+}
+AlignedBlock::~AlignedBlock() { std::free(data); }
+
+std::shared_ptr<AlignedBlock> reorder_to(const void* src, const memory::desc& src_md, const memory::desc& dst_md) {
+  auto block = std::make_shared<AlignedBlock>(dst_md.get_size());
+  std::memset(block->data, 0, block->size);  // padded channels must read as zeros
+  memory s(src_md, engine(), const_cast<void*>(src)), d(dst_md, engine(), block->data);
+  dnnl::stream st(engine());
+  dnnl::reorder(s, d).execute(st, s, d);
+  st.wait();
+  return block;
+}
+
+std::string impl_name(const dnnl::primitive_desc_base& pd) { return pd.impl_info_str(); }
+
+}  // namespace ferry::onednn

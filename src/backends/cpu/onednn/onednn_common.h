@@ -1,0 +1,77 @@
+// backends/cpu/onednn/onednn_common.h — what every oneDNN step shares: the
+// engine, dtype and layout mapping, and a BoundStep that executes one
+// primitive through the C API with argument arrays built once at bind time
+// (the C++ execute() builds a vector per call; run() must not allocate).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "ir/dtype.h"
+#include "runtime/step.h"
+
+namespace ferry::onednn {
+
+using dnnl::memory;
+
+/// The process-wide CPU engine.
+const dnnl::engine& engine();
+
+std::optional<memory::data_type> dnnl_type(DType t);
+/// Row-major ("abcd...") desc of `dims`.
+memory::desc plain_desc(DType t, const std::vector<int64_t>& dims);
+/// True when `md` is the row-major layout of its dims.
+bool is_plain(const memory::desc& md);
+/// "nChw16c"-like short text for reports ("plain" for row-major).
+std::string layout_name(const memory::desc& md);
+
+/// One argument of a bound primitive: which StepIO tensor feeds it (or a fixed memory).
+struct ArgSource {
+  int arg;                 ///< DNNL_ARG_*
+  memory::desc md;
+  int input = -1;          ///< StepIO::inputs index
+  int output = -1;         ///< StepIO::outputs index
+  bool scratch = false;    ///< StepIO::scratch
+  const void* fixed = nullptr;  ///< a buffer owned by the Step (packed weights, bias)
+};
+
+/// Executes `prim` with `args`; data handles are refreshed from the StepIO on every run.
+class PrimitiveBoundStep : public BoundStep {
+ public:
+  /// `copy_input` >= 0: output 0 starts as a copy of that input (sum post-op), skipped when they alias.
+  PrimitiveBoundStep(const dnnl::primitive& prim, const std::vector<ArgSource>& args, StepIO* io,
+                     int copy_input = -1, size_t copy_bytes = 0);
+  Status run() override;
+
+ private:
+  dnnl::primitive prim_;
+  dnnl::stream stream_;
+  std::vector<ArgSource> sources_;
+  std::vector<memory> mems_;
+  std::vector<dnnl_exec_arg_t> c_args_;
+  StepIO* io_;
+  int copy_input_;
+  size_t copy_bytes_;
+};
+
+/// An owned, 64-byte aligned block (packed weights).
+struct AlignedBlock {
+  explicit AlignedBlock(size_t bytes);
+  ~AlignedBlock();
+  AlignedBlock(const AlignedBlock&) = delete;
+  AlignedBlock& operator=(const AlignedBlock&) = delete;
+  void* data = nullptr;
+  size_t size = 0;
+};
+
+/// Reorders `src` (described by src_md) into a new block laid out as dst_md.
+std::shared_ptr<AlignedBlock> reorder_to(const void* src, const memory::desc& src_md, const memory::desc& dst_md);
+
+/// "jit:avx512_core" etc. from a primitive descriptor.
+std::string impl_name(const dnnl::primitive_desc_base& pd);
+
+}  // namespace ferry::onednn

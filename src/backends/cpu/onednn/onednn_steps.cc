@@ -1,0 +1,534 @@
+#include "backends/cpu/onednn/onednn_steps.h"
+
+#include <cmath>
+
+#include "ops/conv_util.h"
+
+namespace ferry::onednn {
+namespace {
+
+using dnnl::algorithm;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+class PrimitiveStep : public Step {
+ public:
+  PrimitiveStep(std::string name, dnnl::primitive prim, std::vector<ArgSource> args, size_t scratch,
+                std::vector<std::shared_ptr<AlignedBlock>> owned, bool in_place)
+      : name_(std::move(name)), prim_(std::move(prim)), args_(std::move(args)), scratch_(scratch),
+        owned_(std::move(owned)), in_place_(in_place ? 0 : -1) {}
+  std::string kernel_name() const override { return name_; }
+  size_t scratch_bytes() const override { return scratch_; }
+  int in_place_input() const override { return in_place_; }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    return std::unique_ptr<BoundStep>(std::make_unique<PrimitiveBoundStep>(prim_, args_, io, sum_input_, sum_bytes_));
+  }
+  /// Output 0 accumulates onto input `k` (sum post-op).
+  void set_sum_input(int k, size_t bytes) { in_place_ = sum_input_ = k, sum_bytes_ = bytes; }
+
+ private:
+  std::string name_;
+  dnnl::primitive prim_;
+  std::vector<ArgSource> args_;
+  size_t scratch_;
+  std::vector<std::shared_ptr<AlignedBlock>> owned_;
+  int in_place_;
+  int sum_input_ = -1;
+  size_t sum_bytes_ = 0;
+};
+
+memory::dims to_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+int64_t numel(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+/// dims right-aligned to `rank` with leading 1s (numpy broadcasting).
+std::vector<int64_t> expand_rank(const std::vector<int64_t>& d, size_t rank) {
+  std::vector<int64_t> out(rank - std::min(rank, d.size()), 1);
+  out.insert(out.end(), d.begin(), d.end());
+  return out;
+}
+
+/// The md a binary post-op operand is read with, for a destination of `dst_dims`
+/// (the primitive's view) that stands for `out_dims` (the node's output).
+std::optional<memory::desc> binary_operand_md(const Operand& o, const std::vector<int64_t>& dst_dims,
+                                              const std::vector<int64_t>& out_dims) {
+  if (!o.present() || o.dtype != DType::f32 || o.dims.size() > out_dims.size()) return std::nullopt;
+  std::vector<int64_t> e = expand_rank(o.dims, out_dims.size());
+  if (dst_dims == out_dims) {
+    if (e == o.dims) return o.layout;  // same rank: keep its layout (blocked residuals)
+    if (!is_plain(o.layout)) return std::nullopt;
+    return plain_desc(o.dtype, e);
+  }
+  if (!is_plain(o.layout)) return std::nullopt;
+  // dst is a flattened [M, N] view of out_dims.
+  if (e == out_dims) return plain_desc(o.dtype, dst_dims);
+  if (numel(o.dims) == dst_dims.back() && e.back() == dst_dims.back()) return plain_desc(o.dtype, {1, dst_dims.back()});
+  if (numel(o.dims) == 1) return plain_desc(o.dtype, {1, 1});
+  return std::nullopt;
+}
+
+Status fill_post_ops(const std::vector<PostOp>& post, const std::vector<Operand>& ops,
+                     const std::vector<int64_t>& dst_dims, const std::vector<int64_t>& out_dims, dnnl::post_ops* po,
+                     std::vector<ArgSource>* args, std::vector<std::optional<memory::desc>>* want) {
+  for (size_t i = 0; i < post.size(); ++i) {
+    const PostOp& p = post[i];
+    if (p.kind == PostOp::kEltwise) {
+      po->append_eltwise(1.f, p.alg, p.alpha, p.beta);
+      continue;
+    }
+    if (p.kind == PostOp::kSum) {
+      po->append_sum(1.f);
+      (*want)[size_t(p.operand)] = ops.at(size_t(p.operand)).layout;
+      continue;
+    }
+    const Operand& o = ops.at(size_t(p.operand));
+    auto md = binary_operand_md(o, dst_dims, out_dims);
+    if (!md) return unsupported("binary post-op operand of shape not mappable");
+    po->append_binary(p.alg, *md);
+    ArgSource a{DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(i)) | DNNL_ARG_SRC_1, *md};
+    if (o.constant) a.fixed = o.constant->raw();
+    else a.input = p.operand, (*want)[size_t(p.operand)] = o.layout;
+    args->push_back(a);
+  }
+  return Status::Ok();
+}
+
+template <class F>
+Result<Made> guarded(F&& f) {
+  try {
+    return f();
+  } catch (const dnnl::error& e) {
+    return unsupported(std::string("oneDNN: ") + e.what());
+  }
+}
+
+const char* alg_tag(PostOp::Kind k) { return k == PostOp::kEltwise ? "" : "+"; }
+
+std::string post_suffix(const std::vector<PostOp>& post) {
+  std::string s;
+  for (const PostOp& p : post) s += p.kind == PostOp::kEltwise ? "+eltwise" : p.kind == PostOp::kSum ? "+sum" : "+binary";
+  (void)alg_tag;
+  return s;
+}
+
+/// True when `t` is a 1-element f32 constant; stores its value.
+bool scalar_f32(const Tensor* t, float* v) {
+  if (!t || t->dtype() != DType::f32 || t->numel() != 1) return false;
+  *v = t->data<float>()[0];
+  return true;
+}
+
+/// The sum post-op's operand index, or -1; at most one is allowed.
+Result<int> sum_operand(const std::vector<PostOp>& post) {
+  int k = -1;
+  for (const PostOp& p : post)
+    if (p.kind == PostOp::kSum) {
+      if (k >= 0) return unsupported("more than one sum post-op");
+      k = p.operand;
+    }
+  return k;
+}
+
+}  // namespace
+
+std::optional<std::vector<PostOp>> eltwise_post_ops(const Node& n, const std::vector<const Tensor*>& inputs) {
+  auto one = [](algorithm a, float alpha = 0.f, float beta = 0.f) {
+    return std::vector<PostOp>{PostOp{PostOp::kEltwise, a, alpha, beta, -1}};
+  };
+  auto in = [&](size_t i) -> const Tensor* { return i < inputs.size() ? inputs[i] : nullptr; };
+  switch (n.op()) {
+    case Op::Relu: return one(algorithm::eltwise_relu);
+    case Op::LeakyRelu: return one(algorithm::eltwise_relu, float(n.attr_float("alpha")));
+    case Op::Sigmoid: return one(algorithm::eltwise_logistic);
+    case Op::Tanh: return one(algorithm::eltwise_tanh);
+    case Op::HardSwish: return one(algorithm::eltwise_hardswish);
+    case Op::Elu: return one(algorithm::eltwise_elu, float(n.attr_float("alpha")));
+    case Op::HardSigmoid: {
+      // max(0, min(1, alpha*x + beta)) = clip(linear(x))
+      auto v = one(algorithm::eltwise_linear, float(n.attr_float("alpha")), float(n.attr_float("beta")));
+      v.push_back({PostOp::kEltwise, algorithm::eltwise_clip, 0.f, 1.f, -1});
+      return v;
+    }
+    case Op::Gelu:
+      return one(n.attr_string("approximate") == "tanh" ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf);
+    case Op::Clip: {
+      float lo = -INFINITY, hi = INFINITY;
+      if (n.has_input(1) && !scalar_f32(in(1), &lo)) return std::nullopt;
+      if (n.has_input(2) && !scalar_f32(in(2), &hi)) return std::nullopt;
+      return one(algorithm::eltwise_clip, lo, hi);
+    }
+    case Op::Mul:
+    case Op::Add: {
+      // x * c or x + c with a scalar constant c on either side.
+      float c;
+      for (size_t k = 0; k < 2; ++k)
+        if (scalar_f32(in(k), &c))
+          return n.op() == Op::Mul ? one(algorithm::eltwise_linear, c, 0.f) : one(algorithm::eltwise_linear, 1.f, c);
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std::vector<PostOp>& post,
+                       const std::vector<int64_t>& out_dims, bool blocked) {
+  const Operand& X = ops[0];
+  const Operand& W = ops[1];
+  const Operand* B = ops.size() > 2 && ops[2].present() ? &ops[2] : nullptr;
+  if (X.dtype != DType::f32 || X.dims.size() != 4 || !W.constant || W.dims.size() != 4)
+    return unsupported("oneDNN conv: f32 2-D conv with constant weights only");
+  if (B && !B->constant) return unsupported("oneDNN conv: bias must be constant");
+  NodeContext ctx(n);
+  FERRY_ASSIGN_OR_RETURN(ConvWindow cw, read_conv_window(ctx, Shape::from_dims(X.dims), Shape::from_dims(W.dims)));
+  memory::dims strides(2), dil(2), pl(2), pr(2);
+  for (size_t a = 0; a < 2; ++a) {
+    FERRY_ASSIGN_OR_RETURN(AxisGeometry g, window_axis(cw.w, a, X.dims[2 + a], false));
+    strides[a] = cw.w.strides[a];
+    dil[a] = cw.w.dilations[a] - 1;
+    pl[a] = g.pad_begin;
+    pr[a] = g.pad_end;
+  }
+  const int64_t group = n.attr_int("group");
+  std::vector<int64_t> wdims = W.dims;
+  if (group > 1) wdims = {group, W.dims[0] / group, W.dims[1], W.dims[2], W.dims[3]};
+  return guarded([&]() -> Result<Made> {
+    memory::desc src_md = blocked ? memory::desc(to_dims(X.dims), dt::f32, tag::any) : plain_desc(X.dtype, X.dims);
+    FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
+    memory::desc dst_md = blocked ? memory::desc(to_dims(out_dims), dt::f32, tag::any) : plain_desc(X.dtype, out_dims);
+    if (sum_k >= 0) {
+      if (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant) return unsupported("sum operand shape");
+      dst_md = ops[size_t(sum_k)].layout;
+    }
+    memory::desc w_md(to_dims(wdims), dt::f32, tag::any);
+    memory::desc b_md = B ? memory::desc({W.dims[0]}, dt::f32, tag::x) : memory::desc();
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    std::vector<ArgSource> args;
+    dnnl::post_ops po;
+    FERRY_TRY(fill_post_ops(post, ops, out_dims, out_dims, &po, &args, &made.want));
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md,
+                                      w_md, b_md, dst_md, strides, dil, pl, pr);
+    dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+    auto packed = reorder_to(W.constant->raw(), plain_desc(DType::f32, wdims), pd.weights_desc());
+    args.push_back({DNNL_ARG_SRC, pd.src_desc(), 0});
+    args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, packed->data});
+    if (B) args.push_back({DNNL_ARG_BIAS, b_md, -1, -1, false, B->constant->raw()});
+    args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
+    size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    made.want[0] = pd.src_desc();
+    made.out = pd.dst_desc();
+    std::string name = std::string(group > 1 ? (group == X.dims[1] ? "onednn_conv2d_dw_f32" : "onednn_conv2d_grouped_f32")
+                                             : "onednn_conv2d_f32") +
+                       "_" + layout_name(pd.src_desc()) + "[" + impl_name(pd) + "]" + post_suffix(post);
+    auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
+                                                std::vector<std::shared_ptr<AlignedBlock>>{packed}, false);
+    if (sum_k >= 0) step->set_sum_input(sum_k, pd.dst_desc().get_size());
+    made.step = std::move(step);
+    return made;
+  });
+}
+
+Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<PostOp>& post,
+                         const std::vector<int64_t>& out_dims) {
+  const Operand& A = ops[0];
+  const Operand& B = ops[1];
+  if (A.dtype != DType::f32 || B.dtype != DType::f32 || A.dims.size() < 2 || B.dims.size() < 2)
+    return unsupported("oneDNN matmul: f32 operands of rank >= 2 only");
+  if (!is_plain(A.layout) || (!B.constant && !is_plain(B.layout))) return unsupported("oneDNN matmul: plain layouts only");
+  std::vector<int64_t> a_dims, b_dims, dst_dims;
+  if (B.dims.size() == 2) {
+    const int64_t K = A.dims.back(), M = numel(A.dims) / std::max<int64_t>(K, 1);
+    a_dims = {M, K};
+    b_dims = B.dims;
+    dst_dims = {M, B.dims[1]};
+  } else {
+    size_t r = std::max(A.dims.size(), B.dims.size());
+    a_dims = expand_rank(A.dims, r);
+    b_dims = expand_rank(B.dims, r);
+    dst_dims = expand_rank(out_dims, r);
+  }
+  return guarded([&]() -> Result<Made> {
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    std::vector<ArgSource> args;
+    // A leading binary add of a constant row vector becomes the bias.
+    std::vector<PostOp> rest = post;
+    const Tensor* bias = nullptr;
+    memory::desc bias_md;
+    if (!rest.empty() && rest[0].kind == PostOp::kBinary && rest[0].alg == algorithm::binary_add) {
+      const Operand& o = ops[size_t(rest[0].operand)];
+      const int64_t N = dst_dims.back();
+      if (o.constant && o.dtype == DType::f32 && numel(o.dims) == N && !o.dims.empty() && o.dims.back() == N) {
+        bias = o.constant;
+        std::vector<int64_t> bd(dst_dims.size(), 1);
+        bd.back() = N;
+        bias_md = plain_desc(DType::f32, bd);
+        rest.erase(rest.begin());
+      }
+    }
+    FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(rest));
+    if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant ||
+                       !is_plain(ops[size_t(sum_k)].layout)))
+      return unsupported("sum operand shape");
+    dnnl::post_ops po;
+    // fill_post_ops numbers post-ops from 0; keep the original indices aligned.
+    FERRY_TRY(fill_post_ops(rest, ops, dst_dims, out_dims, &po, &args, &made.want));
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    memory::desc a_md = plain_desc(DType::f32, a_dims);
+    memory::desc b_md = B.constant ? memory::desc(to_dims(b_dims), dt::f32, tag::any) : plain_desc(DType::f32, b_dims);
+    memory::desc c_md = plain_desc(DType::f32, dst_dims);
+    dnnl::matmul::desc d = bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
+    dnnl::matmul::primitive_desc pd(d, attr, engine());
+    std::vector<std::shared_ptr<AlignedBlock>> owned;
+    args.push_back({DNNL_ARG_SRC, a_md, 0});
+    if (B.constant) {
+      owned.push_back(reorder_to(B.constant->raw(), plain_desc(DType::f32, b_dims), pd.weights_desc()));
+      args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, owned.back()->data});
+    } else {
+      args.push_back({DNNL_ARG_WEIGHTS, b_md, 1});
+      made.want[1] = B.layout;
+    }
+    if (bias) args.push_back({DNNL_ARG_BIAS, bias_md, -1, -1, false, bias->raw()});
+    args.push_back({DNNL_ARG_DST, c_md, -1, 0});
+    size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    made.want[0] = A.layout;
+    made.out = plain_desc(DType::f32, out_dims);
+    std::string name = "onednn_matmul_f32[" + impl_name(pd) + "]" + (bias ? "+bias" : "") + post_suffix(rest);
+    auto step = std::make_unique<PrimitiveStep>(name, dnnl::matmul(pd), std::move(args), scratch, std::move(owned), false);
+    if (sum_k >= 0) step->set_sum_input(sum_k, c_md.get_size());
+    made.step = std::move(step);
+    return made;
+  });
+}
+
+Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
+                       bool blocked) {
+  const Operand& X = ops[0];
+  if (X.dtype != DType::f32 || X.dims.size() != 4) return unsupported("oneDNN pool: f32 2-D only");
+  if (n.num_outputs() > 1 && !n.output(1)->uses().empty()) return unsupported("MaxPool indices");
+  memory::dims kernel(2), strides(2, 1), pl(2, 0), pr(2, 0);
+  algorithm alg;
+  const bool global = n.op() == Op::GlobalAveragePool || n.op() == Op::GlobalMaxPool;
+  if (global) {
+    kernel = {X.dims[2], X.dims[3]};
+    alg = n.op() == Op::GlobalMaxPool ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
+  } else {
+    NodeContext ctx(n);
+    FERRY_ASSIGN_OR_RETURN(auto k, read_pool_kernel(ctx));
+    if (k.size() != 2) return unsupported("oneDNN pool: 2-D only");
+    FERRY_ASSIGN_OR_RETURN(WindowAttrs w, read_window_attrs(ctx, k));
+    for (int64_t d : w.dilations)
+      if (d != 1) return unsupported("oneDNN pool: dilations");
+    const bool ceil_mode = n.attr_int("ceil_mode") != 0;
+    bool include_pad = n.op() == Op::AveragePool && n.attr_int("count_include_pad") != 0;
+    if (include_pad && ceil_mode) return unsupported("oneDNN pool: ceil_mode with count_include_pad");
+    for (size_t a = 0; a < 2; ++a) {
+      FERRY_ASSIGN_OR_RETURN(AxisGeometry g, window_axis(w, a, X.dims[2 + a], ceil_mode));
+      if (g.pad_begin < 0 || g.pad_end < 0) return unsupported("oneDNN pool: negative pads");
+      kernel[a] = k[a];
+      strides[a] = w.strides[a];
+      pl[a] = g.pad_begin;
+      // Right pad so that oneDNN's floor rule gives the same output size (ceil_mode).
+      pr[a] = std::max<int64_t>(g.pad_end, (g.out - 1) * strides[a] + k[a] - X.dims[2 + a] - pl[a]);
+      if (g.out != out_dims[2 + a]) return internal_error("pool geometry mismatch");
+    }
+    alg = n.op() == Op::MaxPool ? algorithm::pooling_max
+                                : (include_pad ? algorithm::pooling_avg_include_padding
+                                               : algorithm::pooling_avg_exclude_padding);
+  }
+  return guarded([&]() -> Result<Made> {
+    memory::desc dst_md = blocked ? memory::desc(to_dims(out_dims), dt::f32, tag::any) : plain_desc(X.dtype, out_dims);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, X.layout, dst_md, strides, kernel, pl, pr);
+    dnnl::pooling_forward::primitive_desc pd(d, attr, engine());
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    made.want[0] = pd.src_desc();
+    made.out = pd.dst_desc();
+    std::vector<ArgSource> args{{DNNL_ARG_SRC, pd.src_desc(), 0}, {DNNL_ARG_DST, pd.dst_desc(), -1, 0}};
+    size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    std::string name = std::string("onednn_pool_f32_") + layout_name(pd.src_desc()) + "[" + impl_name(pd) + "]";
+    made.step = std::make_unique<PrimitiveStep>(name, dnnl::pooling_forward(pd), std::move(args), scratch,
+                                                std::vector<std::shared_ptr<AlignedBlock>>{}, false);
+    return made;
+  });
+}
+
+Result<Made> make_eltwise(const std::vector<Operand>& ops, const std::vector<PostOp>& post) {
+  const Operand& X = ops[0];
+  if (X.dtype != DType::f32 || post.empty() || post[0].kind != PostOp::kEltwise)
+    return unsupported("oneDNN eltwise: f32 only");
+  return guarded([&]() -> Result<Made> {
+    dnnl::post_ops po;
+    for (size_t i = 1; i < post.size(); ++i) po.append_eltwise(1.f, post[i].alg, post[i].alpha, post[i].beta);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, post[0].alg, X.layout, post[0].alpha,
+                                  post[0].beta);
+    dnnl::eltwise_forward::primitive_desc pd(d, attr, engine());
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    made.want[0] = X.layout;
+    made.out = pd.dst_desc();
+    std::vector<ArgSource> args{{DNNL_ARG_SRC, X.layout, 0}, {DNNL_ARG_DST, pd.dst_desc(), -1, 0}};
+    size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    std::string name = "onednn_eltwise_f32_" + layout_name(X.layout) + "[" + impl_name(pd) + "]";
+    made.step = std::make_unique<PrimitiveStep>(name, dnnl::eltwise_forward(pd), std::move(args), scratch,
+                                                std::vector<std::shared_ptr<AlignedBlock>>{}, true);
+    return made;
+  });
+}
+
+Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims) {
+  algorithm alg;
+  switch (n.op()) {
+    case Op::Add: alg = algorithm::binary_add; break;
+    case Op::Sub: alg = algorithm::binary_sub; break;
+    case Op::Mul: alg = algorithm::binary_mul; break;
+    case Op::Div: alg = algorithm::binary_div; break;
+    case Op::Max: alg = algorithm::binary_max; break;
+    case Op::Min: alg = algorithm::binary_min; break;
+    default: return unsupported("oneDNN binary: op");
+  }
+  if (ops.size() != 2 || ops[0].dtype != DType::f32 || ops[1].dtype != DType::f32)
+    return unsupported("oneDNN binary: two f32 operands");
+  const bool commutative = alg == algorithm::binary_add || alg == algorithm::binary_mul ||
+                           alg == algorithm::binary_max || alg == algorithm::binary_min;
+  int big = 0;
+  if (ops[0].dims != out_dims) {
+    if (!commutative || ops[1].dims != out_dims) return unsupported("oneDNN binary: src0 must have the output shape");
+    big = 1;
+  }
+  const Operand& S0 = ops[size_t(big)];
+  const Operand& S1 = ops[size_t(1 - big)];
+  return guarded([&]() -> Result<Made> {
+    memory::desc s1_md = S1.layout;
+    if (S1.dims.size() != out_dims.size()) {
+      if (!is_plain(S1.layout)) return unsupported("oneDNN binary: blocked broadcast operand");
+      s1_md = plain_desc(S1.dtype, expand_rank(S1.dims, out_dims.size()));
+    }
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::binary::desc d(alg, S0.layout, s1_md, S0.layout);
+    dnnl::binary::primitive_desc pd(d, attr, engine());
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    std::vector<ArgSource> args;
+    args.push_back({DNNL_ARG_SRC_0, S0.layout, big});
+    made.want[size_t(big)] = S0.layout;
+    ArgSource s1{DNNL_ARG_SRC_1, s1_md};
+    if (S1.constant) s1.fixed = S1.constant->raw();
+    else s1.input = 1 - big, made.want[size_t(1 - big)] = S1.layout;
+    args.push_back(s1);
+    args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
+    size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    made.out = pd.dst_desc();
+    std::string name = "onednn_binary_f32_" + layout_name(S0.layout) + "[" + impl_name(pd) + "]";
+    // In place only on src0 = input 0.
+    made.step = std::make_unique<PrimitiveStep>(name, dnnl::binary(pd), std::move(args), scratch,
+                                                std::vector<std::shared_ptr<AlignedBlock>>{}, big == 0);
+    return made;
+  });
+}
+
+Result<Made> make_softmax(const Node& n, const std::vector<Operand>& ops) {
+  const Operand& X = ops[0];
+  if (X.dtype != DType::f32 || X.dims.empty() || !is_plain(X.layout)) return unsupported("oneDNN softmax: f32 plain");
+  int64_t axis = n.attr_int("axis");
+  if (axis < 0) axis += int64_t(X.dims.size());
+  if (axis != int64_t(X.dims.size()) - 1) return unsupported("oneDNN softmax: last axis only");
+  return guarded([&]() -> Result<Made> {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, X.layout, int(axis));
+    dnnl::softmax_forward::primitive_desc pd(d, attr, engine());
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    made.want[0] = X.layout;
+    made.out = X.layout;
+    std::vector<ArgSource> args{{DNNL_ARG_SRC, X.layout, 0}, {DNNL_ARG_DST, X.layout, -1, 0}};
+    size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    made.step = std::make_unique<PrimitiveStep>("onednn_softmax_f32[" + impl_name(pd) + "]", dnnl::softmax_forward(pd),
+                                                std::move(args), scratch, std::vector<std::shared_ptr<AlignedBlock>>{},
+                                                true);
+    return made;
+  });
+}
+
+Result<Made> make_layer_norm(const Node& n, const std::vector<Operand>& ops) {
+  const Operand& X = ops[0];
+  if (X.dtype != DType::f32 || X.dims.size() < 2 || !is_plain(X.layout)) return unsupported("oneDNN layer norm: f32 plain");
+  int64_t axis = n.attr_int("axis");
+  if (axis < 0) axis += int64_t(X.dims.size());
+  if (axis != int64_t(X.dims.size()) - 1) return unsupported("oneDNN layer norm: last axis only");
+  for (size_t o = 1; o < n.num_outputs(); ++o)
+    if (!n.output(o)->uses().empty()) return unsupported("oneDNN layer norm: mean/invstd outputs");
+  const int64_t C = X.dims.back();
+  const Operand& S = ops[1];
+  const Operand* Bi = ops.size() > 2 && ops[2].present() ? &ops[2] : nullptr;
+  if (!S.constant || numel(S.dims) != C || S.dtype != DType::f32 || (Bi && (!Bi->constant || numel(Bi->dims) != C)))
+    return unsupported("oneDNN layer norm: constant scale/bias of size C");
+  return guarded([&]() -> Result<Made> {
+    // oneDNN normalizes over the last dim of a (rank <= 5) tensor: flatten the rest.
+    memory::desc x_md = plain_desc(DType::f32, {numel(X.dims) / C, C});
+    auto flags = dnnl::normalization_flags::use_scale;
+    if (Bi) flags = flags | dnnl::normalization_flags::use_shift;
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, x_md, float(n.attr_float("epsilon")),
+                                              flags);
+    dnnl::layer_normalization_forward::primitive_desc pd(d, attr, engine());
+    memory::desc c_md = plain_desc(DType::f32, {C});
+    std::vector<ArgSource> args{{DNNL_ARG_SRC, x_md, 0},
+                                {DNNL_ARG_DST, x_md, -1, 0},
+                                {DNNL_ARG_SCALE, c_md, -1, -1, false, S.constant->raw()}};
+    if (Bi) args.push_back({DNNL_ARG_SHIFT, c_md, -1, -1, false, Bi->constant->raw()});
+    size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    made.want[0] = X.layout;
+    made.out = X.layout;
+    made.step = std::make_unique<PrimitiveStep>("onednn_layer_norm_f32[" + impl_name(pd) + "]",
+                                                dnnl::layer_normalization_forward(pd), std::move(args), scratch,
+                                                std::vector<std::shared_ptr<AlignedBlock>>{}, true);
+    return made;
+  });
+}
+
+Result<Made> make_reorder(const memory::desc& from, const memory::desc& to) {
+  return guarded([&]() -> Result<Made> {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::reorder::primitive_desc pd(engine(), from, engine(), to, attr);
+    Made made;
+    made.want = {from};
+    made.out = to;
+    std::vector<ArgSource> args{{DNNL_ARG_FROM, from, 0}, {DNNL_ARG_TO, to, -1, 0}};
+    size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    made.step = std::make_unique<PrimitiveStep>("onednn_reorder_" + layout_name(from) + "_to_" + layout_name(to),
+                                                dnnl::reorder(pd), std::move(args), scratch,
+                                                std::vector<std::shared_ptr<AlignedBlock>>{}, false);
+    return made;
+  });
+}
+
+}  // namespace ferry::onednn

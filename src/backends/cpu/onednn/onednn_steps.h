@@ -1,0 +1,73 @@
+// backends/cpu/onednn/onednn_steps.h — oneDNN-backed steps, made per input-shape
+// signature: Conv (grouped, depthwise), MatMul (batched, broadcast), pooling,
+// standalone eltwise / binary / softmax / layer norm, and layout reorders.
+//
+// Conv and MatMul take an epilogue of post-ops (bias, eltwise, binary with a
+// tensor operand), applied in order to the accumulator:
+//   Y = post_k(... post_1(op(X, W) + bias))
+// so a FusedConv / FusedMatMul node maps onto the same call with its
+// activation and residual operand. Layouts: with `blocked`, activations use
+// whatever oneDNN prefers (nChw16c for fp32 AVX-512); `Made::want` tells the
+// caller which layout each operand must be in (the caller reorders).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "backends/cpu/onednn/onednn_common.h"
+#include "ir/graph.h"
+
+namespace ferry::onednn {
+
+/// What the planner knows about one operand of a step.
+struct Operand {
+  DType dtype = DType::undefined;       ///< undefined: omitted optional input
+  std::vector<int64_t> dims;
+  memory::desc layout;                  ///< current layout of the value (plain unless a oneDNN step made it)
+  const Tensor* constant = nullptr;     ///< known data, valid for the step's life
+  bool present() const { return dtype != DType::undefined; }
+};
+
+/// One post-op: eltwise alg(alpha, beta), binary alg with operand `operand`, or
+/// sum: accumulate onto `operand` (same shape as the output; the output takes
+/// its layout and, when it dies here, its memory).
+struct PostOp {
+  enum Kind { kEltwise, kBinary, kSum } kind = kEltwise;
+  dnnl::algorithm alg = dnnl::algorithm::undef;
+  float alpha = 0.f, beta = 0.f;
+  int operand = -1;  ///< index into the operand list (kBinary)
+};
+
+struct Made {
+  std::unique_ptr<Step> step;
+  std::vector<std::optional<memory::desc>> want;  ///< per operand read through StepIO: the layout it must have
+  memory::desc out;                               ///< layout of output 0
+};
+
+/// The eltwise post-ops equivalent to `n` (Relu, LeakyRelu, Clip with constant
+/// bounds, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu, Elu, Mul/Add by a
+/// constant scalar), or nullopt. `constant(i)` gives input i's known data.
+std::optional<std::vector<PostOp>> eltwise_post_ops(const Node& n, const std::vector<const Tensor*>& inputs);
+
+/// Conv2D: operands [X, W (constant), B? (constant), extra post-op operands...].
+Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std::vector<PostOp>& post,
+                       const std::vector<int64_t>& out_dims, bool blocked);
+/// MatMul: operands [A, B, extra...]; a rank-2 B (constant B is packed once) flattens A's batch dims.
+Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<PostOp>& post,
+                         const std::vector<int64_t>& out_dims);
+/// MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool over 2 spatial dims.
+Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
+                       bool blocked);
+/// One elementwise op as a standalone primitive (keeps the input layout).
+Result<Made> make_eltwise(const std::vector<Operand>& ops, const std::vector<PostOp>& post);
+/// Add/Sub/Mul/Div/Max/Min with numpy broadcasting.
+Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims);
+/// Softmax over the last axis.
+Result<Made> make_softmax(const Node& n, const std::vector<Operand>& ops);
+/// LayerNormalization over the last axis with constant scale (and bias).
+Result<Made> make_layer_norm(const Node& n, const std::vector<Operand>& ops);
+/// A layout change of one tensor.
+Result<Made> make_reorder(const memory::desc& from, const memory::desc& to);
+
+}  // namespace ferry::onednn

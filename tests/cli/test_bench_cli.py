@@ -1,0 +1,74 @@
+"""`ferry bench`, `ferry run --backend` and `ferry inspect --memory`, end to end.
+
+Reuses the small conv model and fixtures of test_cli.py. No timing is asserted
+(speed lives in bench/); only the shape of the output and its consistency.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from test_cli import conv_model, ferry, ferry_bin, ort_run  # noqa: F401  (pytest fixtures)
+
+
+def test_bench_json_has_the_documented_fields(ferry, tmp_path):
+    model = conv_model(tmp_path / "conv.onnx")
+    p = ferry("bench", model, "--json", "--iters", "3", "--warmup", "1", "--threads", "1", "--batch", "2",
+              check_rc=0)
+    j = json.loads(p.stdout)
+    lat = j["latency_ms"]
+    assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"]
+    assert j["batch"] == 2 and j["threads"] == 1 and j["iters"] == 3
+    assert j["throughput_per_s"] > 0 and j["peak_rss_mb"] > 0
+    assert j["steps"] >= 3
+
+
+def test_bench_profile_writes_a_chrome_trace_with_one_event_per_step(ferry, tmp_path):
+    model = conv_model(tmp_path / "conv.onnx")
+    p = ferry("bench", model, "--iters", "3", "--warmup", "0", "--profile", tmp_path / "t.json", check_rc=0)
+    trace = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    assert trace and all(e["ph"] == "X" and e["dur"] >= 0 and "kernel" in e["args"] for e in trace)
+    names = " ".join(e["name"] for e in trace)
+    assert "Conv+Relu" in names  # the fused epilogue is one event
+    assert "top steps" in p.stdout and "p50" in p.stdout
+
+
+def test_bench_batch_needs_a_symbolic_batch_dim(ferry, tmp_path):
+    from test_cli import helper, save, TensorProto
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    model = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "s.onnx")
+    p = ferry("bench", model, "--batch", "4", check_rc=2)
+    assert "static batch dim 1" in p.stderr
+
+
+def test_bench_rejects_bad_options(ferry, tmp_path):
+    model = conv_model(tmp_path / "conv.onnx")
+    assert "--backend" in ferry("bench", model, "--backend", "gpu", check_rc=1).stderr
+    assert "--iters" in ferry("bench", model, "--iters", "0", check_rc=1).stderr
+
+
+def test_run_backends_agree_with_onnxruntime(ferry, tmp_path):
+    model = conv_model(tmp_path / "conv.onnx")
+    x = np.random.default_rng(3).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    want = ort_run(model, {"x": x})["y"]
+    for backend in ("cpu", "reference"):
+        ferry("run", model, "--input", f"x={tmp_path / 'x.npy'}", "--backend", backend, "--output-dir",
+              tmp_path / backend, check_rc=0)
+        got = np.load(tmp_path / backend / "y.npy")
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert "--backend" in ferry("run", model, "--backend", "tpu", check_rc=1).stderr
+
+
+def test_inspect_memory_reports_planned_peak_below_naive_sum(ferry, tmp_path):
+    model = conv_model(tmp_path / "conv.onnx")
+    p = ferry("inspect", model, "--memory", check_rc=0)
+    assert "planned arena" in p.stdout and "naive sum" in p.stdout
+    j = json.loads(ferry("inspect", model, "--memory", "--json", check_rc=0).stdout)
+    m = j["memory"]
+    assert 0 < m["arena_bytes"] <= m["naive_bytes"]

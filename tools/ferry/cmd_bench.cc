@@ -1,0 +1,231 @@
+// ferry bench MODEL [--threads N] [--batch B] [--shape NAME=DIMS]... [--warmup W]
+//                   [--iters N] [--json] [--profile trace.json] [--backend cpu|reference]
+// Times the compiled session on seeded random inputs: latency p50/p90/p99,
+// throughput and peak RSS; --profile writes a Chrome trace (one event per step:
+// node names, ops, kernel, shapes) of the median iteration and prints the top
+// steps by mean time.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+
+#include "cli_common.h"
+#include "runtime/random_inputs.h"
+#include "session_util.h"
+
+namespace ferry::cli {
+namespace {
+
+constexpr const char* kCmd = "bench";
+
+struct BenchOptions {
+  std::string model;
+  int threads = 0;
+  int64_t batch = 0;
+  std::vector<std::string> shapes;
+  int warmup = 5;
+  int iters = 30;
+  bool json = false;
+  std::string profile;
+  std::string backend = "cpu";
+  uint64_t seed = 0;
+};
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  double idx = p / 100.0 * double(v.size() - 1);
+  size_t lo = size_t(idx), hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (v[hi] - v[lo]) * (idx - double(lo));
+}
+
+double peak_rss_mb() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
+int run_bench(const BenchOptions& o) {
+  RandomInputOptions ropts;
+  ropts.seed = o.seed;
+  for (const std::string& text : o.shapes) {
+    size_t eq = text.rfind('=');
+    if (eq == std::string::npos || eq == 0) return usage_error(kCmd, "--shape '" + text + "' is not of the form NAME=DIMS");
+    auto dims = parse_dims(text.substr(eq + 1));
+    if (!dims.ok()) return usage_error(kCmd, "--shape " + text.substr(0, eq) + ": " + dims.status().message());
+    ropts.shapes[text.substr(0, eq)] = *dims;
+  }
+  if (o.iters < 1 || o.warmup < 0) return usage_error(kCmd, "--iters must be >= 1 and --warmup >= 0");
+  if (o.backend != "cpu" && o.backend != "reference")
+    return usage_error(kCmd, "--backend must be cpu or reference, got '" + o.backend + "'");
+  SessionOptions sopts;
+  sopts.threads = o.threads;
+  sopts.reference_kernels = o.backend == "reference";
+  auto t_load = std::chrono::steady_clock::now();
+  auto session = load_session(o.model, sopts);
+  if (!session.ok()) return model_error(o.model, session.status());
+  Session& s = **session;
+  const Graph& g = s.graph();
+  if (o.batch > 0) {
+    // --batch B: dim 0 of every input is B (it must be symbolic or already B).
+    auto dims = resolve_input_dims(g, {}, ropts);
+    if (!dims.ok()) return model_error(o.model, dims.status());
+    for (const Value* v : g.inputs()) {
+      if (ropts.shapes.count(v->name())) continue;
+      std::vector<int64_t> d = dims->at(v->name());
+      if (d.empty()) continue;
+      if (v->shape().rank_known() && v->shape()[0].is_static() && v->shape()[0].value() != o.batch)
+        return model_error(o.model, invalid_argument("input '" + v->name() + "' has a static batch dim " +
+                                                     std::to_string(v->shape()[0].value()) + "; --batch " +
+                                                     std::to_string(o.batch) + " needs a model with a symbolic batch"));
+      d[0] = o.batch;
+      ropts.shapes[v->name()] = d;
+    }
+  }
+  auto named = make_inputs(g, {}, ropts);
+  if (!named.ok()) return model_error(o.model, named.status());
+  std::vector<Tensor> inputs;
+  std::vector<std::vector<int64_t>> in_dims;
+  for (const Value* v : g.inputs()) {
+    inputs.push_back(named->at(v->name()));
+    in_dims.push_back(inputs.back().dims());
+  }
+  auto plan = s.plan_info(in_dims);
+  if (!plan.ok()) return model_error(o.model, plan.status());
+  const double compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
+  const int64_t batch = in_dims.empty() || in_dims[0].empty() ? 1 : in_dims[0][0];
+
+  std::vector<Tensor> outputs;
+  const bool tty = isatty(STDERR_FILENO) && !o.json;
+  for (int i = 0; i < o.warmup; ++i)
+    if (Status st = s.run(inputs, &outputs); !st.ok()) return model_error(o.model, st);
+  std::vector<double> lat_ms;
+  std::vector<std::vector<double>> step_us;
+  const bool profile = !o.profile.empty();
+  for (int i = 0; i < o.iters; ++i) {
+    std::vector<double> us;
+    auto t0 = std::chrono::steady_clock::now();
+    Status st = s.run(inputs, &outputs, profile ? &us : nullptr);
+    lat_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (!st.ok()) return model_error(o.model, st);
+    if (profile) step_us.push_back(std::move(us));
+    if (tty) {
+      int w = 30, done = (i + 1) * w / o.iters;
+      std::fprintf(stderr, "\r  [%s%s] %d/%d", std::string(size_t(done), '#').c_str(),
+                   std::string(size_t(w - done), '.').c_str(), i + 1, o.iters);
+      if (i + 1 == o.iters) std::fprintf(stderr, "\n");
+    }
+  }
+  const double mean = std::accumulate(lat_ms.begin(), lat_ms.end(), 0.0) / double(lat_ms.size());
+  const double p50 = percentile(lat_ms, 50), p90 = percentile(lat_ms, 90), p99 = percentile(lat_ms, 99);
+  const double throughput = double(batch) * 1000.0 / mean;
+
+  // Profile: mean per step; the trace shows the median iteration.
+  std::vector<double> step_mean;
+  if (profile) {
+    step_mean.assign(plan->steps.size(), 0.0);
+    for (const auto& us : step_us)
+      for (size_t k = 0; k < us.size() && k < step_mean.size(); ++k) step_mean[k] += us[k] / double(step_us.size());
+    std::vector<size_t> order(lat_ms.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lat_ms[a] < lat_ms[b]; });
+    const auto& med = step_us[order[order.size() / 2]];
+    Json events = Json::array();
+    double ts = 0;
+    for (size_t k = 0; k < med.size() && k < plan->steps.size(); ++k) {
+      const StepInfo& si = plan->steps[k];
+      events.push_back({{"name", si.op + " " + si.nodes},
+                        {"cat", si.op},
+                        {"ph", "X"},
+                        {"ts", ts},
+                        {"dur", med[k]},
+                        {"pid", 0},
+                        {"tid", 0},
+                        {"args", {{"nodes", si.nodes}, {"kernel", si.kernel}, {"shapes", si.shapes}}}});
+      ts += med[k];
+    }
+    Json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+    std::ofstream f(o.profile);
+    if (!f) return model_error(o.profile, io_error("cannot write the profile"));
+    f << dump_json(trace) << "\n";
+    if (!f) return model_error(o.profile, io_error("cannot write the profile"));
+  }
+
+  if (o.json) {
+    Json j = {{"model", o.model},
+              {"backend", o.backend},
+              {"threads", s.threads()},
+              {"batch", batch},
+              {"iters", o.iters},
+              {"warmup", o.warmup},
+              {"latency_ms", {{"p50", p50}, {"p90", p90}, {"p99", p99}, {"mean", mean},
+                              {"min", *std::min_element(lat_ms.begin(), lat_ms.end())}}},
+              {"throughput_per_s", throughput},
+              {"peak_rss_mb", peak_rss_mb()},
+              {"compile_ms", compile_ms},
+              {"arena_mb", double(plan->arena_bytes) / (1 << 20)},
+              {"steps", plan->steps.size()}};
+    if (profile) j["profile"] = o.profile;
+    std::cout << dump_json(j) << std::endl;
+  } else {
+    std::printf("model        %s\n", o.model.c_str());
+    std::printf("backend      %s, %d threads, batch %lld, %d iterations after %d warm-up\n", o.backend.c_str(),
+                s.threads(), static_cast<long long>(batch), o.iters, o.warmup);
+    std::printf("latency      p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  (mean %.3f)\n", p50, p90, p99, mean);
+    std::printf("throughput   %.2f inferences/s\n", throughput);
+    std::printf("peak RSS     %.1f MiB (arena %.1f MiB)\n", peak_rss_mb(), double(plan->arena_bytes) / (1 << 20));
+    std::printf("compile      %.0f ms (load, optimize, compile, reshape)\n", compile_ms);
+  }
+  if (profile) {
+    std::vector<size_t> idx(step_mean.size());
+    std::iota(idx.begin(), idx.end(), size_t(0));
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return step_mean[a] > step_mean[b]; });
+    const double total = std::accumulate(step_mean.begin(), step_mean.end(), 0.0);
+    std::ostream& out = o.json ? std::cerr : std::cout;
+    out << "top steps (mean over " << step_us.size() << " iterations; trace: " << o.profile << ")\n";
+    for (size_t r = 0; r < std::min<size_t>(15, idx.size()); ++r) {
+      const StepInfo& si = plan->steps[idx[r]];
+      char line[64];
+      std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  ", step_mean[idx[r]] / 1000.0,
+                    total > 0 ? 100.0 * step_mean[idx[r]] / total : 0.0);
+      out << line << si.op << " '" << si.nodes << "'  " << si.kernel << "  " << si.shapes << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* sub = app.add_subcommand("bench", "Time a model on the fast CPU backend (latency, throughput, memory)");
+  sub->footer(
+      "Loads and optimizes the model, compiles it for the CPU (oneDNN + own kernels), runs --warmup untimed and\n"
+      "--iters timed runs on seeded random inputs and prints latency percentiles, throughput (batch / mean\n"
+      "latency) and peak resident memory. --json prints one object: {\"latency_ms\": {\"p50\", \"p90\", \"p99\", ...},\n"
+      "\"throughput_per_s\", \"peak_rss_mb\", ...}. --profile FILE writes a Chrome trace (chrome://tracing,\n"
+      "Perfetto) with one event per step (fused nodes share one) and prints the top steps by time.");
+  sub->add_option("MODEL", o->model, "model file (.onnx, or text IR)")->required()->type_name("FILE");
+  sub->add_option("--threads", o->threads, "threads (default: number of cores)")->type_name("N")->check(CLI::NonNegativeNumber);
+  sub->add_option("--batch", o->batch, "set dim 0 of every input (the model's batch dim must be symbolic)")
+      ->type_name("B")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--shape", o->shapes, "NAME=1x3x224x224: the full shape of input NAME (repeatable)")
+      ->type_name("NAME=DIMS")
+      ->allow_extra_args(false);
+  sub->add_option("--warmup", o->warmup, "untimed runs first (default 5)")->type_name("W");
+  sub->add_option("--iters", o->iters, "timed runs (default 30)")->type_name("N");
+  sub->add_flag("--json", o->json, "print one JSON object");
+  sub->add_option("--profile", o->profile, "write a Chrome trace of one run and print the top steps")->type_name("FILE");
+  sub->add_option("--backend", o->backend, "cpu (default) or reference (reference kernels, same planner)")
+      ->type_name("NAME");
+  sub->add_option("--seed", o->seed, "seed for the random inputs (default 0)")->type_name("N");
+  return [o] { return run_bench(*o); };
+}
+
+}  // namespace ferry::cli

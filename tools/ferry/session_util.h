@@ -1,0 +1,19 @@
+// tools/ferry/session_util.h — load, optimize and compile a model for the
+// fast CPU backend (run, bench, inspect --memory share this).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ferry/status.h"
+#include "runtime/session.h"
+
+namespace ferry::cli {
+
+/// Loads `path`, runs the optimizer and compiles a Session.
+Result<std::unique_ptr<Session>> load_session(const std::string& path, const SessionOptions& options);
+
+/// "12.3 MiB" style text for the plan's memory, one line each.
+std::string memory_report(const PlanInfo& p);
+
+}  // namespace ferry::cli
