@@ -1,10 +1,14 @@
 // ONNX ops added for the backend node tests (docs/conformance.md): the inverse
 // and hyperbolic trigonometric functions, ThresholdedRelu, Shrink, Swish, the
 // bitwise ops, CumProd, Hardmax, LpNormalization, NegativeLogLikelihoodLoss,
+// QuantizeLinear / DequantizeLinear (integer types), BitCast, EyeLike, Compress,
+// ReverseSequence,
 // and two lowered here because they are compositions of IR ops:
 //   ReduceLogSum(x)                   = Log(ReduceSum(x))
 //   SoftmaxCrossEntropyLoss(s, t, w)  = NegativeLogLikelihoodLoss(LogSoftmax(s, axis=1), t, w),
 //                                       log_prob output = LogSoftmax(s, axis=1)
+#include <climits>
+
 #include "frontends/onnx/import_table.h"
 
 namespace ferry::onnx_import {
@@ -73,5 +77,66 @@ Status import_SoftmaxCrossEntropyLoss(OnnxNode& n) {
   if (n.output_used(1)) n.set_output(1, log_prob);
   return Status::Ok();
 }
+
+}  // namespace ferry::onnx_import
+
+namespace ferry::onnx_import {
+namespace {
+
+/// An ONNX data type code attribute as a ferry dtype name; nullopt when absent or 0.
+Result<std::optional<std::string>> dtype_attr(OnnxNode& n, const std::string& attr, Opsets v = {}) {
+  std::optional<int64_t> code = n.opt_int(attr, v);
+  if (!code || *code == 0) return std::optional<std::string>();
+  if (*code < 0 || *code > INT32_MAX) return invalid_model("attribute '" + attr + "' is not a data type");
+  auto t = dtype_from_onnx(int32_t(*code));
+  if (!t.ok()) {
+    if (t.status().code() == StatusCode::kUnsupported)
+      return n.unsupported(attr + " " + onnx_dtype_name(int32_t(*code)) + " is not supported");
+    return t.status().with_context("attribute '" + attr + "'");
+  }
+  return std::optional<std::string>(dtype_name(*t));
+}
+
+Status import_quantize(OnnxNode& n, Op op) {
+  FERRY_TRY(n.expect_inputs(2, 3));
+  AttrMap a;
+  n.copy(a, "axis", op, {.since = 13});
+  n.copy(a, "block_size", op, {.since = 21});
+  n.ignore("saturate", {.since = 19});  // float8 outputs only
+  if (op == Op::QuantizeLinear && n.int_or("precision", 0, {.since = 25}) != 0)
+    return n.unsupported("QuantizeLinear precision attribute is not supported");
+  FERRY_ASSIGN_OR_RETURN(auto out, dtype_attr(n, "output_dtype", {.since = 21}));
+  if (out) a.set("output_dtype", *out);
+  n.set_outputs(n.emit(op, n.inputs(), a));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status import_QuantizeLinear(OnnxNode& n) { return import_quantize(n, Op::QuantizeLinear); }
+Status import_DequantizeLinear(OnnxNode& n) { return import_quantize(n, Op::DequantizeLinear); }
+
+Status import_BitCast(OnnxNode& n) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  FERRY_ASSIGN_OR_RETURN(auto to, dtype_attr(n, "to"));
+  if (!to) return invalid_model("required attribute 'to' is missing");
+  AttrMap a;
+  a.set("to", *to);
+  n.set_outputs(n.emit(Op::BitCast, {n.input(0)}, a));
+  return Status::Ok();
+}
+
+Status import_EyeLike(OnnxNode& n) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  AttrMap a;
+  n.copy(a, "k", Op::EyeLike);
+  FERRY_ASSIGN_OR_RETURN(auto dt, dtype_attr(n, "dtype"));
+  if (dt) a.set("dtype", *dt);
+  n.set_outputs(n.emit(Op::EyeLike, {n.input(0)}, a));
+  return Status::Ok();
+}
+
+Status import_Compress(OnnxNode& n) { return import_direct(n, Op::Compress); }
+Status import_ReverseSequence(OnnxNode& n) { return import_direct(n, Op::ReverseSequence); }
 
 }  // namespace ferry::onnx_import

@@ -88,6 +88,8 @@ Status import_BitShift(OnnxNode&); Status import_BitwiseAnd(OnnxNode&); Status i
 Status import_BitwiseXor(OnnxNode&); Status import_BitwiseNot(OnnxNode&); Status import_CumProd(OnnxNode&);
 Status import_Hardmax(OnnxNode&); Status import_LpNormalization(OnnxNode&); Status import_ReduceLogSum(OnnxNode&);
 Status import_NegativeLogLikelihoodLoss(OnnxNode&); Status import_SoftmaxCrossEntropyLoss(OnnxNode&);
+Status import_QuantizeLinear(OnnxNode&); Status import_DequantizeLinear(OnnxNode&); Status import_BitCast(OnnxNode&);
+Status import_EyeLike(OnnxNode&); Status import_Compress(OnnxNode&); Status import_ReverseSequence(OnnxNode&);
 // clang-format on
 
 }  // namespace ferry::onnx_import
