@@ -1,7 +1,8 @@
-// ops/cumsum.cc — CumSum along one axis (ONNX opset 14).
+// ops/cumsum.cc — CumSum (ONNX opset 14) and CumProd (opset 26) along one axis.
 //
 //   inclusive: y[j] = sum_{k <= j} x[k]      exclusive: y[j] = sum_{k < j} x[k]
 //   reverse=1 sums from the end instead: k >= j (inclusive) or k > j (exclusive).
+//   CumProd is the same with products (the empty product, exclusive's first element, is 1).
 //
 // The axis is the second input: a scalar (or one-element 1-D) i32/i64 tensor.
 // Floats accumulate in double; integers in 64 bits with wrap-around.
@@ -16,25 +17,23 @@ namespace {
 
 bool accepts_dtype(DType t) { return is_floating(t) || is_integer(t); }
 
-Status check_axis_input(DType dtype, const Shape& shape) {
+Status check_axis_input(const char* op, DType dtype, const Shape& shape) {
   if (dtype != DType::i32 && dtype != DType::i64)
-    return invalid_model(std::string("CumSum axis must be i32 or i64, got ") + dtype_name(dtype));
+    return invalid_model(std::string(op) + " axis must be i32 or i64, got " + dtype_name(dtype));
   if (shape.rank_known() && (shape.rank() > 1 || (shape.rank() == 1 && shape[0].is_static() && shape[0].value() != 1)))
-    return invalid_model("CumSum axis must be a scalar, got shape " + shape.to_string());
+    return invalid_model(std::string(op) + " axis must be a scalar, got shape " + shape.to_string());
   return Status::Ok();
 }
 
-}  // namespace
-
-Status infer_CumSum(InferContext& ctx) {
+Status infer_cumulative(InferContext& ctx) {
   DType dt = ctx.input_dtype(0);
-  if (!accepts_dtype(dt)) return ctx.error(std::string("CumSum does not accept ") + dtype_name(dt) + " input");
-  FERRY_TRY(check_axis_input(ctx.input_dtype(1), ctx.input_shape(1)));
+  if (!accepts_dtype(dt)) return ctx.error(std::string(std::string(op_name(ctx.node().op())) + " does not accept ") + dtype_name(dt) + " input");
+  FERRY_TRY(check_axis_input(op_name(ctx.node().op()), ctx.input_dtype(1), ctx.input_shape(1)));
   const Shape& in = ctx.input_shape(0);
   if (in.rank_known()) {
-    if (in.rank() == 0) return ctx.error("CumSum needs an input of rank >= 1, got a scalar");
+    if (in.rank() == 0) return ctx.error(std::string(op_name(ctx.node().op())) + " needs an input of rank >= 1, got a scalar");
     if (auto axis = known_ints(ctx.input_value(1))) {
-      if (axis->size() != 1) return ctx.error("CumSum axis must be a scalar, got " + std::to_string(axis->size()) + " values");
+      if (axis->size() != 1) return ctx.error(std::string(op_name(ctx.node().op())) + " axis must be a scalar, got " + std::to_string(axis->size()) + " values");
       FERRY_TRY(normalize_axis(axis->front(), in.rank()).status());
     }
   }
@@ -42,13 +41,13 @@ Status infer_CumSum(InferContext& ctx) {
   return Status::Ok();
 }
 
-Status ref_CumSum(KernelContext& ctx) {
+Status ref_cumulative(KernelContext& ctx, bool product) {
   const Tensor& x = ctx.input(0);
-  if (!accepts_dtype(x.dtype())) return ctx.error(std::string("CumSum does not accept ") + dtype_name(x.dtype()) + " input");
+  if (!accepts_dtype(x.dtype())) return ctx.error(std::string(std::string(op_name(ctx.node().op())) + " does not accept ") + dtype_name(x.dtype()) + " input");
   const Tensor& axis_t = ctx.input(1);
-  FERRY_TRY(check_axis_input(axis_t.dtype(), axis_t.shape()));
-  if (axis_t.numel() != 1) return ctx.error("CumSum axis must be a scalar, got " + axis_t.type_string());
-  if (x.rank() == 0) return ctx.error("CumSum needs an input of rank >= 1, got a scalar");
+  FERRY_TRY(check_axis_input(op_name(ctx.node().op()), axis_t.dtype(), axis_t.shape()));
+  if (axis_t.numel() != 1) return ctx.error(std::string(op_name(ctx.node().op())) + " axis must be a scalar, got " + axis_t.type_string());
+  if (x.rank() == 0) return ctx.error(std::string(op_name(ctx.node().op())) + " needs an input of rank >= 1, got a scalar");
   FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_t.get_int(0), x.rank()));
   const bool exclusive = ctx.attr_int("exclusive") != 0;
   const bool reverse = ctx.attr_int("reverse") != 0;
@@ -73,12 +72,13 @@ Status ref_CumSum(KernelContext& ctx) {
   if (is_floating(x.dtype())) {
     std::vector<double> xd = x.to_double_vector();
     for_each_line([&](auto at) {
-      double acc = 0;
+      double acc = product ? 1 : 0;
+      auto step = [&](double v) { acc = product ? acc * v : acc + v; };
       for (int64_t s = 0; s < n; ++s) {
         const int64_t k = at(s);
-        if (!exclusive) acc += xd[size_t(k)];
+        if (!exclusive) step(xd[size_t(k)]);
         out->set_double(k, acc);
-        if (exclusive) acc += xd[size_t(k)];
+        if (exclusive) step(xd[size_t(k)]);
       }
     });
   } else {
@@ -89,12 +89,13 @@ Status ref_CumSum(KernelContext& ctx) {
         const T* xt = x.data<T>();
         T* ot = out->data<T>();
         for_each_line([&](auto at) {
-          uint64_t acc = 0;  // unsigned: wrap-around instead of overflow
+          uint64_t acc = product ? 1 : 0;  // unsigned: wrap-around instead of overflow
+          auto step = [&](uint64_t v) { acc = product ? acc * v : acc + v; };
           for (int64_t s = 0; s < n; ++s) {
             const int64_t k = at(s);
-            if (!exclusive) acc += uint64_t(Wide(xt[k]));
+            if (!exclusive) step(uint64_t(Wide(xt[k])));
             ot[k] = T(Wide(acc));
-            if (exclusive) acc += uint64_t(Wide(xt[k]));
+            if (exclusive) step(uint64_t(Wide(xt[k])));
           }
         });
       }
@@ -102,5 +103,12 @@ Status ref_CumSum(KernelContext& ctx) {
   }
   return Status::Ok();
 }
+
+}  // namespace
+
+Status infer_CumSum(InferContext& ctx) { return infer_cumulative(ctx); }
+Status ref_CumSum(KernelContext& ctx) { return ref_cumulative(ctx, false); }
+Status infer_CumProd(InferContext& ctx) { return infer_cumulative(ctx); }
+Status ref_CumProd(KernelContext& ctx) { return ref_cumulative(ctx, true); }
 
 }  // namespace ferry

@@ -94,6 +94,7 @@ struct AxisPlan {
   float scale = 1;
   float roi_start = 0, roi_end = 1;
   bool resized = false;  ///< listed in axes
+  bool from_scales = false;  ///< scale given (not derived from sizes)
 };
 
 /// Output sizes and scales from static input dims and the known scales or sizes.
@@ -115,6 +116,7 @@ Result<std::vector<AxisPlan>> make_plan(const NodeContext& ctx, const Attrs& at,
       p.scale = s;
       p.out = int64_t(out);
       p.resized = true;
+      p.from_scales = true;
     }
     return plan;
   }
@@ -154,7 +156,12 @@ float source_coord(Coord c, float x, const AxisPlan& p) {
       return offset + (x + 0.5f) / s - 0.5f;
     }
     case Coord::pytorch_half_pixel: return p.out > 1 ? (x + 0.5f) / s - 0.5f : 0.0f;
-    case Coord::align_corners: return p.out == 1 ? 0.0f : x * (in - 1) / (out - 1);
+    case Coord::align_corners: {
+      // length_resized is in * scale when scales are given, not the floored output size
+      // (the ONNX reference and its test data; they differ when in * scale is not whole).
+      const double len = p.from_scales ? double(p.in) * double(s) : double(p.out);
+      return p.out == 1 || len == 1 ? 0.0f : float(double(x) * (in - 1) / (len - 1));
+    }
     case Coord::asymmetric: return x / s;
     case Coord::tf_crop_and_resize:
       return p.out > 1 ? p.roi_start * (in - 1) + x * (p.roi_end - p.roi_start) * (in - 1) / (out - 1)

@@ -4,7 +4,7 @@
 
 namespace ferry {
 
-Status infer_shapes(Graph& g) {
+Status infer_shapes(Graph& g, const Node** failed) {
   FERRY_ASSIGN_OR_RETURN(auto order, g.topo_order());
   for (Node* n : order) {
     std::vector<InputInfo> ins(n->num_inputs());
@@ -16,7 +16,10 @@ Status infer_shapes(Graph& g) {
         ins[i] = {v->dtype(), v->shape(), v->constant()};
       }
     std::vector<OutputInfo> outs;
-    FERRY_TRY(infer_node(*n, std::move(ins), &outs));
+    if (Status st = infer_node(*n, std::move(ins), &outs); !st.ok()) {
+      if (failed) *failed = n;
+      return st;
+    }
     for (size_t i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type(outs[i].dtype, outs[i].shape);
   }
   return Status::Ok();

@@ -8,7 +8,7 @@ namespace ferry {
 
 /// Sets dtype and shape of every node output, in topological order, from the
 /// graph inputs and constants. Unknown stays unknown; contradictions fail
-/// with "node 'x' (Op): ..." context.
-Status infer_shapes(Graph& g);
+/// with "node 'x' (Op): ..." context; `failed` (if given) is then set to that node.
+Status infer_shapes(Graph& g, const Node** failed = nullptr);
 
 }  // namespace ferry

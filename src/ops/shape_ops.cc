@@ -41,7 +41,8 @@ Result<Tensor> fill_value(const NodeContext& ctx) {
 }
 
 bool range_dtype(DType t) {
-  return t == DType::f32 || t == DType::f64 || t == DType::i16 || t == DType::i32 || t == DType::i64;
+  return t == DType::f32 || t == DType::f64 || t == DType::f16 || t == DType::bf16 || t == DType::i16 ||
+         t == DType::i32 || t == DType::i64;
 }
 
 /// Element count of Range: max(ceil((limit - start) / delta), 0), exact for integers.
@@ -71,7 +72,7 @@ Result<int64_t> range_count(const NodeContext& ctx, const Tensor& start, const T
 
 Status check_range_inputs(const NodeContext& ctx, const std::vector<DType>& dts) {
   if (!range_dtype(dts[0]))
-    return ctx.error(std::string("Range supports f32, f64, i16, i32 and i64, got ") + dtype_name(dts[0]));
+    return ctx.error(std::string("Range supports f32, f64, f16, bf16, i16, i32 and i64, got ") + dtype_name(dts[0]));
   if (dts[1] != dts[0] || dts[2] != dts[0])
     return ctx.error(std::string("start, limit and delta must have the same dtype, got ") + dtype_name(dts[0]) + ", " +
                      dtype_name(dts[1]) + ", " + dtype_name(dts[2]));
@@ -174,6 +175,11 @@ Status ref_Range(KernelContext& ctx) {
   if (s.numel() != 1 || l.numel() != 1 || d.numel() != 1) return ctx.error("start, limit and delta must be scalars");
   FERRY_ASSIGN_OR_RETURN(int64_t n, range_count(ctx, s, l, d));
   FERRY_ASSIGN_OR_RETURN(Tensor * y, movement_output(ctx, 0, s.dtype(), {n}));
+  if (s.dtype() == DType::f16 || s.dtype() == DType::bf16) {  // opset 25: computed in f32, rounded once
+    const float start = float(s.get_double(0)), delta = float(d.get_double(0));
+    for (int64_t i = 0; i < n; ++i) y->set_double(i, double(start + float(i) * delta));
+    return Status::Ok();
+  }
   dispatch_dtype(s.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T start = *s.data<T>(), delta = *d.data<T>();

@@ -92,3 +92,35 @@ TEST(CumSum, HugeEmptyInputReturnsAtOnce) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+using namespace ferry::testing;
+
+TEST(CumProd, AllModes) {
+  Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor axis = Tensor::scalar<int64_t>(1);
+  struct Want {
+    int64_t exclusive, reverse;
+    std::vector<double> y;
+  } wants[] = {{0, 0, {1, 2, 6, 4, 20, 120}},
+               {0, 1, {6, 6, 3, 120, 30, 6}},
+               {1, 0, {1, 1, 2, 1, 4, 20}},
+               {1, 1, {6, 3, 1, 30, 6, 1}}};
+  for (const Want& w : wants) {
+    SCOPED_TRACE("exclusive=" + std::to_string(w.exclusive) + " reverse=" + std::to_string(w.reverse));
+    auto out = run_op(Op::CumProd, {x, axis}, cumsum_attrs(w.exclusive, w.reverse));
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    expect_near((*out)[0], w.y, 0);
+  }
+  auto ints = run_op(Op::CumProd, {i32({3}, {2, -3, 4}), Tensor::scalar<int32_t>(0)});
+  ASSERT_TRUE(ints.ok());
+  expect_type((*ints)[0], DType::i32, {3});
+  expect_near((*ints)[0], {2, -6, -24}, 0);
+  expect_error(infer_op(Op::CumProd, {{DType::f32, shape_of({3})}, {DType::f32, shape_of({})}}),
+               "CumProd axis must be i32 or i64, got f32");
+}
+
+}  // namespace
+}  // namespace ferry

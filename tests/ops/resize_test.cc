@@ -195,5 +195,17 @@ TEST(Resize, Infer) {
   EXPECT_EQ((*out)[0].shape, shape_of({"?", "?", "?", "?"}));
 }
 
+// align_corners with scales whose in * scale is not whole: length_resized is in * scale
+// (2.4 here), not the floored output size 2. ONNX reference (its node test
+// resize_downsample_scales_linear_align_corners); onnxruntime uses the output size.
+TEST(Resize, AlignCornersDownsampleUsesTheScaledLength) {
+  Tensor x = f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  expect_resize(x, {{{"mode", s("linear")}, {"coordinate_transformation_mode", s("align_corners")}}, {}, {1, 1, 0.6, 0.6}, {}},
+                {1, 1, 1, 2}, {1, 1 + 3 / 1.4});
+  // With sizes the output size is the length: x_out = 1 maps to the last column.
+  expect_resize(x, {{{"mode", s("linear")}, {"coordinate_transformation_mode", s("align_corners")}}, {}, {}, {1, 1, 1, 2}},
+                {1, 1, 1, 2}, {1, 4});
+}
+
 }  // namespace
 }  // namespace ferry

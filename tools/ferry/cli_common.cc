@@ -12,7 +12,8 @@ const char* exit_code_footer() {
          "  0  success\n"
          "  1  usage error (unknown command or option, malformed option value)\n"
          "  2  model or input error (cannot load, unsupported ops, bad input file, run failure)\n"
-         "  3  `ferry validate`: the results do not match the reference";
+         "  3  `ferry validate`: the results do not match the reference;\n"
+         "     `ferry conformance --baseline`: a regression against the baseline";
 }
 
 int model_error(const std::string& file, const Status& status) {

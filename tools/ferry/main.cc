@@ -8,6 +8,7 @@
 
 // X(name): cmd_<name>.cc defines cli::Action add_<name>_command(CLI::App&).
 #define FERRY_COMMANDS(X) \
+  X(conformance)          \
   X(convert)              \
   X(inspect)              \
   X(ops)  /* TensorFlow frontend: import tables */ \

@@ -375,7 +375,25 @@ Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model,
   FERRY_TRY(importer.run());
   g->info().source_path = path;
   FERRY_TRY(verify(*g));
-  FERRY_TRY(infer_shapes(*g));
+  const Node* failed = nullptr;
+  if (Status st = infer_shapes(*g, &failed); !st.ok()) {
+    // An op the importer took whose attributes or inputs ferry cannot handle
+    // (found only once shapes are known) is unsupported like a missing importer:
+    // it goes into the report with the source node it came from.
+    if (st.code() == StatusCode::kUnsupported && failed) {
+      UnsupportedOp u;
+      u.node_name = failed->provenance().empty() ? failed->name() : failed->provenance().front();
+      u.op_type = op_name(failed->op());
+      for (const auto& p : model.graph().node())
+        if (p.name() == u.node_name) u.op_type = p.op_type();
+      u.opset = g->info().opsets.count("") ? g->info().opsets.at("") : 0;
+      u.reason = st.message();
+      const std::string prefix = "node " + failed->describe() + ": ";
+      if (u.reason.rfind(prefix, 0) == 0) u.reason = u.reason.substr(prefix.size());
+      r.unsupported.push_back(std::move(u));
+    }
+    return st;
+  }
   return g;
 }
 

@@ -80,6 +80,17 @@ Status import_OneHot(OnnxNode&);    Status import_DepthToSpace(OnnxNode&); Statu
 Status import_NonZero(OnnxNode&);   Status import_Trilu(OnnxNode&);
 // --- import_resize.cc
 Status import_Resize(OnnxNode&);    Status import_Upsample(OnnxNode&);
+// --- import_extra.cc (conformance additions)
+Status import_Tan(OnnxNode&);   Status import_Asin(OnnxNode&);  Status import_Acos(OnnxNode&);
+Status import_Atan(OnnxNode&);  Status import_Sinh(OnnxNode&);  Status import_Cosh(OnnxNode&);
+Status import_Asinh(OnnxNode&); Status import_Acosh(OnnxNode&); Status import_Atanh(OnnxNode&);
+Status import_ThresholdedRelu(OnnxNode&); Status import_Shrink(OnnxNode&); Status import_Swish(OnnxNode&);
+Status import_BitShift(OnnxNode&); Status import_BitwiseAnd(OnnxNode&); Status import_BitwiseOr(OnnxNode&);
+Status import_BitwiseXor(OnnxNode&); Status import_BitwiseNot(OnnxNode&); Status import_CumProd(OnnxNode&);
+Status import_Hardmax(OnnxNode&); Status import_LpNormalization(OnnxNode&); Status import_ReduceLogSum(OnnxNode&);
+Status import_NegativeLogLikelihoodLoss(OnnxNode&); Status import_SoftmaxCrossEntropyLoss(OnnxNode&);
+Status import_QuantizeLinear(OnnxNode&); Status import_DequantizeLinear(OnnxNode&); Status import_BitCast(OnnxNode&);
+Status import_EyeLike(OnnxNode&); Status import_Compress(OnnxNode&); Status import_ReverseSequence(OnnxNode&);
 // clang-format on
 
 }  // namespace ferry::onnx_import

@@ -503,5 +503,27 @@ TEST(OnnxImporter, CastMapsTypeCodeToDtypeName) {
   EXPECT_EQ((*g2)->outputs()[0]->type_string(), "f16[2]");
 }
 
+// An op that imports but is unsupported once shapes are known (found by shape
+// inference) is listed in the report like a missing importer, with its source node.
+TEST(OnnxImporter, ShapeInferenceUnsupportedIsInTheReport) {
+  onnx::ModelProto m = make_model(19);
+  add_input(m, "x", onnx::TensorProto::FLOAT, {int64_t(1), int64_t(1), int64_t(4), int64_t(4)});
+  add_initializer(m, f32_tensor("scales", {4}, {1, 1, 0.5f, 0.5f}));
+  onnx::NodeProto* n = add_node(m, "Resize", {"x", "", "scales"}, {"y"}, "shrink");
+  set_string(n, "mode", "linear");
+  set_int(n, "antialias", 1);
+  add_output(m, "y");
+  ImportReport report;
+  auto g = import_model(m, &report);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kUnsupported);
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_EQ(report.unsupported[0].node_name, "shrink");
+  EXPECT_EQ(report.unsupported[0].op_type, "Resize");
+  EXPECT_EQ(report.unsupported[0].opset, 19);
+  EXPECT_NE(report.unsupported[0].reason.find("antialias"), std::string::npos) << report.unsupported[0].reason;
+  EXPECT_EQ(report.unsupported[0].reason.find("node '"), std::string::npos) << report.unsupported[0].reason;
+}
+
 }  // namespace
 }  // namespace ferry
