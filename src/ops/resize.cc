@@ -304,7 +304,7 @@ Status resize_interpolate(const Tensor& x, Tensor& y, const std::vector<AxisPlan
   std::vector<int64_t> peak;
   for (const AxisPlan& p : plan) peak.push_back(std::max(p.in, p.out));
   auto peak_n = checked_numel(peak);
-  if (!peak_n || size_t(*peak_n) > kMaxTensorBytes / sizeof(double))
+  if (!peak_n || size_t(*peak_n) > tensor_size_limit() / sizeof(double))
     return invalid_model("resizing " + x.type_string() + " needs too much intermediate memory");
   std::vector<double> buf = x.to_double_vector();
   std::vector<int64_t> dims = x.dims();
