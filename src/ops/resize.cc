@@ -374,8 +374,16 @@ Status infer_Resize(InferContext& ctx) {
       return ctx.error("scales has " + std::to_string(sc.size()) + " values for " + std::to_string(axes.size()) + " axes");
     for (size_t i = 0; i < axes.size(); ++i) {
       Dim& d = out[size_t(axes[i])];
-      if (d.is_static()) d = int64_t(std::floor(float(d.value()) * float(sc[i])));
-      else if (float(sc[i]) != 1.0f) d = Dim::unknown();
+      const float s = float(sc[i]);
+      // The same checks as make_plan: NaN, inf, zero or negative scales never reach a float -> int cast.
+      if (!(s > 0) || !std::isfinite(s)) return ctx.error("scale " + std::to_string(sc[i]) + " must be positive");
+      if (d.is_static()) {
+        const float o = std::floor(float(d.value()) * s);
+        if (o > float(kMaxDim)) return ctx.error("resized dim is too large");
+        d = int64_t(o);
+      } else if (s != 1.0f) {
+        d = Dim::unknown();
+      }
     }
   } else {
     for (int64_t a : axes) out[size_t(a)] = Dim::unknown();  // aspect policy over symbolic dims

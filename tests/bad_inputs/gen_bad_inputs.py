@@ -1569,6 +1569,15 @@ def resize_nan_scale(ctx):
 
 
 @case
+def resize_nan_scale_symbolic_input(ctx):
+    """Resize of an input with symbolic dims by scales [1, 1, nan, 2] (fuzz regression: NaN cast to int)."""
+    scales = numpy_helper.from_array(np.array([1, 1, np.nan, 2], np.float32), "scales")
+    m = _node_model("Resize", ["pixels", "", "scales"], name="resize_nan_sym", inits=[scales],
+                    in_vis=[f32("pixels", ["N", 3, 8, "W"])])
+    return _simple(ctx, m, ["scale", "positive"], ["resize_nan_sym"])
+
+
+@case
 def constant_of_shape_negative(ctx):
     """ConstantOfShape [2, -1]."""
     m = _node_model("ConstantOfShape", ["dims"], name="cos_neg", inits=[_const_i64("dims", [2, -1])], in_vis=[])
