@@ -198,8 +198,13 @@ struct Taps {
 
 Taps taps_for(const Attrs& at, const AxisPlan& p, int64_t x) {
   Taps t;
-  const float xo = source_coord(at.coord, float(x), p);
-  if (at.coord == Coord::tf_crop_and_resize && (xo < 0 || xo > float(p.in - 1))) return t;
+  const float src = source_coord(at.coord, float(x), p);
+  if (at.coord == Coord::tf_crop_and_resize && (src < 0 || src > float(p.in - 1))) return t;
+  // A NaN coordinate (NaN roi) samples nothing: extrapolated. Coordinates far
+  // outside [0, in) sample exactly as ones just outside do (every tap clamps to
+  // the edge, or is excluded), so clamping keeps the float -> int casts defined.
+  if (std::isnan(src)) return t;
+  const float xo = std::clamp(src, -2.0f, float(p.in) + 1.0f);
   auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), p.in - 1); };
   if (at.mode == Mode::nearest) {
     t.n = 1;
