@@ -11,6 +11,8 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libdnnl-dev nlohmann-json3-dev libcli11-dev pybind11-dev
   libgtest-dev libgmock-dev libbenchmark-dev ccache
+  # fuzzing (fuzz/, docs/fuzzing.md): clang and its libFuzzer runtime (libclang_rt.fuzzer)
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -219,7 +219,7 @@ Result<NpyHeader> parse_npy_header(std::string_view bytes) {
   FERRY_ASSIGN_OR_RETURN(NpyHeader h, HeaderParser(text).parse());
   h.data_offset = end;
   auto n = checked_numel(h.dims);
-  if (!n || size_t(*n) > kMaxTensorBytes / dtype_size(h.dtype))
+  if (!n || size_t(*n) > tensor_size_limit() / dtype_size(h.dtype))
     return invalid_argument(".npy shape (" + dims_to_string(h.dims, ',') + ") is too large");
   return h;
 }

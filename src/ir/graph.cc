@@ -10,6 +10,27 @@ namespace ferry {
 
 std::string Value::type_string() const { return std::string(dtype_name(dtype_)) + shape_.to_string(); }
 
+void Value::set_name(std::string n) {
+  if (graph_) {
+    graph_->name_dropped(name_);
+    graph_->name_added(n);
+  }
+  name_ = std::move(n);
+}
+
+void Node::set_name(std::string n) {
+  if (graph_) {
+    graph_->name_dropped(name_);
+    graph_->name_added(n);
+  }
+  name_ = std::move(n);
+}
+
+void Graph::name_dropped(const std::string& name) {
+  auto it = name_refs_.find(name);
+  if (it != name_refs_.end() && --it->second <= 0) name_refs_.erase(it);
+}
+
 std::string Node::describe() const { return "'" + name_ + "' (" + op_name(op_) + ")"; }
 
 const AttrValue& Node::attr_or_default(const std::string& name, AttrKind kind) const {
@@ -50,6 +71,8 @@ Value* Graph::new_value(std::string name) {
   auto v = std::make_unique<Value>();
   v->name_ = std::move(name);
   v->id_ = next_id_++;
+  v->graph_ = this;
+  name_added(v->name_);
   values_.push_back(std::move(v));
   return values_.back().get();
 }
@@ -75,6 +98,8 @@ Node* Graph::add_node(Op op, std::vector<Value*> inputs, size_t num_outputs, Att
   node->op_ = op;
   node->id_ = next_id_++;
   node->name_ = name.empty() ? std::string(op_name(op)) + "_" + std::to_string(node->id_) : std::move(name);
+  node->graph_ = this;
+  name_added(node->name_);
   node->attrs_ = std::move(attrs);
   node->inputs_ = std::move(inputs);
   for (size_t i = 0; i < node->inputs_.size(); ++i)
@@ -89,7 +114,13 @@ Node* Graph::add_node(Op op, std::vector<Value*> inputs, size_t num_outputs, Att
   return node;
 }
 
-void Graph::set_outputs(std::vector<Value*> outputs) { outputs_ = std::move(outputs); }
+void Graph::set_outputs(std::vector<Value*> outputs) {
+  for (Value* o : outputs_)
+    if (o) --o->output_refs_;
+  outputs_ = std::move(outputs);
+  for (Value* o : outputs_)
+    if (o) ++o->output_refs_;
+}
 
 std::vector<Node*> Graph::nodes() const {
   std::vector<Node*> out;
@@ -138,9 +169,7 @@ Result<std::vector<Node*>> Graph::topo_order() const {
   return order;
 }
 
-bool Graph::is_graph_output(const Value* v) const {
-  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
-}
+bool Graph::is_graph_output(const Value* v) const { return v && v->output_refs_ > 0; }
 
 Value* Graph::find_value(const std::string& name) const {
   for (auto& v : values_)
@@ -155,19 +184,14 @@ Node* Graph::find_node(const std::string& name) const {
 }
 
 std::string Graph::unique_name(const std::string& prefix) const {
-  // Only names that start with the prefix can collide: collect just those (a
-  // prefix compare per name, no hashing or copying of every name; passes call
-  // this for each node they create).
-  std::unordered_set<std::string_view> used;
-  auto add = [&](const std::string& name) {
-    if (name.compare(0, prefix.size(), prefix) == 0) used.insert(name);
-  };
-  for (auto& v : values_) add(v->name_);
-  for (auto& n : nodes_) add(n->name_);
-  if (!used.count(prefix)) return prefix;
-  for (int64_t i = 1;; ++i) {
+  if (!name_refs_.count(prefix)) return prefix;
+  int64_t& next = next_suffix_[prefix];
+  for (int64_t i = std::max<int64_t>(next, 1);; ++i) {
     std::string s = prefix + "_" + std::to_string(i);
-    if (!used.count(s)) return s;
+    if (!name_refs_.count(s)) {
+      next = i + 1;
+      return s;
+    }
   }
 }
 
@@ -195,7 +219,11 @@ void Graph::replace_all_uses(Value* from, Value* to) {
   std::vector<Use> uses = from->uses_;
   for (const Use& u : uses) set_node_input(u.node, size_t(u.index), to);
   for (Value*& o : outputs_)
-    if (o == from) o = to;
+    if (o == from) {
+      o = to;
+      --from->output_refs_;
+      ++to->output_refs_;
+    }
 }
 
 void Graph::remove_node(Node* node) {
@@ -204,6 +232,8 @@ void Graph::remove_node(Node* node) {
   }
   for (size_t i = 0; i < node->inputs_.size(); ++i)
     if (node->inputs_[i]) drop_use(node->inputs_[i], node, int(i));
+  for (Value* out : node->outputs_) name_dropped(out->name_);
+  name_dropped(node->name_);
   std::unordered_set<const Value*> outs(node->outputs_.begin(), node->outputs_.end());
   values_.erase(std::remove_if(values_.begin(), values_.end(),
                                [&](const std::unique_ptr<Value>& v) { return outs.count(v.get()) != 0; }),
@@ -225,19 +255,31 @@ size_t Graph::remove_dead() {
         if (in && live_values.insert(in).second) stack.push_back(in);
   }
   size_t before = nodes_.size();
-  // Drop uses held by dead nodes, then the nodes, then unreferenced values.
+  // Drop uses held by dead nodes (one filtering pass per value: dropping them
+  // one at a time is quadratic in a value's use count), then the nodes, then
+  // unreferenced values.
+  std::unordered_set<Value*> touched;
   for (auto& n : nodes_)
     if (!live.count(n.get()))
-      for (size_t i = 0; i < n->inputs_.size(); ++i)
-        if (n->inputs_[i]) drop_use(n->inputs_[i], n.get(), int(i));
+      for (Value* in : n->inputs_)
+        if (in) touched.insert(in);
+  for (Value* v : touched)
+    v->uses_.erase(std::remove_if(v->uses_.begin(), v->uses_.end(), [&](const Use& u) { return !live.count(u.node); }),
+                   v->uses_.end());
   nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
-                              [&](const std::unique_ptr<Node>& n) { return !live.count(n.get()); }),
+                              [&](const std::unique_ptr<Node>& n) {
+                                if (live.count(n.get())) return false;
+                                name_dropped(n->name_);
+                                return true;
+                              }),
                nodes_.end());
   values_.erase(std::remove_if(values_.begin(), values_.end(),
                                [&](const std::unique_ptr<Value>& v) {
                                  if (v->is_input_) return false;
-                                 if (v->producer_) return !live.count(v->producer_);
-                                 return v->uses_.empty() && !is_graph_output(v.get());
+                                 bool dead = v->producer_ ? !live.count(v->producer_)
+                                                          : v->uses_.empty() && v->output_refs_ == 0;
+                                 if (dead) name_dropped(v->name_);
+                                 return dead;
                                }),
                 values_.end());
   return before - nodes_.size();

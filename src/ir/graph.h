@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ferry/status.h"
@@ -47,7 +48,7 @@ struct Use {
 class Value {
  public:
   const std::string& name() const { return name_; }
-  void set_name(std::string n) { name_ = std::move(n); }
+  void set_name(std::string n);
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   void set_type(DType dtype, Shape shape) { dtype_ = dtype; shape_ = std::move(shape); }
@@ -75,6 +76,8 @@ class Value {
   bool is_input_ = false;
   std::shared_ptr<const Tensor> constant_;
   int64_t id_ = 0;
+  Graph* graph_ = nullptr;  ///< keeps the graph's name index current on set_name
+  int output_refs_ = 0;     ///< how many graph outputs are this value (is_graph_output in O(1))
 };
 
 class Node {
@@ -82,7 +85,7 @@ class Node {
   Op op() const { return op_; }
   const OpSchema& schema() const { return op_schema(op_); }
   const std::string& name() const { return name_; }
-  void set_name(std::string n) { name_ = std::move(n); }
+  void set_name(std::string n);
   /// "'conv1' (Conv)" — for error messages.
   std::string describe() const;
 
@@ -125,6 +128,7 @@ class Node {
   AttrMap attrs_;
   std::vector<std::string> provenance_;
   int64_t id_ = 0;
+  Graph* graph_ = nullptr;  ///< keeps the graph's name index current on set_name
 };
 
 /// Where the graph came from: kept for reports and for writing ONNX back.
@@ -156,7 +160,10 @@ class Graph {
   Node* add_node(Op op, std::vector<Value*> inputs, size_t num_outputs, AttrMap attrs = {},
                  std::string name = "");
   void set_outputs(std::vector<Value*> outputs);
-  void add_output(Value* v) { outputs_.push_back(v); }
+  void add_output(Value* v) {
+    outputs_.push_back(v);
+    ++v->output_refs_;
+  }
 
   // --- reading ------------------------------------------------------------
   const std::vector<Value*>& inputs() const { return inputs_; }
@@ -173,6 +180,7 @@ class Graph {
   Value* find_value(const std::string& name) const;
   Node* find_node(const std::string& name) const;
   /// A name not used by any value or node yet: prefix, prefix_1, prefix_2, ...
+  /// Expected O(1): the graph keeps an index of the names in use.
   std::string unique_name(const std::string& prefix) const;
 
   // --- mutating (keeps uses consistent) -----------------------------------
@@ -185,9 +193,13 @@ class Graph {
   size_t remove_dead();
 
  private:
+  friend class Value;
+  friend class Node;
   void add_use(Value* v, Node* n, int index);
   void drop_use(Value* v, Node* n, int index);
   Value* new_value(std::string name);
+  void name_added(const std::string& name) { ++name_refs_[name]; }
+  void name_dropped(const std::string& name);
 
   ModelInfo info_;
   std::vector<std::unique_ptr<Node>> nodes_;
@@ -195,6 +207,10 @@ class Graph {
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   int64_t next_id_ = 1;
+  /// Name -> how many values and nodes carry it (for unique_name).
+  std::unordered_map<std::string, int64_t> name_refs_;
+  /// Prefix -> the suffix unique_name tries first (keeps repeated prefixes O(1)).
+  mutable std::unordered_map<std::string, int64_t> next_suffix_;
 };
 
 }  // namespace ferry

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -44,10 +46,22 @@ class MappedBuffer final : public Buffer {
 
 }  // namespace
 
+namespace {
+std::atomic<size_t> g_tensor_size_limit{kMaxTensorBytes};
+}  // namespace
+
+size_t tensor_size_limit() { return g_tensor_size_limit.load(std::memory_order_relaxed); }
+
+void set_tensor_size_limit(size_t bytes) {
+  g_tensor_size_limit.store(bytes == 0 ? kMaxTensorBytes : std::min(bytes, kMaxTensorBytes),
+                            std::memory_order_relaxed);
+}
+
 Result<std::shared_ptr<Buffer>> allocate_buffer(size_t bytes) {
-  if (bytes > kMaxTensorBytes)
+  const size_t limit = tensor_size_limit();
+  if (bytes > limit)
     return invalid_model("tensor of " + std::to_string(bytes) + " bytes exceeds the limit of " +
-                         std::to_string(kMaxTensorBytes) + " bytes");
+                         std::to_string(limit) + " bytes");
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
   void* p = std::aligned_alloc(64, rounded);
@@ -88,9 +102,9 @@ Result<Tensor> Tensor::zeros(DType dtype, std::vector<int64_t> dims) {
   if (dtype == DType::undefined) return invalid_model("tensor with undefined dtype");
   auto n = checked_numel(dims);
   if (!n) return invalid_model("tensor dims [" + dims_to_string(dims, ',') + "] are negative or too large");
-  if (size_t(*n) > kMaxTensorBytes / dtype_size(dtype))
+  if (size_t(*n) > tensor_size_limit() / dtype_size(dtype))
     return invalid_model("tensor " + std::string(dtype_name(dtype)) + "[" + dims_to_string(dims, ',') +
-                         "] exceeds the size limit");
+                         "] exceeds the size limit of " + std::to_string(tensor_size_limit()) + " bytes");
   FERRY_ASSIGN_OR_RETURN(auto buf, allocate_buffer(size_t(*n) * dtype_size(dtype)));
   Tensor t;
   t.dtype_ = dtype;

@@ -33,6 +33,13 @@ Result<std::shared_ptr<Buffer>> map_file(const std::string& path, uint64_t offse
 /// Largest single tensor ferry will allocate (bytes). Protects against absurd dims.
 inline constexpr size_t kMaxTensorBytes = size_t(16) << 30;
 
+/// The allocation limit in force: kMaxTensorBytes unless lowered. A process
+/// embedding ferry (a service, a fuzzer) lowers it to bound the memory a model
+/// can make it allocate; allocations past it fail with a clear error.
+size_t tensor_size_limit();
+/// Sets the limit (clamped to kMaxTensorBytes); 0 restores the default. Thread-safe.
+void set_tensor_size_limit(size_t bytes);
+
 class Tensor {
  public:
   Tensor() = default;  ///< empty: dtype undefined, no buffer

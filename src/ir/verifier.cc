@@ -1,12 +1,19 @@
 #include "ir/verifier.h"
 
+#include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
 namespace ferry {
 namespace {
 
-Status verify_node(const Graph& g, const Node& n, const std::unordered_set<const Value*>& live) {
+/// Every (value, user, input index) in the values' use lists: a node's inputs are
+/// looked up here rather than by scanning the use list (quadratic for a value
+/// with many users).
+using UseSet = std::set<std::tuple<const Value*, const Node*, int>>;
+
+Status verify_node(const Graph& g, const Node& n, const std::unordered_set<const Value*>& live, const UseSet& uses) {
   const OpSchema& s = n.schema();
   auto err = [&](const std::string& m) { return invalid_model("node " + n.describe() + ": " + m); };
   int nin = int(n.num_inputs()), nout = int(n.num_outputs());
@@ -24,9 +31,7 @@ Status verify_node(const Graph& g, const Node& n, const std::unordered_set<const
     if (!live.count(v)) return err("input " + std::to_string(i) + " refers to a value not in the graph");
     if (!v->producer() && !v->is_graph_input() && !v->is_constant())
       return err("input '" + v->name() + "' is never produced (not a graph input, initializer or node output)");
-    bool found = false;
-    for (const Use& u : v->uses()) found |= u.node == &n && u.index == int(i);
-    if (!found) return err("use list of '" + v->name() + "' is out of date");
+    if (!uses.count({v, &n, int(i)})) return err("use list of '" + v->name() + "' is out of date");
   }
   for (size_t i = 0; i < n.num_outputs(); ++i)
     if (n.output(i)->producer() != &n) return err("output " + std::to_string(i) + " has a different producer");
@@ -48,11 +53,13 @@ Status verify_node(const Graph& g, const Node& n, const std::unordered_set<const
 Status verify(const Graph& g) {
   std::unordered_set<const Value*> live;
   std::unordered_set<std::string> names;
+  UseSet uses;
   for (const Value* v : g.values()) {
     live.insert(v);
     if (!names.insert(v->name()).second) return invalid_model("two values are named '" + v->name() + "'");
+    for (const Use& u : v->uses()) uses.insert({v, u.node, u.index});
   }
-  for (const Node* n : g.nodes()) FERRY_TRY(verify_node(g, *n, live));
+  for (const Node* n : g.nodes()) FERRY_TRY(verify_node(g, *n, live, uses));
   for (const Value* o : g.outputs()) {
     if (!live.count(o)) return invalid_model("a graph output refers to a value not in the graph");
     if (!o->producer() && !o->is_graph_input() && !o->is_constant())

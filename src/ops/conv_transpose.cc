@@ -164,7 +164,8 @@ Status ref_ConvTranspose(KernelContext& ctx) {
   const int64_t in_row = in[L], rows = in_plane / std::max<int64_t>(in_row, 1);
 
   // Innermost axis: input i with kernel offset k writes output i*s + base[k], for i in [lo, hi).
-  std::vector<int64_t> base(size_t(kernel[L])), lo(size_t(kernel[L])), hi(size_t(kernel[L]));
+  const size_t nk = static_cast<size_t>(kernel[L]);
+  std::vector<int64_t> base(nk), lo(nk), hi(nk);
   for (int64_t k = 0; k < kernel[L]; ++k) {
     base[size_t(k)] = k * dil[L] - pb[L];
     valid_range(in_row, stride[L], base[size_t(k)], out[L], &lo[size_t(k)], &hi[size_t(k)]);

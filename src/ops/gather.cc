@@ -164,6 +164,13 @@ Status infer_GatherND(InferContext& ctx) {
   const int64_t k = kd.value();
   if (k < 1 || k > r - b)
     return ctx.error("the last dim of indices " + idx.to_string() + " must be in [1, " + std::to_string(r - b) + "]");
+  // Constant index tuples are range-checked now, so a bad one fails the import.
+  if (const Tensor* known = ctx.input_value(1)) {
+    for (int64_t i = 0; i < known->numel(); ++i) {
+      const Dim& dim = data[size_t(b + i % k)];
+      if (dim.is_static()) FERRY_TRY(resolve_index(known->get_int(i), dim.value(), "index").status());
+    }
+  }
   std::vector<Dim> out(idx.dims().begin(), idx.dims().end() - 1);
   out.insert(out.end(), data.dims().begin() + b + k, data.dims().end());
   ctx.set_output(0, dt, Shape(std::move(out)));

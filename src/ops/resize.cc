@@ -205,8 +205,13 @@ struct Taps {
 
 Taps taps_for(const Attrs& at, const AxisPlan& p, int64_t x) {
   Taps t;
-  const float xo = source_coord(at.coord, float(x), p);
-  if (at.coord == Coord::tf_crop_and_resize && (xo < 0 || xo > float(p.in - 1))) return t;
+  const float src = source_coord(at.coord, float(x), p);
+  if (at.coord == Coord::tf_crop_and_resize && (src < 0 || src > float(p.in - 1))) return t;
+  // A NaN coordinate (NaN roi) samples nothing: extrapolated. Coordinates far
+  // outside [0, in) sample exactly as ones just outside do (every tap clamps to
+  // the edge, or is excluded), so clamping keeps the float -> int casts defined.
+  if (std::isnan(src)) return t;
+  const float xo = std::clamp(src, -2.0f, float(p.in) + 1.0f);
   auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), p.in - 1); };
   if (at.mode == Mode::nearest) {
     t.n = 1;
@@ -311,7 +316,7 @@ Status resize_interpolate(const Tensor& x, Tensor& y, const std::vector<AxisPlan
   std::vector<int64_t> peak;
   for (const AxisPlan& p : plan) peak.push_back(std::max(p.in, p.out));
   auto peak_n = checked_numel(peak);
-  if (!peak_n || size_t(*peak_n) > kMaxTensorBytes / sizeof(double))
+  if (!peak_n || size_t(*peak_n) > tensor_size_limit() / sizeof(double))
     return invalid_model("resizing " + x.type_string() + " needs too much intermediate memory");
   std::vector<double> buf = x.to_double_vector();
   std::vector<int64_t> dims = x.dims();
@@ -381,8 +386,16 @@ Status infer_Resize(InferContext& ctx) {
       return ctx.error("scales has " + std::to_string(sc.size()) + " values for " + std::to_string(axes.size()) + " axes");
     for (size_t i = 0; i < axes.size(); ++i) {
       Dim& d = out[size_t(axes[i])];
-      if (d.is_static()) d = int64_t(std::floor(float(d.value()) * float(sc[i])));
-      else if (float(sc[i]) != 1.0f) d = Dim::unknown();
+      const float s = float(sc[i]);
+      // The same checks as make_plan: NaN, inf, zero or negative scales never reach a float -> int cast.
+      if (!(s > 0) || !std::isfinite(s)) return ctx.error("scale " + std::to_string(sc[i]) + " must be positive");
+      if (d.is_static()) {
+        const float o = std::floor(float(d.value()) * s);
+        if (o > float(kMaxDim)) return ctx.error("resized dim is too large");
+        d = int64_t(o);
+      } else if (s != 1.0f) {
+        d = Dim::unknown();
+      }
     }
   } else {
     for (int64_t a : axes) out[size_t(a)] = Dim::unknown();  // aspect policy over symbolic dims

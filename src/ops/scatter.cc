@@ -119,6 +119,21 @@ Result<std::vector<int64_t>> scatter_nd_update_dims(const Tensor& data, const Te
 // --- ScatterND -------------------------------------------------------------
 // for each k-tuple t of indices [n..., k]: out[t, :] = reduce(out[t, :], updates[n..., :])
 
+/// Range-checks constant k-tuples of indices (input 1) against data dims [first, first + k).
+static Status check_known_index_tuples(const InferContext& ctx, const Shape& data, int64_t first, int64_t k) {
+  const Tensor* known = ctx.input_value(1);
+  if (!known || k < 1) return Status::Ok();
+  for (int64_t i = 0; i < known->numel(); ++i) {
+    const Dim& dim = data[size_t(first + i % k)];
+    if (!dim.is_static()) continue;
+    int64_t v = known->get_int(i);
+    if (v < -dim.value() || v >= dim.value())
+      return ctx.error("index " + std::to_string(v) + " is out of range for a dim of size " +
+                       std::to_string(dim.value()) + " (data dim " + std::to_string(first + i % k) + ")");
+  }
+  return Status::Ok();
+}
+
 Status infer_ScatterND(InferContext& ctx) {
   FERRY_TRY(check_common(ctx));
   const Shape& data = ctx.input_shape(0);
@@ -140,6 +155,7 @@ Status infer_ScatterND(InferContext& ctx) {
       if (!ok)
         return ctx.error("updates " + upd.to_string() + " must have shape " + Shape(want).to_string() +
                          " (indices[:-1] + data[k:])");
+      FERRY_TRY(check_known_index_tuples(ctx, data, 0, k));
     }
   }
   ctx.set_output(0, ctx.input_dtype(0), data);
@@ -185,6 +201,16 @@ Status infer_ScatterElements(InferContext& ctx) {
     FERRY_TRY(normalize_axis(ctx.attr_int("axis"), data.rank()).status());
     if (idx.rank_known() && idx.rank() != data.rank())
       return ctx.error("data " + data.to_string() + " and indices " + idx.to_string() + " must have the same rank");
+    // Constant indices are range-checked now, so a bad one fails the import, not a later run.
+    FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), data.rank()));
+    const Tensor* known = ctx.input_value(1);
+    const Dim& dim = data[size_t(axis)];
+    for (int64_t i = 0; known && dim.is_static() && i < known->numel(); ++i) {
+      int64_t v = known->get_int(i);
+      if (v < -dim.value() || v >= dim.value())
+        return ctx.error("index " + std::to_string(v) + " is out of range for a dim of size " +
+                         std::to_string(dim.value()));
+    }
   }
   if (idx.rank_known() && upd.rank_known()) {
     bool ok = idx.rank() == upd.rank();

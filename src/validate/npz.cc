@@ -22,8 +22,8 @@ namespace {
 constexpr uint32_t kLocalSig = 0x04034b50, kCentralSig = 0x02014b50, kEndSig = 0x06054b50;
 constexpr uint32_t kZip64EndSig = 0x06064b50, kZip64LocatorSig = 0x07064b50;
 constexpr size_t kEndSize = 22, kZip64LocatorSize = 20, kCentralSize = 46, kLocalSize = 30;
-// Header + data of the largest array we accept.
-constexpr uint64_t kMaxMemberBytes = uint64_t(kMaxTensorBytes) + kMaxNpyHeaderBytes;
+// Header + data of the largest array we accept (tensor_size_limit() may lower it).
+uint64_t max_member_bytes() { return uint64_t(tensor_size_limit()) + kMaxNpyHeaderBytes; }
 
 Status bad_zip(const std::string& msg) { return invalid_argument("not a valid .npz (zip) archive: " + msg); }
 
@@ -193,7 +193,7 @@ Result<std::string> inflate_member(std::string_view, uint64_t, const std::string
 Result<Tensor> decode_member(std::string_view b, const Member& m) {
   const std::string what = "member '" + m.name + "'";
   if (m.flags & 0x1) return unsupported(what + " is encrypted");
-  if (m.uncompressed > kMaxMemberBytes)
+  if (m.uncompressed > max_member_bytes())
     return invalid_argument(what + " is " + std::to_string(m.uncompressed) + " bytes, more than ferry accepts");
   if (m.local_offset > b.size() || b.size() - m.local_offset < kLocalSize ||
       le(b, size_t(m.local_offset), 4) != kLocalSig)

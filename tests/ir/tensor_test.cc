@@ -46,9 +46,23 @@ TEST(Tensor, ZerosRejectsAbsurdSizesWithoutAllocating) {
             "invalid model: tensor dims [1099511627776,1099511627776] are negative or too large");
   // 2^33 f32 elements = 32 GiB: within kMaxDim elements but over kMaxTensorBytes (16 GiB).
   EXPECT_EQ(error_of(Tensor::zeros(DType::f32, {int64_t(1) << 33})),
-            "invalid model: tensor f32[8589934592] exceeds the size limit");
+            "invalid model: tensor f32[8589934592] exceeds the size limit of 17179869184 bytes");
   EXPECT_FALSE(allocate_buffer(kMaxTensorBytes + 1).ok());
   EXPECT_NE(allocate_buffer(kMaxTensorBytes + 1).status().message().find("exceeds the limit"), std::string::npos);
+}
+
+TEST(Tensor, SizeLimitCanBeLoweredAndRestored) {
+  ASSERT_EQ(tensor_size_limit(), kMaxTensorBytes);
+  set_tensor_size_limit(1024);
+  EXPECT_TRUE(Tensor::zeros(DType::f32, {256}).ok());
+  EXPECT_EQ(error_of(Tensor::zeros(DType::f32, {257})),
+            "invalid model: tensor f32[257] exceeds the size limit of 1024 bytes");
+  EXPECT_FALSE(allocate_buffer(1025).ok());
+  set_tensor_size_limit(kMaxTensorBytes * 2);  // clamped: never above the hard ceiling
+  EXPECT_EQ(tensor_size_limit(), kMaxTensorBytes);
+  set_tensor_size_limit(1024);
+  set_tensor_size_limit(0);  // 0 restores the default
+  EXPECT_EQ(tensor_size_limit(), kMaxTensorBytes);
 }
 
 TEST(Tensor, ViewChecksBoundsAndSharesBytes) {

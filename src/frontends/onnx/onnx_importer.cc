@@ -26,8 +26,13 @@ Result<onnx::ModelProto> read_model_proto(const std::string& path) {
   size_t got = bytes.empty() ? 0 : std::fread(bytes.data(), 1, bytes.size(), f);
   std::fclose(f);
   if (got != bytes.size()) return io_error("read " + std::to_string(got) + " of " + std::to_string(bytes.size()) + " bytes");
+  return parse_model_proto(bytes.data(), bytes.size());
+}
+
+Result<onnx::ModelProto> parse_model_proto(const void* data, size_t size) {
+  if (size > size_t(INT_MAX)) return invalid_model("is over the 2 GiB protobuf limit");
   onnx::ModelProto model;
-  if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
+  if (!model.ParseFromArray(data, int(size)))
     return invalid_model("not a valid ONNX model (protobuf parse failed)");
   // Arbitrary bytes can parse as a message made of unknown fields; a model has both of these.
   if (model.ir_version() == 0 || !model.has_graph())

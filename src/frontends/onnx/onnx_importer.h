@@ -24,6 +24,8 @@ inline constexpr int64_t kMaxIrVersion = 14;
 
 /// Reads and parses an ONNX file; errors do not repeat the path.
 Result<onnx::ModelProto> read_model_proto(const std::string& path);
+/// Parses ONNX bytes held in memory (what read_model_proto does after reading).
+Result<onnx::ModelProto> parse_model_proto(const void* data, size_t size);
 
 /// Imports a parsed model. `path` is recorded in the graph info and its
 /// directory is the external-data root unless options name another.

@@ -9,11 +9,18 @@ namespace {
 
 using AP = onnx::AttributeProto;
 
-std::string fresh_name(std::unordered_set<std::string>& used, const std::string& base) {
+/// base, else base_1, base_2, ...; `next` remembers where to resume per base, so
+/// many nodes sharing one name cost O(1) each rather than O(count).
+std::string fresh_name(std::unordered_set<std::string>& used, std::unordered_map<std::string, int64_t>& next,
+                       const std::string& base) {
   if (used.insert(base).second) return base;
-  for (int64_t i = 1;; ++i) {
+  int64_t& from = next[base];
+  for (int64_t i = std::max<int64_t>(from, 1);; ++i) {
     std::string s = base + "_" + std::to_string(i);
-    if (used.insert(s).second) return s;
+    if (used.insert(s).second) {
+      from = i + 1;
+      return s;
+    }
   }
 }
 
@@ -43,8 +50,10 @@ void infer_now(Node& node) {
 
 }  // namespace
 
-std::string ImportState::fresh_value_name(const std::string& base) { return fresh_name(value_names, base); }
-std::string ImportState::fresh_node_name(const std::string& base) { return fresh_name(node_names, base); }
+std::string ImportState::fresh_value_name(const std::string& base) {
+  return fresh_name(value_names, value_suffix, base);
+}
+std::string ImportState::fresh_node_name(const std::string& base) { return fresh_name(node_names, node_suffix, base); }
 
 const char* onnx_attr_type_name(int type) {
   switch (type) {

@@ -40,6 +40,7 @@ struct ImportState {
   std::unordered_map<std::string, Value*> values;       ///< ONNX value name -> IR value
   std::unordered_set<std::string> value_names;          ///< every ONNX and generated value name
   std::unordered_set<std::string> node_names;           ///< every IR node name handed out
+  std::unordered_map<std::string, int64_t> value_suffix, node_suffix;  ///< fresh_*_name: next suffix per base
   std::unordered_set<std::string> consumed;             ///< names read by a node or a graph output
 
   /// `base`, or base_1, base_2, ... — unused by any ONNX or generated value.

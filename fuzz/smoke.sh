@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# CI smoke run of ferry's libFuzzer targets (docs/fuzzing.md):
+#   1. builds them in build-fuzz/ (clang, -fsanitize=fuzzer,address,undefined);
+#   2. replays the regression corpus fuzz/regressions/<target>/ (every input that
+#      once crashed ferry) through each target;
+#   3. fuzzes each target for FUZZ_SECONDS (default 60) from the seed corpus
+#      (fuzz/make_seeds.py), one target at a time on one core.
+# Exit status is non-zero on a build failure, a regression that fails again, or
+# a new crash; new crashes are left in build-fuzz/findings/<target>/.
+#   FUZZ_SECONDS=600 fuzz/smoke.sh    a longer run
+#   FUZZ_TARGETS="npy_fuzz" fuzz/smoke.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
+PY=${PYTHON:-.venv/bin/python}
+
+echo "fuzz: building the targets ($BUILD)"
+CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_FUZZ=ON \
+  -DFERRY_BUILD_TESTS=OFF >/dev/null
+ninja -C "$BUILD" ferry_fuzz_targets
+
+targets=${FUZZ_TARGETS:-$(cd "$BUILD/fuzz" && ls -1 *_fuzz 2>/dev/null | sort)}
+[ -n "$targets" ] || { echo "fuzz: no targets built" >&2; exit 1; }
+
+seeds="$BUILD/seeds"
+echo "fuzz: writing the seed corpora ($seeds)"
+"$PY" fuzz/make_seeds.py "$seeds" >/dev/null
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+status=0
+for t in $targets; do
+  bin="$BUILD/fuzz/$t"
+  reg="fuzz/regressions/$t"
+  if [ -d "$reg" ] && [ -n "$(ls "$reg")" ]; then
+    echo "fuzz: $t: replaying $(ls -1 "$reg" | wc -l) regression inputs"
+    if ! "$bin" -rss_limit_mb=2048 "$reg"/* >"$BUILD/$t.regressions.log" 2>&1; then
+      echo "fuzz: $t: a regression input fails again:" >&2
+      tail -40 "$BUILD/$t.regressions.log" >&2
+      status=1
+      continue
+    fi
+  fi
+  corpus="$BUILD/corpus/$t"
+  findings="$BUILD/findings/$t"
+  mkdir -p "$corpus" "$findings"
+  dict=()
+  [ -f "$seeds/$t.dict" ] && dict=(-dict="$seeds/$t.dict")
+  echo "fuzz: $t: fuzzing for ${FUZZ_SECONDS}s"
+  if ! "$bin" "$corpus" "$seeds/$t" "${dict[@]}" -max_total_time="$FUZZ_SECONDS" \
+      -max_len=65536 -timeout=25 -rss_limit_mb=2048 -artifact_prefix="$findings/" -print_final_stats=1 \
+      >"$BUILD/$t.log" 2>&1; then
+    echo "fuzz: $t: found a crash (inputs in $findings/):" >&2
+    grep -E "ERROR|SUMMARY|fuzz:|runtime error|Test unit written" "$BUILD/$t.log" | head -20 >&2
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD/$t.log" | sed "s/^/fuzz: $t: /"
+  fi
+done
+exit $status
