@@ -14,6 +14,7 @@
 #include "ops/registry.h"
 #include "planner/memory_plan.h"
 #include "runtime/interpreter.h"
+#include "runtime/lower_fused_ops.h"
 
 namespace ferry {
 
@@ -218,6 +219,12 @@ Result<std::unique_ptr<Session>> Session::compile(std::unique_ptr<Graph> graph, 
   s->threads_ = options.threads > 0 ? options.threads : std::max(1, int(std::thread::hardware_concurrency()));
   register_cpu_kernels();
   auto c = std::make_unique<Compiled>();
+  // The optimizer's fused ops: core op + epilogue nodes, which the grouping below folds back
+  // into oneDNN post-ops where that is exact (runtime/lower_fused_ops.h).
+  if (!options.reference_kernels) {
+    FERRY_ASSIGN_OR_RETURN(int lowered, lower_fused_ops(*s->graph_));
+    (void)lowered;
+  }
   FERRY_ASSIGN_OR_RETURN(auto order, s->graph_->topo_order());
   c->order.assign(order.begin(), order.end());
 

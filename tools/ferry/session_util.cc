@@ -13,7 +13,14 @@ namespace ferry::cli {
 Result<std::unique_ptr<Session>> load_session(const std::string& path, const SessionOptions& options) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path));
   FERRY_TRY(infer_shapes(*g).with_context("inferring shapes"));
-  FERRY_TRY(optimize(*g, {}, nullptr).with_context("optimizing"));
+  // The CPU backend has no fast kernel for Attention, RMSNormalization or a standalone Gelu:
+  // formed, they would run on reference kernels, so they stay unfused (their parts run on
+  // native / oneDNN steps). FusedConv / FusedMatMul / LayerNormalization are run fast
+  // (runtime/lower_fused_ops.h, docs/backend.md). `ferry convert` and the reference backend
+  // keep every fusion.
+  OptimizeOptions oo;
+  oo.skip_passes = {"fuse_gelu", "fuse_rmsnorm", "fuse_attention"};
+  FERRY_TRY(optimize(*g, oo, nullptr).with_context("optimizing"));
   // Debugging aids (docs/backend.md): bisect a numeric difference by turning features off.
   SessionOptions o = options;
   if (std::getenv("FERRY_CPU_NO_FUSE")) o.fuse_epilogues = false;
