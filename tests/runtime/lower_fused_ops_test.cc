@@ -65,7 +65,7 @@ void expect_fast_and_exact(std::unique_ptr<Graph> (*make)(const Act&, bool), std
       if (residual) feeds["z"] = randn(zd, 12);
       auto want = interpret(*g, feeds);
       ASSERT_TRUE(want.ok()) << want.status().to_string();
-      auto s = Session::compile(make(a, residual), {.threads = 1});
+      auto s = CpuSession::compile(make(a, residual), {.threads = 1});
       ASSERT_TRUE(s.ok()) << s.status().to_string();
       auto got = (*s)->run(feeds);
       ASSERT_TRUE(got.ok()) << got.status().to_string();
