@@ -9,6 +9,8 @@
 // and named.
 #include "passes/pipeline.h"
 
+#include <algorithm>
+
 #include "ir/verifier.h"
 #include "ops/shape_inference.h"
 
@@ -73,6 +75,7 @@ Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
   FERRY_TRY(verify(g).with_context("before optimizing"));
   FERRY_TRY(refresh_shapes(g).with_context("before optimizing"));
   for (const PassEntry& p : passes) {
+    if (std::find(options.skip_passes.begin(), options.skip_passes.end(), p.name) != options.skip_passes.end()) continue;
     Status st = p.run(g, s);
     if (!st.ok()) return std::move(st).with_context(std::string("pass ") + p.name);
     FERRY_TRY(after_pass(g, options, p.name));

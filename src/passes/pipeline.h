@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "ferry/status.h"
 #include "ir/graph.h"
@@ -19,6 +20,9 @@ struct OptimizeOptions {
   /// Called after each pass with its name and the graph (shapes re-inferred);
   /// a failed Status stops the pipeline. For per-pass checks and dumps.
   std::function<Status(const std::string& pass, const Graph& g)> after_pass;
+  /// Passes (by pipeline name) not to run: a backend that cannot run an op fast asks not to
+  /// have it formed (tools/ferry/session_util.cc, docs/backend.md).
+  std::vector<std::string> skip_passes;
 };
 
 /// Optimizes `g` in place; fills `stats` (the fusion report's data; may be null).

@@ -14,6 +14,7 @@
 #include "ops/registry.h"
 #include "planner/memory_plan.h"
 #include "runtime/interpreter.h"
+#include "runtime/lower_fused_ops.h"
 
 namespace ferry {
 
@@ -97,7 +98,7 @@ struct Group {
   std::vector<const Node*> absorbed;  ///< in chain order
 };
 
-struct Session::Compiled {
+struct CpuSession::Compiled {
   std::vector<const Node*> order;
   std::unordered_map<const Node*, int> group_of_last;    ///< last absorbed node -> group
   std::unordered_map<const Node*, int> group_member;     ///< anchor and absorbed -> group
@@ -127,14 +128,14 @@ struct PlannedStep {
   StepInfo info;
 };
 
-struct Session::Context {
+struct CpuSession::Context {
   std::shared_ptr<Buffer> arena;
   std::vector<Tensor> tensors;  ///< per slot
   std::vector<StepIO> ios;      ///< per step
   std::vector<std::unique_ptr<BoundStep>> bound;
 };
 
-struct Session::Signature {
+struct CpuSession::Signature {
   std::vector<std::vector<int64_t>> dims;
   std::deque<Slot> slots;  ///< a deque: pointers to slots (and their known tensors) stay valid as it grows
   std::vector<PlannedStep> steps;
@@ -157,7 +158,7 @@ std::string layout_key(const memory::desc& md) {
 /// Reshape-time builder for one signature.
 class Planner {
  public:
-  Planner(Session::Signature& sig, const SessionOptions& opt) : sig_(sig), opt_(opt) {}
+  Planner(CpuSession::Signature& sig, const SessionOptions& opt) : sig_(sig), opt_(opt) {}
 
   int add_slot(Slot s) {
     if (s.bytes == 0) s.bytes = size_t(std::max<int64_t>(1, numel(s.dims))) * dtype_size(s.dtype);
@@ -205,19 +206,25 @@ class Planner {
     return in_layout(slot, plain(s));
   }
 
-  Session::Signature& sig_;
+  CpuSession::Signature& sig_;
   const SessionOptions& opt_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Session>> Session::compile(std::unique_ptr<Graph> graph, const SessionOptions& options) {
-  std::unique_ptr<Session> s(new Session());
+Result<std::unique_ptr<CpuSession>> CpuSession::compile(std::unique_ptr<Graph> graph, const SessionOptions& options) {
+  std::unique_ptr<CpuSession> s(new CpuSession());
   s->graph_ = std::move(graph);
   s->options_ = options;
   s->threads_ = options.threads > 0 ? options.threads : std::max(1, int(std::thread::hardware_concurrency()));
   register_cpu_kernels();
   auto c = std::make_unique<Compiled>();
+  // The optimizer's fused ops: core op + epilogue nodes, which the grouping below folds back
+  // into oneDNN post-ops where that is exact (runtime/lower_fused_ops.h).
+  if (!options.reference_kernels) {
+    FERRY_ASSIGN_OR_RETURN(int lowered, lower_fused_ops(*s->graph_));
+    (void)lowered;
+  }
   FERRY_ASSIGN_OR_RETURN(auto order, s->graph_->topo_order());
   c->order.assign(order.begin(), order.end());
 
@@ -264,9 +271,9 @@ Result<std::unique_ptr<Session>> Session::compile(std::unique_ptr<Graph> graph, 
   return s;
 }
 
-Session::~Session() = default;
+CpuSession::~CpuSession() = default;
 
-Result<std::unique_ptr<Session::Signature>> Session::reshape(const std::vector<std::vector<int64_t>>& dims) {
+Result<std::unique_ptr<CpuSession::Signature>> CpuSession::reshape(const std::vector<std::vector<int64_t>>& dims) {
   auto sig = std::make_unique<Signature>();
   sig->dims = dims;
   Planner P(*sig, options_);
@@ -659,7 +666,7 @@ Result<std::unique_ptr<Session::Signature>> Session::reshape(const std::vector<s
   return sig;
 }
 
-Result<Session::Signature*> Session::signature_for(const std::vector<const std::vector<int64_t>*>& dims) {
+Result<CpuSession::Signature*> CpuSession::signature_for(const std::vector<const std::vector<int64_t>*>& dims) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& s : signatures_) {
     bool same = s->dims.size() == dims.size();
@@ -675,8 +682,8 @@ Result<Session::Signature*> Session::signature_for(const std::vector<const std::
 
 namespace {
 
-Result<std::unique_ptr<Session::Context>> bind_context(Session::Signature& sig) {
-  auto ctx = std::make_unique<Session::Context>();
+Result<std::unique_ptr<CpuSession::Context>> bind_context(CpuSession::Signature& sig) {
+  auto ctx = std::make_unique<CpuSession::Context>();
   const size_t scratch_at = (sig.plan.peak + 63) / 64 * 64;
   FERRY_ASSIGN_OR_RETURN(ctx->arena, allocate_buffer(scratch_at + sig.scratch + 64));
   ctx->tensors.resize(sig.slots.size());
@@ -709,7 +716,7 @@ Result<std::unique_ptr<Session::Context>> bind_context(Session::Signature& sig) 
 
 }  // namespace
 
-Status Session::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs, std::vector<double>* step_us) {
+Status CpuSession::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs, std::vector<double>* step_us) {
   const Graph& g = *graph_;
   if (inputs.size() != g.inputs().size())
     return invalid_argument("expected " + std::to_string(g.inputs().size()) + " inputs, got " +
@@ -770,7 +777,7 @@ Status Session::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outp
   return st;
 }
 
-Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
+Result<std::vector<Tensor>> CpuSession::run(const std::map<std::string, Tensor>& inputs) {
   std::vector<Tensor> ins;
   for (const Value* v : graph_->inputs()) {
     auto it = inputs.find(v->name());
@@ -787,7 +794,7 @@ Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& in
   return outs;
 }
 
-Result<PlanInfo> Session::plan_info(const std::vector<std::vector<int64_t>>& input_dims) {
+Result<PlanInfo> CpuSession::plan_info(const std::vector<std::vector<int64_t>>& input_dims) {
   std::vector<const std::vector<int64_t>*> d;
   for (const auto& x : input_dims) d.push_back(&x);
   FERRY_ASSIGN_OR_RETURN(Signature * sig, signature_for(d));

@@ -13,7 +13,7 @@
 //   run      no allocation in steady state (outputs reused when their shapes
 //            match). Thread-safe: concurrent runs take separate contexts.
 //
-//   auto s = Session::compile(std::move(graph), {});
+//   auto s = CpuSession::compile(std::move(graph), {});
 //   auto outs = (*s)->run({{"input", tensor}});
 #pragma once
 
@@ -60,11 +60,11 @@ struct PlanInfo {
   size_t folded = 0;           ///< nodes evaluated at reshape (shape subgraphs)
 };
 
-class Session {
+class CpuSession {
  public:
   /// Compiles `graph` (shapes inferred; run the optimizer first for speed).
-  static Result<std::unique_ptr<Session>> compile(std::unique_ptr<Graph> graph, const SessionOptions& options = {});
-  ~Session();
+  static Result<std::unique_ptr<CpuSession>> compile(std::unique_ptr<Graph> graph, const SessionOptions& options = {});
+  ~CpuSession();
 
   const Graph& graph() const { return *graph_; }
   int threads() const { return threads_; }
@@ -83,7 +83,7 @@ class Session {
   struct Context;
 
  private:
-  Session() = default;
+  CpuSession() = default;
   Result<Signature*> signature_for(const std::vector<const std::vector<int64_t>*>& dims);
   Result<std::unique_ptr<Signature>> reshape(const std::vector<std::vector<int64_t>>& dims);
 

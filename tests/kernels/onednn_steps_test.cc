@@ -11,7 +11,7 @@
 namespace ferry::testing {
 namespace {
 
-/// Builds a graph with `build`, runs it in the interpreter and in a Session, compares.
+/// Builds a graph with `build`, runs it in the interpreter and in a CpuSession, compares.
 template <class Build>
 void check_session(const std::string& label, Build build, const std::map<std::string, Tensor>& feeds,
                    double rtol = 1e-4) {
@@ -24,7 +24,7 @@ void check_session(const std::string& label, Build build, const std::map<std::st
     SessionOptions o;
     o.blocked_layouts = blocked;
     o.fuse_transcendental = true;
-    auto s = Session::compile(std::move(g), o);
+    auto s = CpuSession::compile(std::move(g), o);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     for (int rep = 0; rep < 2; ++rep) {  // the second run reuses the bound context
       auto got = (*s)->run(feeds);

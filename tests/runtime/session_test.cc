@@ -103,11 +103,11 @@ std::unique_ptr<Graph> small_transformer(Dim batch, Dim seq) {
   return g;
 }
 
-std::unique_ptr<Session> compile_optimized(std::unique_ptr<Graph> g, SessionOptions o = {}) {
+std::unique_ptr<CpuSession> compile_optimized(std::unique_ptr<Graph> g, SessionOptions o = {}) {
   EXPECT_TRUE(infer_shapes(*g).ok());
   Status st = optimize(*g, {}, nullptr);
   EXPECT_TRUE(st.ok()) << st.to_string();
-  auto s = Session::compile(std::move(g), o);
+  auto s = CpuSession::compile(std::move(g), o);
   EXPECT_TRUE(s.ok()) << s.status().to_string();
   return s.ok() ? std::move(s).value() : nullptr;
 }
@@ -133,15 +133,15 @@ void expect_matches_interpreter(std::unique_ptr<Graph> (*make)(Dim, Dim), std::v
 
 std::unique_ptr<Graph> cnn2(Dim n, Dim) { return small_cnn(n); }
 
-TEST(Session, CnnMatchesInterpreterAcrossSignatures) {
+TEST(CpuSession, CnnMatchesInterpreterAcrossSignatures) {
   expect_matches_interpreter(&cnn2, {{1, 3, 20, 20}, {3, 3, 20, 20}, {1, 3, 20, 20}});
 }
 
-TEST(Session, TransformerMatchesInterpreterAcrossSignatures) {
+TEST(CpuSession, TransformerMatchesInterpreterAcrossSignatures) {
   expect_matches_interpreter(&small_transformer, {{2, 16, 32}, {1, 7, 32}, {2, 16, 32}});
 }
 
-TEST(Session, ConcurrentRunsAreBitwiseIdenticalToALoneRun) {
+TEST(CpuSession, ConcurrentRunsAreBitwiseIdenticalToALoneRun) {
   auto s = compile_optimized(small_transformer(Dim(2), Dim(16)), {.threads = 2});
   ASSERT_TRUE(s);
   std::vector<Tensor> in{randn({2, 16, 32}, 5)}, alone;
@@ -161,7 +161,7 @@ TEST(Session, ConcurrentRunsAreBitwiseIdenticalToALoneRun) {
   EXPECT_EQ(mismatches.load(), 0);
 }
 
-TEST(Session, SteadyStateRunsAllocateNoTensorMemory) {
+TEST(CpuSession, SteadyStateRunsAllocateNoTensorMemory) {
   auto s = compile_optimized(small_cnn(Dim(1)));
   ASSERT_TRUE(s);
   std::vector<Tensor> in{randn({1, 3, 20, 20}, 9)}, out;
@@ -177,7 +177,7 @@ TEST(Session, SteadyStateRunsAllocateNoTensorMemory) {
   RecordProperty("small_allocations_per_run", std::to_string(small / 5));
 }
 
-TEST(Session, MemoryPlanReusesBuffers) {
+TEST(CpuSession, MemoryPlanReusesBuffers) {
   auto s = compile_optimized(small_cnn(Dim(1)));
   ASSERT_TRUE(s);
   auto info = s->plan_info({{1, 3, 20, 20}});
@@ -190,7 +190,7 @@ TEST(Session, MemoryPlanReusesBuffers) {
   EXPECT_TRUE(fused) << "expected a Conv+Relu (or +Add) epilogue";
 }
 
-TEST(Session, WrongInputIsAnErrorNotACrash) {
+TEST(CpuSession, WrongInputIsAnErrorNotACrash) {
   auto s = compile_optimized(small_cnn(Dim(1)));
   ASSERT_TRUE(s);
   std::vector<Tensor> bad{randn({1, 3, 21, 20}, 1)}, out;

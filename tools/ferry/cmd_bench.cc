@@ -68,7 +68,7 @@ int run_bench(const BenchOptions& o) {
   auto t_load = std::chrono::steady_clock::now();
   auto session = load_session(o.model, sopts);
   if (!session.ok()) return model_error(o.model, session.status());
-  Session& s = **session;
+  CpuSession& s = **session;
   const Graph& g = s.graph();
   if (o.batch > 0) {
     // --batch B: dim 0 of every input is B (it must be symbolic or already B).

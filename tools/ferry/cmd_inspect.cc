@@ -18,7 +18,7 @@
 #include "ops/shape_inference.h"
 #include "passes/pipeline.h"
 #include "runtime/random_inputs.h"
-#include "session_util.h"
+#include "memory_plan.h"
 
 namespace ferry::cli {
 namespace {
@@ -132,7 +132,7 @@ void print_text(std::ostream& out, const Findings& f) {
     out << ":\n";
     for (const UnsupportedOp& op : u) {
       out << "  - node '" << op.node_name << "': " << op.op_type;
-      if (f.report.format != "tensorflow")  // TensorFlow ops have no domain or opset
+      if (f.format != "tensorflow")  // TensorFlow ops have no domain or opset
         out << " (domain " << domain_name(op.domain) << ", opset " << op.opset << ")";
       out << ": " << op.reason << "\n";
       if (!op.proposed_repair.empty()) out << "      repair: " << op.proposed_repair << "\n";
@@ -140,33 +140,23 @@ void print_text(std::ostream& out, const Findings& f) {
   }
 }
 
-/// --memory: the CPU backend's plan for the model's default input shapes (symbolic dims = 1).
-Result<PlanInfo> memory_plan(const std::string& model) {
-  FERRY_ASSIGN_OR_RETURN(auto session, load_session(model, {}));
-  const Graph& g = session->graph();
-  FERRY_ASSIGN_OR_RETURN(auto dims, resolve_input_dims(g, {}, {}));
-  std::vector<std::vector<int64_t>> in;
-  for (const Value* v : g.inputs()) in.push_back(dims.at(v->name()));
-  return session->plan_info(in);
-}
-
-Json memory_json(const PlanInfo& p) {
-  return {{"arena_bytes", p.arena_bytes}, {"naive_bytes", p.naive_bytes}, {"scratch_bytes", p.scratch_bytes},
-          {"buffers", p.num_buffers},     {"in_place", p.in_place},       {"views", p.views},
-          {"folded", p.folded},           {"steps", p.steps.size()}};
+Json memory_json(const MemoryPlanSummary& p) {
+  Json j = Json::object();
+  for (const auto& [k, v] : p.numbers) j[k] = v;
+  return j;
 }
 
 int run_inspect(const InspectOptions& o) {
   Findings f = inspect_model(o.model, o.optimized, {.external_data_dir = "", .signature = o.signature});
-  std::optional<Result<PlanInfo>> plan;
-  if (o.memory && f.error.ok()) plan = memory_plan(o.model);
+  std::optional<Result<MemoryPlanSummary>> plan;
+  if (o.memory && f.error.ok()) plan = cpu_memory_plan(o.model);
   if (o.json) {
     Json j = to_json(f);
     if (plan && plan->ok()) j["memory"] = memory_json(**plan);
     std::cout << dump_json(j) << std::endl;
   } else {
     print_text(std::cout, f);
-    if (plan && plan->ok()) std::cout << "\nmemory plan (cpu backend, default input shapes)\n" << memory_report(**plan);
+    if (plan && plan->ok()) std::cout << "\nmemory plan (cpu backend, default input shapes)\n" << (*plan)->text;
     std::cout << std::flush;
   }
   if (!f.error.ok()) return model_error(o.model, f.error);

@@ -1,5 +1,8 @@
 #include "session_util.h"
 
+#include "memory_plan.h"
+#include "runtime/random_inputs.h"
+
 #include <cstdlib>
 #include <sstream>
 
@@ -10,17 +13,24 @@
 
 namespace ferry::cli {
 
-Result<std::unique_ptr<Session>> load_session(const std::string& path, const SessionOptions& options) {
+Result<std::unique_ptr<CpuSession>> load_session(const std::string& path, const SessionOptions& options) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path));
   FERRY_TRY(infer_shapes(*g).with_context("inferring shapes"));
-  FERRY_TRY(optimize(*g, {}, nullptr).with_context("optimizing"));
+  // The CPU backend has no fast kernel for Attention, RMSNormalization or a standalone Gelu:
+  // formed, they would run on reference kernels, so they stay unfused (their parts run on
+  // native / oneDNN steps). FusedConv / FusedMatMul / LayerNormalization are run fast
+  // (runtime/lower_fused_ops.h, docs/backend.md). `ferry convert` and the reference backend
+  // keep every fusion.
+  OptimizeOptions oo;
+  oo.skip_passes = {"fuse_gelu", "fuse_rmsnorm", "fuse_attention"};
+  FERRY_TRY(optimize(*g, oo, nullptr).with_context("optimizing"));
   // Debugging aids (docs/backend.md): bisect a numeric difference by turning features off.
   SessionOptions o = options;
   if (std::getenv("FERRY_CPU_NO_FUSE")) o.fuse_epilogues = false;
   if (std::getenv("FERRY_CPU_FUSE_TRANSCENDENTAL")) o.fuse_transcendental = true;
   if (std::getenv("FERRY_CPU_PLAIN_LAYOUTS")) o.blocked_layouts = false;
   if (std::getenv("FERRY_CPU_REFERENCE_KERNELS")) o.reference_kernels = true;
-  return Session::compile(std::move(g), o);
+  return CpuSession::compile(std::move(g), o);
 }
 
 std::string memory_report(const PlanInfo& p) {
@@ -34,6 +44,24 @@ std::string memory_report(const PlanInfo& p) {
   out << "  in-place steps    " << p.in_place << ", views " << p.views << ", folded at reshape " << p.folded << "\n";
   out << "  steps             " << p.steps.size() << "\n";
   return out.str();
+}
+
+Result<MemoryPlanSummary> cpu_memory_plan(const std::string& model) {
+  FERRY_ASSIGN_OR_RETURN(auto session, load_session(model, {}));
+  const Graph& g = session->graph();
+  FERRY_ASSIGN_OR_RETURN(auto dims, resolve_input_dims(g, {}, {}));
+  std::vector<std::vector<int64_t>> in;
+  for (const Value* v : g.inputs()) in.push_back(dims.at(v->name()));
+  FERRY_ASSIGN_OR_RETURN(PlanInfo p, session->plan_info(in));
+  return MemoryPlanSummary{memory_report(p),
+                           {{"arena_bytes", p.arena_bytes},
+                            {"naive_bytes", p.naive_bytes},
+                            {"scratch_bytes", p.scratch_bytes},
+                            {"buffers", p.num_buffers},
+                            {"in_place", p.in_place},
+                            {"views", p.views},
+                            {"folded", p.folded},
+                            {"steps", p.steps.size()}}};
 }
 
 }  // namespace ferry::cli

@@ -10,8 +10,8 @@
 
 namespace ferry::cli {
 
-/// Loads `path`, runs the optimizer and compiles a Session.
-Result<std::unique_ptr<Session>> load_session(const std::string& path, const SessionOptions& options);
+/// Loads `path`, runs the optimizer and compiles a CpuSession.
+Result<std::unique_ptr<CpuSession>> load_session(const std::string& path, const SessionOptions& options);
 
 /// "12.3 MiB" style text for the plan's memory, one line each.
 std::string memory_report(const PlanInfo& p);
