@@ -123,6 +123,8 @@ bool fuse(Rewriter& rw, Node& pv) {
                           nodes);
   // K's and V's sequence lengths need no check: MatMul(P, V) already requires them equal.
   if (!(t->shape() == ss)) return rw.near_miss("the mask broadcasts the scores to " + t->shape().to_string(), nodes);
+  if (m.mask && m.mask->shape().rank_known() && m.mask->shape().rank() == 0)
+    return rw.near_miss("the added mask is a scalar (Attention's attn_mask needs rank 1..4)", nodes);
   if (m.mask && m.mask->dtype() != m.q->dtype())
     return rw.near_miss("mask dtype " + std::string(dtype_name(m.mask->dtype())) + " is not the scores'", nodes);
 
