@@ -37,6 +37,13 @@ Status after_pass(Graph& g, const OptimizeOptions& options, const char* name) {
   return std::move(st).with_context(std::string("after pass ") + name);
 }
 
+int64_t total_applied(const PassStats& s) {
+  int64_t n = 0;
+  for (const auto& [pass, patterns] : s)
+    for (const auto& [name, st] : patterns) n += st.applied;
+  return n;
+}
+
 }  // namespace
 
 Status refresh_shapes(Graph& g) { return infer_shapes(g); }
@@ -76,8 +83,15 @@ Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
   FERRY_TRY(refresh_shapes(g).with_context("before optimizing"));
   for (const PassEntry& p : passes) {
     if (std::find(options.skip_passes.begin(), options.skip_passes.end(), p.name) != options.skip_passes.end()) continue;
+    const int64_t applied_before = total_applied(s);
     Status st = p.run(g, s);
     if (!st.ok()) return std::move(st).with_context(std::string("pass ") + p.name);
+    // A pass that applied nothing left every shape as it was: skip the whole-graph
+    // re-inference (it dominates on 100k-node graphs), unless verifying every pass.
+    if (total_applied(s) == applied_before && !kDebugBuild && !options.verify_each_pass) {
+      if (options.after_pass) FERRY_TRY(options.after_pass(p.name, g).with_context(std::string("after pass ") + p.name));
+      continue;
+    }
     FERRY_TRY(after_pass(g, options, p.name));
   }
   return Status::Ok();

@@ -323,7 +323,16 @@ Result<std::unique_ptr<CpuSession::Signature>> CpuSession::reshape(const std::ve
       all_known &= known[i] != nullptr;
       infos[i] = {s.dtype, Shape::from_dims(s.dims), known[i]};
     }
-    FERRY_TRY(infer_node(*n, infos, outs));
+    FERRY_TRY(infer_node(*n, infos, outs).with_context("node " + n->describe()));
+    // Refuse absurd outputs here, naming the node, before the planner sums them into one arena.
+    for (const OutputInfo& o : *outs) {
+      if (!o.shape.is_static()) continue;
+      std::optional<int64_t> numel = checked_numel(o.shape.static_dims());
+      const size_t limit = tensor_size_limit();
+      if (!numel || size_t(*numel) > limit / std::max<size_t>(1, dtype_size(o.dtype)))
+        return invalid_model("node " + n->describe() + ": output " + o.shape.to_string() +
+                             " exceeds the tensor size limit of " + std::to_string(limit) + " bytes");
+    }
     if ((n->op() == Op::Shape || n->op() == Op::Size) && n->input(0)) {
       // Known from the input's dims alone: the root of every shape subgraph.
       const std::vector<int64_t>& d = sig->slots[size_t(slot_for(n->input(0)))].dims;
