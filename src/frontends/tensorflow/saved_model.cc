@@ -7,6 +7,7 @@
 // own object graph (_CHECKPOINTABLE_OBJECT_GRAPH) gives each node's
 // checkpoint key. The two object graphs are matched by walking both from the
 // root along child names.
+#include <algorithm>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -126,6 +127,10 @@ Result<std::unique_ptr<Graph>> import_saved_model(const std::string& dir, const 
     outputs.push_back({key, strip_zero(info.name())});
   }
   if (outputs.empty()) return invalid_model("signature '" + want + "' has no outputs");
+  // Protobuf maps iterate in no fixed order (it can differ between two parses of
+  // the same file): order the signature's inputs and outputs by key, as TensorFlow does.
+  std::sort(inputs.begin(), inputs.end(), [](const TfInput& a, const TfInput& b) { return a.name < b.name; });
+  std::sort(outputs.begin(), outputs.end(), [](const TfOutput& a, const TfOutput& b) { return a.name < b.name; });
 
   // Variables: only when the graph has any (a SavedModel of constants needs no checkpoint).
   bool has_variables = false;
