@@ -67,7 +67,9 @@ def ferry():
 
 
 def run_ferry(*args, timeout=TIMEOUT_S):
-    return subprocess.run([str(ferry()), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    # errors="backslashreplace": a corrupted file's bytes can reach an error message (see the notes).
+    return subprocess.run([str(ferry()), *map(str, args)], capture_output=True, text=True,
+                          errors="backslashreplace", timeout=timeout)
 
 
 def _params():
