@@ -22,6 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import json
 import numpy as np
 import pytest
 
@@ -79,6 +80,21 @@ def _params():
         for form in ("saved_model", "frozen"):
             out.append(pytest.param(name, form, id=f"{name}-{form}", marks=marks))
     return out
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50"])
+@pytest.mark.parametrize("form", ["saved_model", "frozen"])
+def test_nhwc_transposes_only_at_the_boundary_after_optimizing(name, form):
+    """Issue 6: NHWC is imported faithfully (a Transpose around every Conv and pool) and the
+    optimizer's layout pass leaves only the one at the graph input."""
+    meta = ensure_tf_model(name)
+    model = meta["root"] / meta[form]["file"]
+    before = json.loads(run_ferry("inspect", model, "--json").stdout)["op_histogram"]
+    r = run_ferry("inspect", model, "--optimized", "--json")
+    assert r.returncode == 0, r.stderr
+    after = json.loads(r.stdout)["op_histogram"]
+    assert before.get("Transpose", 0) > 20, before
+    assert after.get("Transpose", 0) == 1, after
 
 
 @pytest.mark.parametrize("name,form", _params())
