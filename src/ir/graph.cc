@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -114,6 +115,12 @@ Node* Graph::add_node(Op op, std::vector<Value*> inputs, size_t num_outputs, Att
   return node;
 }
 
+void Graph::reserve(size_t nodes, size_t values) {
+  nodes_.reserve(nodes_.size() + nodes);
+  values_.reserve(values_.size() + values);
+  name_refs_.reserve(name_refs_.size() + nodes + values);
+}
+
 void Graph::set_outputs(std::vector<Value*> outputs) {
   for (Value* o : outputs_)
     if (o) --o->output_refs_;
@@ -137,34 +144,43 @@ std::vector<Value*> Graph::values() const {
 }
 
 Result<std::vector<Node*>> Graph::topo_order() const {
-  // Kahn's algorithm; ready nodes are taken in insertion order for determinism.
-  std::unordered_map<const Node*, size_t> pending;
-  std::unordered_map<const Node*, size_t> position;
-  for (size_t i = 0; i < nodes_.size(); ++i) position[nodes_[i].get()] = i;
-  std::set<size_t> ready;
+  // Kahn's algorithm; among ready nodes the earliest inserted goes first, for
+  // determinism. Ids are dense (< next_id_), so per-node state lives in flat
+  // vectors indexed by id rather than in hash maps: this runs after every pass
+  // and on graphs of hundreds of thousands of nodes.
+  const size_t slots = size_t(next_id_);
+  std::vector<uint32_t> pending(slots, 0);
+  std::vector<uint32_t> position(slots, 0);
+  std::vector<size_t> ready;  // a min-heap of positions in nodes_
+  ready.reserve(64);
+  const auto later = std::greater<size_t>();
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node* n = nodes_[i].get();
-    size_t deps = 0;
+    uint32_t deps = 0;
     for (Value* in : n->inputs_)
       if (in && in->producer_) ++deps;
-    pending[n] = deps;
-    if (deps == 0) ready.insert(i);
+    pending[size_t(n->id_)] = deps;
+    position[size_t(n->id_)] = uint32_t(i);
+    if (deps == 0) ready.push_back(i);
   }
+  std::make_heap(ready.begin(), ready.end(), later);
   std::vector<Node*> order;
   order.reserve(nodes_.size());
   while (!ready.empty()) {
-    size_t i = *ready.begin();
-    ready.erase(ready.begin());
-    Node* n = nodes_[i].get();
+    std::pop_heap(ready.begin(), ready.end(), later);
+    Node* n = nodes_[ready.back()].get();
+    ready.pop_back();
     order.push_back(n);
     for (Value* out : n->outputs_)
       for (const Use& u : out->uses_)
-        if (--pending[u.node] == 0) ready.insert(position[u.node]);
+        if (--pending[size_t(u.node->id_)] == 0) {
+          ready.push_back(position[size_t(u.node->id_)]);
+          std::push_heap(ready.begin(), ready.end(), later);
+        }
   }
   if (order.size() != nodes_.size()) {
     for (auto& n : nodes_)
-      if (pending[n.get()] != 0)
-        return invalid_model("graph has a cycle through node " + n->describe());
+      if (pending[size_t(n->id_)] != 0) return invalid_model("graph has a cycle through node " + n->describe());
   }
   return order;
 }
@@ -244,31 +260,43 @@ void Graph::remove_node(Node* node) {
 }
 
 size_t Graph::remove_dead() {
-  std::unordered_set<const Node*> live;
+  // Marks by id (dense, < next_id_; nodes and values share the counter) in flat
+  // vectors, not hash sets: every pattern pass ends here, on graphs of 10^5+ nodes.
+  enum : uint8_t { kLive = 1, kTouched = 2 };
+  std::vector<uint8_t> mark(size_t(next_id_), 0);
+  auto live = [&](const Node* n) { return (mark[size_t(n->id_)] & kLive) != 0; };
   std::vector<const Value*> stack(outputs_.begin(), outputs_.end());
-  std::unordered_set<const Value*> live_values(outputs_.begin(), outputs_.end());
+  for (const Value* v : outputs_) mark[size_t(v->id_)] |= kLive;
   while (!stack.empty()) {
     const Value* v = stack.back();
     stack.pop_back();
-    if (v->producer_ && live.insert(v->producer_).second)
-      for (Value* in : v->producer_->inputs_)
-        if (in && live_values.insert(in).second) stack.push_back(in);
+    const Node* p = v->producer_;
+    if (!p || live(p)) continue;
+    mark[size_t(p->id_)] |= kLive;
+    for (const Value* in : p->inputs_)
+      if (in && !(mark[size_t(in->id_)] & kLive)) {
+        mark[size_t(in->id_)] |= kLive;
+        stack.push_back(in);
+      }
   }
   size_t before = nodes_.size();
   // Drop uses held by dead nodes (one filtering pass per value: dropping them
   // one at a time is quadratic in a value's use count), then the nodes, then
   // unreferenced values.
-  std::unordered_set<Value*> touched;
+  std::vector<Value*> touched;
   for (auto& n : nodes_)
-    if (!live.count(n.get()))
+    if (!live(n.get()))
       for (Value* in : n->inputs_)
-        if (in) touched.insert(in);
+        if (in && !(mark[size_t(in->id_)] & kTouched)) {
+          mark[size_t(in->id_)] |= kTouched;
+          touched.push_back(in);
+        }
   for (Value* v : touched)
-    v->uses_.erase(std::remove_if(v->uses_.begin(), v->uses_.end(), [&](const Use& u) { return !live.count(u.node); }),
+    v->uses_.erase(std::remove_if(v->uses_.begin(), v->uses_.end(), [&](const Use& u) { return !live(u.node); }),
                    v->uses_.end());
   nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
                               [&](const std::unique_ptr<Node>& n) {
-                                if (live.count(n.get())) return false;
+                                if (live(n.get())) return false;
                                 name_dropped(n->name_);
                                 return true;
                               }),
@@ -276,7 +304,7 @@ size_t Graph::remove_dead() {
   values_.erase(std::remove_if(values_.begin(), values_.end(),
                                [&](const std::unique_ptr<Value>& v) {
                                  if (v->is_input_) return false;
-                                 bool dead = v->producer_ ? !live.count(v->producer_)
+                                 bool dead = v->producer_ ? !live(v->producer_)
                                                           : v->uses_.empty() && v->output_refs_ == 0;
                                  if (dead) name_dropped(v->name_);
                                  return dead;

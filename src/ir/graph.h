@@ -160,6 +160,9 @@ class Graph {
   Node* add_node(Op op, std::vector<Value*> inputs, size_t num_outputs, AttrMap attrs = {},
                  std::string name = "");
   void set_outputs(std::vector<Value*> outputs);
+  /// Capacity for this many more nodes and values (an importer that knows the
+  /// size saves the rehashing of the name index on very large graphs).
+  void reserve(size_t nodes, size_t values);
   void add_output(Value* v) {
     outputs_.push_back(v);
     ++v->output_refs_;

@@ -1,19 +1,26 @@
 #include "ir/verifier.h"
 
-#include <set>
+#include <algorithm>
+#include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace ferry {
 namespace {
 
-/// Every (value, user, input index) in the values' use lists: a node's inputs are
-/// looked up here rather than by scanning the use list (quadratic for a value
-/// with many users).
-using UseSet = std::set<std::tuple<const Value*, const Node*, int>>;
+/// Every (value, user, input index) in the values' use lists, sorted: a node's
+/// inputs are looked up here rather than by scanning the use list (quadratic for
+/// a value with many users). Flat sorted vectors, not node-based sets: this runs
+/// after every pass in debug builds and on every load, on graphs of 10^5+ nodes.
+using UseKey = std::tuple<const Value*, const Node*, int>;
+using UseSet = std::vector<UseKey>;
+using LiveSet = std::vector<const Value*>;
 
-Status verify_node(const Graph& g, const Node& n, const std::unordered_set<const Value*>& live, const UseSet& uses) {
+bool contains(const LiveSet& live, const Value* v) { return std::binary_search(live.begin(), live.end(), v); }
+bool contains(const UseSet& uses, const UseKey& k) { return std::binary_search(uses.begin(), uses.end(), k); }
+
+Status verify_node(const Graph& g, const Node& n, const LiveSet& live, const UseSet& uses) {
   const OpSchema& s = n.schema();
   auto err = [&](const std::string& m) { return invalid_model("node " + n.describe() + ": " + m); };
   int nin = int(n.num_inputs()), nout = int(n.num_outputs());
@@ -28,10 +35,10 @@ Status verify_node(const Graph& g, const Node& n, const std::unordered_set<const
   for (size_t i = 0; i < n.num_inputs(); ++i) {
     const Value* v = n.input(i);
     if (!v) continue;
-    if (!live.count(v)) return err("input " + std::to_string(i) + " refers to a value not in the graph");
+    if (!contains(live, v)) return err("input " + std::to_string(i) + " refers to a value not in the graph");
     if (!v->producer() && !v->is_graph_input() && !v->is_constant())
       return err("input '" + v->name() + "' is never produced (not a graph input, initializer or node output)");
-    if (!uses.count({v, &n, int(i)})) return err("use list of '" + v->name() + "' is out of date");
+    if (!contains(uses, {v, &n, int(i)})) return err("use list of '" + v->name() + "' is out of date");
   }
   for (size_t i = 0; i < n.num_outputs(); ++i)
     if (n.output(i)->producer() != &n) return err("output " + std::to_string(i) + " has a different producer");
@@ -51,17 +58,21 @@ Status verify_node(const Graph& g, const Node& n, const std::unordered_set<const
 }  // namespace
 
 Status verify(const Graph& g) {
-  std::unordered_set<const Value*> live;
-  std::unordered_set<std::string> names;
+  const std::vector<Value*> values = g.values();
+  LiveSet live(values.begin(), values.end());
+  std::sort(live.begin(), live.end());
+  std::unordered_set<std::string_view> names;
+  names.reserve(values.size());
   UseSet uses;
-  for (const Value* v : g.values()) {
-    live.insert(v);
+  uses.reserve(values.size());
+  for (const Value* v : values) {
     if (!names.insert(v->name()).second) return invalid_model("two values are named '" + v->name() + "'");
-    for (const Use& u : v->uses()) uses.insert({v, u.node, u.index});
+    for (const Use& u : v->uses()) uses.emplace_back(v, u.node, u.index);
   }
+  std::sort(uses.begin(), uses.end());
   for (const Node* n : g.nodes()) FERRY_TRY(verify_node(g, *n, live, uses));
   for (const Value* o : g.outputs()) {
-    if (!live.count(o)) return invalid_model("a graph output refers to a value not in the graph");
+    if (!contains(live, o)) return invalid_model("a graph output refers to a value not in the graph");
     if (!o->producer() && !o->is_graph_input() && !o->is_constant())
       return invalid_model("graph output '" + o->name() + "' is never produced");
   }

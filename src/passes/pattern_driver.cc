@@ -4,14 +4,17 @@ namespace ferry {
 
 Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<Pattern>& patterns,
                       PassStats& stats, int max_iterations) {
-  std::vector<std::vector<const Pattern*>> by_op(kNumOps);
-  for (const Pattern& p : patterns) by_op[size_t(p.root)].push_back(&p);
+  // Pattern indices by root op; per-sweep counters by pattern index (a name lookup
+  // per node and pattern is measurable on graphs of 10^5+ nodes).
+  std::vector<std::vector<size_t>> by_op(kNumOps);
+  for (size_t i = 0; i < patterns.size(); ++i) by_op[size_t(patterns[i].root)].push_back(i);
   auto& pass_stats = stats[pass_name];
   for (const Pattern& p : patterns) pass_stats[p.name];  // every pattern appears in the report
 
   for (int iter = 0; iter < max_iterations; ++iter) {
     // Near misses are re-evaluated each sweep; keep only the last sweep's.
-    std::map<std::string, PatternStats> sweep;
+    std::vector<PatternStats> sweep(patterns.size());
+    std::vector<bool> tried(patterns.size(), false);
     bool changed = false;
     FERRY_ASSIGN_OR_RETURN(auto order, g.topo_order());
     for (Node* n : order) {
@@ -19,12 +22,14 @@ Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<
       // precise (a Reshape target folded to a constant): in topological order,
       // refreshing each node first keeps every type up to date for the patterns.
       if (iter > 0 || changed) refresh_types(*n);
-      for (const Pattern* p : by_op[size_t(n->op())]) {
+      for (size_t pi : by_op[size_t(n->op())]) {
+        const Pattern* p = &patterns[pi];
         // A node whose output lost all uses in this sweep is dead: skip it.
         bool dead = true;
         for (Value* o : n->outputs()) dead &= o->uses().empty() && !g.is_graph_output(o);
         if (dead) break;
-        PatternStats& ps = sweep[p->name];
+        PatternStats& ps = sweep[pi];
+        tried[pi] = true;
         Rewriter rw(g, &ps);
         if (p->fn(rw, *n)) {
           ++ps.matched;
@@ -35,8 +40,10 @@ Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<
         changed |= rw.changed();
       }
     }
-    for (auto& [name, s] : sweep) {
-      PatternStats& total = pass_stats[name];
+    for (size_t pi = 0; pi < patterns.size(); ++pi) {
+      if (!tried[pi]) continue;
+      const PatternStats& s = sweep[pi];
+      PatternStats& total = pass_stats[patterns[pi].name];
       total.applied += s.applied;
       total.matched = total.applied;  // recomputed below from the latest near misses
       if (!changed || iter + 1 == max_iterations) total.near_misses = s.near_misses;

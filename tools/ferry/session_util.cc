@@ -15,6 +15,10 @@ namespace ferry::cli {
 
 Result<std::unique_ptr<CpuSession>> load_session(const std::string& path, const SessionOptions& options) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path));
+  return compile_session(std::move(g), options);
+}
+
+Result<std::unique_ptr<CpuSession>> compile_session(std::unique_ptr<Graph> g, const SessionOptions& options) {
   FERRY_TRY(infer_shapes(*g).with_context("inferring shapes"));
   // The CPU backend has no fast kernel for Attention, RMSNormalization or a standalone Gelu:
   // formed, they would run on reference kernels, so they stay unfused (their parts run on

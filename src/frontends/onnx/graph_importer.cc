@@ -6,9 +6,13 @@
 // work; missing inputs and cycles are reported here); (5) each node through
 // the import table, collecting every unsupported op instead of stopping;
 // (6) graph outputs, verify and shape inference.
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "frontends/onnx/import_ferry_domain.h"
 #include "frontends/onnx/import_table.h"
@@ -71,8 +75,9 @@ class GraphImporter {
   std::map<std::string, int64_t> opsets_;
   std::vector<std::string> node_names_;    ///< unique IR names, by node index
   std::vector<std::string> source_names_;  ///< provenance names, by node index
-  std::map<std::string, int> producer_;    ///< value name -> producing node index
-  std::map<std::string, const onnx::TensorProto*> initializers_;
+  // Keys view strings owned by model_, which outlives the importer.
+  std::unordered_map<std::string_view, int> producer_;  ///< value name -> producing node index
+  std::unordered_map<std::string_view, const onnx::TensorProto*> initializers_;
   Status first_error_;
 };
 
@@ -120,6 +125,20 @@ void GraphImporter::count_ops() {
 }
 
 Status GraphImporter::name_nodes_and_values() {
+  // Sized up front: graphs of 10^5..10^6 nodes otherwise spend much of their
+  // import time rehashing.
+  const size_t nodes = size_t(graph_.node_size());
+  size_t values = size_t(graph_.initializer_size()) + size_t(graph_.input_size());
+  for (const onnx::NodeProto& p : graph_.node()) values += size_t(p.output_size());
+  node_names_.reserve(nodes);
+  source_names_.reserve(nodes);
+  st_.node_names.reserve(nodes);
+  st_.value_names.reserve(2 * values);  // ONNX names plus the importer's own
+  st_.values.reserve(values);
+  st_.consumed.reserve(values);
+  producer_.reserve(values);
+  initializers_.reserve(size_t(graph_.initializer_size()));
+  g_.reserve(nodes, values);
   // Node names: the source name, or "<OpType>_<index>" when empty; made unique.
   for (int i = 0; i < graph_.node_size(); ++i) {
     const onnx::NodeProto& p = graph_.node(i);
@@ -128,16 +147,18 @@ Status GraphImporter::name_nodes_and_values() {
     node_names_.push_back(st_.fresh_node_name(source));
   }
   // value name -> (kind, name) of what produces it, for the "produced twice" message.
-  std::map<std::string, std::pair<std::string, std::string>> origin;
-  auto claim = [&](const std::string& value, const std::string& kind, const std::string& who) -> Status {
-    auto [it, fresh] = origin.emplace(value, std::make_pair(kind, who));
+  // Views of strings that outlive this function: the model's and node_names_.
+  std::unordered_map<std::string_view, std::pair<std::string_view, std::string_view>> origin;
+  origin.reserve(values);
+  auto claim = [&](const std::string& value, std::string_view kind, const std::string& who) -> Status {
+    auto [it, fresh] = origin.emplace(value, std::make_pair(kind, std::string_view(who)));
     if (fresh) {
       st_.value_names.insert(value);
       return Status::Ok();
     }
-    const auto& [kind0, who0] = it->second;
-    std::string both = kind0 == kind ? kind + "s '" + who0 + "' and '" + who + "'"
-                                     : kind0 + " '" + who0 + "' and " + kind + " '" + who + "'";
+    const std::string kind0(it->second.first), who0(it->second.second), k(kind);
+    std::string both = kind0 == k ? k + "s '" + who0 + "' and '" + who + "'"
+                                  : kind0 + " '" + who0 + "' and " + k + " '" + who + "'";
     return invalid_model("value '" + value + "' is produced twice (" + both + ")");
   };
   for (const onnx::TensorProto& t : graph_.initializer()) {
@@ -231,16 +252,24 @@ Result<std::vector<int>> GraphImporter::node_order() {
       ++pending[size_t(i)];
     }
   }
-  std::set<int> ready;
+  // A min-heap: among ready nodes the one listed first in the file goes first.
+  std::vector<int> ready;
+  const auto later = std::greater<int>();
   for (int i = 0; i < n; ++i)
-    if (pending[size_t(i)] == 0) ready.insert(i);
+    if (pending[size_t(i)] == 0) ready.push_back(i);
+  std::make_heap(ready.begin(), ready.end(), later);
   std::vector<int> order;
+  order.reserve(size_t(n));
   while (!ready.empty()) {
-    int i = *ready.begin();
-    ready.erase(ready.begin());
+    std::pop_heap(ready.begin(), ready.end(), later);
+    int i = ready.back();
+    ready.pop_back();
     order.push_back(i);
     for (int u : users[size_t(i)])
-      if (--pending[size_t(u)] == 0) ready.insert(u);
+      if (--pending[size_t(u)] == 0) {
+        ready.push_back(u);
+        std::push_heap(ready.begin(), ready.end(), later);
+      }
   }
   if (int(order.size()) == n) return order;
   // Walk back through still-pending producers until a node repeats: it lies on a cycle.
