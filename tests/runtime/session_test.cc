@@ -28,7 +28,8 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace ferry::testing {
 namespace {
 
-/// conv-bn-relu, a residual block, an SE gate (GAP, 1x1 convs, Sigmoid, Mul), max pool, flatten, gemm.
+/// conv-SiLU, a residual block (relu, then SiLU), an SE gate (GAP, 1x1 convs, Sigmoid, Mul), max pool,
+/// flatten, gemm. SiLU is x * Sigmoid(x) as exporters write it (one native step in the session).
 std::unique_ptr<Graph> small_cnn(Dim batch) {
   auto g = std::make_unique<Graph>();
   uint32_t seed = 100;
@@ -43,10 +44,11 @@ std::unique_ptr<Graph> small_cnn(Dim batch) {
     return g->add_node(op, std::move(in), 1, std::move(a), g->unique_name(op_name(op)))->output(0);
   };
   Value* x = g->add_input("x", DType::f32, Shape({batch, Dim(3), Dim(20), Dim(20)}));
-  Value* y = node(Op::Relu, {conv(x, 16, 3, 3, 1, 2)});
+  auto silu = [&](Value* v) { return node(Op::Mul, {v, node(Op::Sigmoid, {v})}); };
+  Value* y = silu(conv(x, 16, 3, 3, 1, 2));
   Value* r = node(Op::Relu, {conv(y, 16, 16, 3)});
   r = conv(r, 16, 16, 1);
-  y = node(Op::Relu, {node(Op::Add, {r, y})});
+  y = silu(node(Op::Relu, {node(Op::Add, {r, y})}));
   Value* dw = node(Op::Clip, {conv(y, 16, 16, 3, 16), g->add_constant("lo", Tensor::scalar(0.f)),
                               g->add_constant("hi", Tensor::scalar(6.f))});
   Value* se = node(Op::GlobalAveragePool, {dw});
@@ -188,6 +190,15 @@ TEST(CpuSession, MemoryPlanReusesBuffers) {
   bool fused = false;
   for (const StepInfo& st : info->steps) fused |= st.op.find('+') != std::string::npos;
   EXPECT_TRUE(fused) << "expected a Conv+Relu (or +Add) epilogue";
+  if (host_isa() >= Isa::avx2) {  // both SiLUs as one native step each, no separate Sigmoid or Mul step
+    int silu = 0, sigmoid_alone = 0;
+    for (const StepInfo& st : info->steps) {
+      silu += st.op == "Sigmoid+Mul" && st.kernel.rfind("silu_f32__", 0) == 0;
+      sigmoid_alone += st.op == "Sigmoid";
+    }
+    EXPECT_EQ(silu, 2);
+    EXPECT_EQ(sigmoid_alone, 1);  // the SE gate's
+  }
 }
 
 TEST(CpuSession, WrongInputIsAnErrorNotACrash) {
