@@ -300,6 +300,11 @@ Result<std::unique_ptr<CpuSession>> CpuSession::compile(std::unique_ptr<Graph> g
 
 CpuSession::~CpuSession() = default;
 
+const std::vector<std::string>& cpu_session_skipped_passes() {
+  static const std::vector<std::string> passes = {"fuse_gelu", "fuse_rmsnorm", "fuse_attention"};
+  return passes;
+}
+
 Result<std::unique_ptr<CpuSession::Signature>> CpuSession::reshape(const std::vector<std::vector<int64_t>>& dims) {
   auto sig = std::make_unique<Signature>();
   sig->dims = dims;
