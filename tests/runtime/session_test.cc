@@ -147,8 +147,8 @@ TEST(CpuSession, TransformerMatchesInterpreterAcrossSignatures) {
 /// 4 callers x 10 runs on one session, started together on a fresh session (so they race
 /// through reshape and context binding too), with two input signatures alternating; every
 /// output bitwise equal to a lone run on a separate session. scripts/test.sh runs the
-/// OneOmpThread variants under ThreadSanitizer (build-tsan/): libgomp is not instrumented,
-/// so OpenMP worker threads would report false races; with one OpenMP thread per session
+/// session tests under ThreadSanitizer (build-tsan/); libgomp is not instrumented,
+/// so TSan cannot see OpenMP-internal synchronization; with one OpenMP thread per session
 /// every parallel region runs on its caller and TSan sees exactly the 4 caller threads.
 void expect_concurrent_runs_bitwise_identical(std::unique_ptr<Graph> (*make)(), std::vector<std::vector<int64_t>> dims,
                                               int threads) {
