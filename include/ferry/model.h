@@ -4,7 +4,7 @@
 //
 //   auto model = ferry::Model::load("resnet18.onnx");            // Result<Model>
 //   if (!model.ok()) { std::cerr << model.status().to_string() << "\n"; return 2; }
-//   ferry::CompileOptions opts;                                  // optimize, backend "reference"
+//   ferry::CompileOptions opts;                                  // optimize, backend "cpu"
 //   auto session = model->compile(opts);                         // Result<Session>
 //   std::map<std::string, ferry::Tensor> feeds = {{"input", x}};
 //   auto outputs = session->run(feeds);                          // in session->outputs() order
@@ -55,8 +55,8 @@ struct LoadOptions {
 /// error naming the ones available (available_backends()).
 struct CompileOptions {
   bool optimize = true;             ///< run the optimizer (passes/pipeline.h) before compiling
-  std::string backend = "reference";  ///< a row of the backend table (src/api/backends.cc)
-  int threads = 0;                  ///< worker threads; 0 = the backend's default. The reference backend is single-threaded.
+  std::string backend = "cpu";      ///< a row of the backend table (src/api/backends.cc): "cpu" or "reference"
+  int threads = 0;                  ///< worker threads; 0 = the backend's default (cpu: the number of cores). The reference backend is single-threaded.
 };
 
 /// One backend compile() can target.

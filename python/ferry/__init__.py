@@ -3,7 +3,7 @@
     import numpy as np, ferry
     model = ferry.load("resnet18.onnx")
     print(model.inputs)                        # [TensorInfo(name='input', dtype='f32', shape=[N,3,224,224])]
-    session = model.compile()                  # optimize=True, backend="reference"
+    session = model.compile()                  # optimize=True, backend="cpu"
     out = session.run({"input": np.zeros((1, 3, 224, 224), np.float32)})
     print(out["logits"].shape)
 

@@ -51,7 +51,7 @@ class Model:
     def outputs(self) -> list[TensorInfo]: ...
     def inspect(self, optimized: bool = False) -> dict[str, Any]:
         """What `ferry inspect --json` reports, as a dict."""
-    def compile(self, *, optimize: bool = True, backend: str = "reference", threads: int | None = 0) -> Session:
+    def compile(self, *, optimize: bool = True, backend: str = "cpu", threads: int | None = 0) -> Session:
         """Compiles for a backend; an unknown option raises TypeError, an unknown backend InvalidArgumentError."""
     def save(self, path: str, optimize: bool = True) -> None:
         """Writes the model as ONNX (like `ferry convert`)."""

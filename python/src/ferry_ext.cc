@@ -358,7 +358,7 @@ PYBIND11_MODULE(_ferry, m) {
             }
             return value_or_raise(std::move(s));
           },
-          "compile(*, optimize=True, backend='reference', threads=0) -> Session\n\n"
+          "compile(*, optimize=True, backend='cpu', threads=0) -> Session\n\n"
           "Optimizes a copy of the graph (unless optimize=False) and compiles it for `backend`\n"
           "(ferry.backends() lists them). threads: worker threads, 0 or None for the backend's default.\n"
           "An unknown option raises TypeError naming it; an unknown backend InvalidArgumentError.")

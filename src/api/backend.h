@@ -40,10 +40,16 @@ struct BackendEntry {
   const char* name;
   const char* description;
   MakeExecutor make;
+  /// Optimizer passes compile() skips for this backend (fused ops it has no fast kernel for).
+  std::vector<std::string> skip_passes = {};
 };
 
 /// The backend table; the first row is the default backend.
 const std::vector<BackendEntry>& backend_table();
+
+/// cpu_backend.cc: the compiled CPU session (runtime/session.h), falling back to the
+/// reference interpreter on models it cannot plan, as `ferry run` does.
+Result<std::unique_ptr<Executor>> make_cpu_executor(std::shared_ptr<const Graph> graph, const CompileOptions& options);
 
 /// reference_backend.cc: the reference interpreter (runtime/interpreter.h).
 Result<std::unique_ptr<Executor>> make_reference_executor(std::shared_ptr<const Graph> graph,

@@ -28,9 +28,12 @@ std::vector<TensorSpec> specs_of(const std::vector<Value*>& values) {
 }
 
 /// A copy of `g`, optimized when asked; `stats` (may be null) gets the pass counts.
-Result<std::unique_ptr<Graph>> prepared_copy(const Graph& g, bool optimize_it, PassStats* stats) {
+Result<std::unique_ptr<Graph>> prepared_copy(const Graph& g, bool optimize_it, PassStats* stats,
+                                             const std::vector<std::string>& skip_passes = {}) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, clone_graph(g));
-  if (optimize_it) FERRY_TRY(optimize(*copy, {}, stats).with_context("optimizing"));
+  OptimizeOptions oo;
+  oo.skip_passes = skip_passes;
+  if (optimize_it) FERRY_TRY(optimize(*copy, oo, stats).with_context("optimizing"));
   return copy;
 }
 
@@ -109,7 +112,8 @@ Result<Session> Model::compile(const CompileOptions& options) const {
                                                    std::to_string(options.threads));
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, prepared_copy(*state_->graph, options.optimize, &impl->stats));
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, prepared_copy(*state_->graph, options.optimize, &impl->stats,
+                                                                       backend->skip_passes));
   impl->inputs = specs_of(g->inputs());
   impl->outputs = specs_of(g->outputs());
   impl->graph = std::move(g);

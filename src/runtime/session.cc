@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/native/silu.h"
+#include "backends/cpu/native/strided_copy.h"
 #include "backends/cpu/onednn/onednn_steps.h"
 #include "ops/registry.h"
 #include "planner/memory_plan.h"
@@ -103,6 +105,9 @@ struct CpuSession::Compiled {
   std::unordered_map<const Node*, int> group_of_last;    ///< last absorbed node -> group
   std::unordered_map<const Node*, int> group_member;     ///< anchor and absorbed -> group
   std::vector<Group> groups;
+  /// SiLU pairs: Mul(x, Sigmoid(x)) -> x, and the Sigmoid nodes they absorb (one step, native/silu.h).
+  std::unordered_map<const Node*, const Node*> silu_sigmoid_of_mul;
+  std::unordered_map<const Node*, const Node*> silu_mul_of_sigmoid;
 };
 
 // --- per-signature state ----------------------------------------------------
@@ -183,7 +188,13 @@ class Planner {
     const std::string key = layout_key(want);
     if (auto it = s.reorders.find(key); it != s.reorders.end()) return it->second;
     memory::desc from = s.layout.is_zero() ? plain(s) : s.layout;
-    FERRY_ASSIGN_OR_RETURN(Made made, onednn::make_reorder(from, want));
+    Made made;
+    // Between two dense unblocked layouts (NCHW <-> NHWC): own strided copy, faster than oneDNN's here.
+    auto fs = onednn::dense_strides(from), ws = onednn::dense_strides(want);
+    if (fs && ws && !opt_.reference_kernels)
+      made.step = make_strided_copy_step(s.dims, *fs, *ws, dtype_size(s.dtype),
+                                         "strided_copy_" + onednn::layout_name(from) + "_to_" + onednn::layout_name(want));
+    if (!made.step) { FERRY_ASSIGN_OR_RETURN(made, onednn::make_reorder(from, want)); }
     Slot r;
     r.dtype = s.dtype;
     r.dims = s.dims;
@@ -228,6 +239,21 @@ Result<std::unique_ptr<CpuSession>> CpuSession::compile(std::unique_ptr<Graph> g
   FERRY_ASSIGN_OR_RETURN(auto order, s->graph_->topo_order());
   c->order.assign(order.begin(), order.end());
 
+  if (!options.reference_kernels) {
+    // SiLU: Sigmoid(x) used only by Mul(x, Sigmoid(x)) (either operand order).
+    const Graph& g = *s->graph_;
+    for (const Node* n : c->order) {
+      if (n->op() != Op::Sigmoid || !n->input(0) || n->output(0)->dtype() != DType::f32) continue;
+      const Value* sig = n->output(0);
+      if (sig->uses().size() != 1 || g.is_graph_output(sig)) continue;
+      const Node* mul = sig->uses()[0].node;
+      if (mul->op() != Op::Mul || mul->num_inputs() != 2) continue;
+      const Value* other = mul->input(0) == sig ? mul->input(1) : mul->input(0);
+      if (other != n->input(0) || mul->input(0) == mul->input(1)) continue;
+      c->silu_sigmoid_of_mul[mul] = n;
+      c->silu_mul_of_sigmoid[n] = mul;
+    }
+  }
   if (options.fuse_epilogues && !options.reference_kernels) {
     const Graph& g = *s->graph_;
     auto single_user = [&](const Value* v) -> Node* {
@@ -243,6 +269,7 @@ Result<std::unique_ptr<CpuSession>> CpuSession::compile(std::unique_ptr<Graph> g
       for (;;) {
         Node* u = single_user(cur);
         if (!u || u->num_outputs() != 1 || c->group_member.count(u)) break;  // e.g. an Add two convs feed
+        if (c->silu_mul_of_sigmoid.count(u) || c->silu_sigmoid_of_mul.count(u)) break;
         std::vector<const Tensor*> consts;
         for (const Value* v : u->inputs()) consts.push_back(v && v->is_constant() ? v->constant() : nullptr);
         // oneDNN's fused transcendental post-ops (logistic, tanh, gelu) trade accuracy for speed;
@@ -272,6 +299,11 @@ Result<std::unique_ptr<CpuSession>> CpuSession::compile(std::unique_ptr<Graph> g
 }
 
 CpuSession::~CpuSession() = default;
+
+const std::vector<std::string>& cpu_session_skipped_passes() {
+  static const std::vector<std::string> passes = {"fuse_gelu", "fuse_rmsnorm", "fuse_attention"};
+  return passes;
+}
 
 Result<std::unique_ptr<CpuSession::Signature>> CpuSession::reshape(const std::vector<std::vector<int64_t>>& dims) {
   auto sig = std::make_unique<Signature>();
@@ -591,7 +623,43 @@ Result<std::unique_ptr<CpuSession::Signature>> CpuSession::reshape(const std::ve
     return Status::Ok();
   };
 
+  // SiLU pair: one in-place step on x's layout; else (x not a planned f32 value) both nodes alone.
+  auto schedule_silu = [&](const Node* sigmoid, const Node* mul) -> Status {
+    const int xs = slot_for(sigmoid->input(0));
+    if (xs < 0) return internal_error("node " + sigmoid->describe() + ": input is not computed");
+    const Slot& x = sig->slots[size_t(xs)];
+    std::unique_ptr<Step> step;
+    if (x.kind == Slot::kArena && x.dtype == DType::f32) step = make_silu_step(int64_t(x.bytes / sizeof(float)), host_isa());
+    if (!step) {
+      for (const Node* n : {sigmoid, mul}) {
+        std::vector<OutputInfo> outs;
+        FERRY_ASSIGN_OR_RETURN(bool run_time, infer_and_fold(n, &outs));
+        if (run_time) FERRY_TRY(schedule_single(n, outs));
+      }
+      return Status::Ok();
+    }
+    Slot y;
+    y.dtype = x.dtype;
+    y.dims = x.dims;
+    y.layout = x.layout;
+    y.bytes = x.bytes;
+    const std::string shapes = dims_text(x.dtype, x.dims);
+    PlannedStep ps;
+    ps.ins = {xs};
+    ps.outs = {P.add_slot(std::move(y))};  // invalidates `x`
+    slot_of[mul->output(0)] = ps.outs[0];
+    ps.info = {sigmoid->name() + "+" + mul->name(), "Sigmoid+Mul", step->kernel_name(), shapes + " -> " + shapes};
+    ps.step = std::move(step);
+    sig->steps.push_back(std::move(ps));
+    return Status::Ok();
+  };
+
   for (const Node* n : compiled_->order) {
+    if (compiled_->silu_mul_of_sigmoid.count(n)) continue;  // scheduled with its Mul
+    if (auto it = compiled_->silu_sigmoid_of_mul.find(n); it != compiled_->silu_sigmoid_of_mul.end()) {
+      FERRY_TRY(schedule_silu(it->second, n));
+      continue;
+    }
     if (auto it = compiled_->group_member.find(n); it != compiled_->group_member.end()) {
       auto last = compiled_->group_of_last.find(n);
       if (last != compiled_->group_of_last.end()) FERRY_TRY(schedule_group(compiled_->groups[size_t(last->second)]));

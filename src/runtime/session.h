@@ -60,6 +60,11 @@ struct PlanInfo {
   size_t folded = 0;           ///< nodes evaluated at reshape (shape subgraphs)
 };
 
+/// Optimizer passes to skip before compiling a CpuSession: their fused ops (Attention,
+/// RMSNormalization, a standalone Gelu) have no fast kernel here and would run on
+/// reference kernels, while their unfused parts run on native and oneDNN steps.
+const std::vector<std::string>& cpu_session_skipped_passes();
+
 class CpuSession {
  public:
   /// Compiles `graph` (shapes inferred; run the optimizer first for speed).

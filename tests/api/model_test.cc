@@ -81,14 +81,15 @@ TEST(Model, CompileRejectsUnknownBackendsAndBadThreads) {
   auto s = model->compile(opts);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.status().message().rfind("unknown backend 'tpu' (available: reference", 0), 0u) << s.status().message();
+  EXPECT_EQ(s.status().message().rfind("unknown backend 'tpu' (available: cpu, reference", 0), 0u) << s.status().message();
   opts = {};
   opts.threads = -2;
   s = model->compile(opts);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("threads must be >= 0"), std::string::npos);
   ASSERT_FALSE(available_backends().empty());
-  EXPECT_EQ(available_backends()[0].name, "reference");
+  EXPECT_EQ(available_backends()[0].name, "cpu");  // the default, as for `ferry run`
+  EXPECT_EQ(CompileOptions{}.backend, "cpu");
 }
 
 TEST(Session, CheckInputsNamesTheProblem) {

@@ -234,14 +234,15 @@ def test_compile_options_are_checked(ferry_api, add_model):
         model.compile(optimize="no")
     with pytest.raises(TypeError, match="option 'threads' must be an int or None"):
         model.compile(threads=1.5)
-    with pytest.raises(ferry_api.InvalidArgumentError, match=r"unknown backend 'cuda' \(available: reference"):
+    with pytest.raises(ferry_api.InvalidArgumentError, match=r"unknown backend 'cuda' \(available: cpu, reference"):
         model.compile(backend="cuda")
     with pytest.raises(ferry_api.InvalidArgumentError, match="threads must be >= 0"):
         model.compile(threads=-1)
     session = model.compile(optimize=False, backend="reference", threads=2)
     assert session.options == {"optimize": False, "backend": "reference", "threads": 2}
     assert session.backend == "reference"
-    assert [b["name"] for b in ferry_api.backends()][0] == "reference"
+    assert [b["name"] for b in ferry_api.backends()][:2] == ["cpu", "reference"]
+    assert model.compile().backend == "cpu", "the default backend is the first row, as for `ferry run`"
 
 
 def test_concurrent_runs_agree_with_serial_ones(ferry_api):

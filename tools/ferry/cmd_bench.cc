@@ -125,12 +125,18 @@ int run_bench(const BenchOptions& o) {
   const double p50 = percentile(lat_ms, 50), p90 = percentile(lat_ms, 90), p99 = percentile(lat_ms, 99);
   const double throughput = double(batch) * 1000.0 / mean;
 
-  // Profile: mean per step; the trace shows the median iteration.
-  std::vector<double> step_mean;
+  // Profile: the median per step (robust to the spikes of a loaded machine, unlike the mean);
+  // the trace shows the median iteration.
+  std::vector<double> step_med;
   if (profile) {
-    step_mean.assign(plan->steps.size(), 0.0);
-    for (const auto& us : step_us)
-      for (size_t k = 0; k < us.size() && k < step_mean.size(); ++k) step_mean[k] += us[k] / double(step_us.size());
+    step_med.assign(plan->steps.size(), 0.0);
+    std::vector<double> col;
+    for (size_t k = 0; k < step_med.size(); ++k) {
+      col.clear();
+      for (const auto& us : step_us)
+        if (k < us.size()) col.push_back(us[k]);
+      if (!col.empty()) step_med[k] = percentile(col, 50);
+    }
     std::vector<size_t> order(lat_ms.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lat_ms[a] < lat_ms[b]; });
@@ -182,17 +188,18 @@ int run_bench(const BenchOptions& o) {
     std::printf("compile      %.0f ms (load, optimize, compile, reshape)\n", compile_ms);
   }
   if (profile) {
-    std::vector<size_t> idx(step_mean.size());
+    std::vector<size_t> idx(step_med.size());
     std::iota(idx.begin(), idx.end(), size_t(0));
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return step_mean[a] > step_mean[b]; });
-    const double total = std::accumulate(step_mean.begin(), step_mean.end(), 0.0);
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return step_med[a] > step_med[b]; });
+    const double total = std::accumulate(step_med.begin(), step_med.end(), 0.0);
     std::ostream& out = o.json ? std::cerr : std::cout;
-    out << "top steps (mean over " << step_us.size() << " iterations; trace: " << o.profile << ")\n";
+    out << "top steps (median per step over " << step_us.size() << " iterations, sum " << total / 1000.0
+        << " ms; trace: " << o.profile << ")\n";
     for (size_t r = 0; r < std::min<size_t>(15, idx.size()); ++r) {
       const StepInfo& si = plan->steps[idx[r]];
       char line[64];
-      std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  ", step_mean[idx[r]] / 1000.0,
-                    total > 0 ? 100.0 * step_mean[idx[r]] / total : 0.0);
+      std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  ", step_med[idx[r]] / 1000.0,
+                    total > 0 ? 100.0 * step_med[idx[r]] / total : 0.0);
       out << line << si.op << " '" << si.nodes << "'  " << si.kernel << "  " << si.shapes << "\n";
     }
   }

@@ -26,7 +26,7 @@ Result<std::unique_ptr<CpuSession>> compile_session(std::unique_ptr<Graph> g, co
   // (runtime/lower_fused_ops.h, docs/backend.md). `ferry convert` and the reference backend
   // keep every fusion.
   OptimizeOptions oo;
-  oo.skip_passes = {"fuse_gelu", "fuse_rmsnorm", "fuse_attention"};
+  oo.skip_passes = cpu_session_skipped_passes();
   FERRY_TRY(optimize(*g, oo, nullptr).with_context("optimizing"));
   // Debugging aids (docs/backend.md): bisect a numeric difference by turning features off.
   SessionOptions o = options;

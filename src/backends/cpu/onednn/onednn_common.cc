@@ -1,5 +1,6 @@
 #include "backends/cpu/onednn/onednn_common.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -41,13 +42,35 @@ bool is_plain(const memory::desc& md) {
   return c.offset0 == 0;
 }
 
+std::optional<std::vector<int64_t>> dense_strides(const memory::desc& md) {
+  const dnnl_memory_desc_t& c = md.data;
+  if (c.format_kind != dnnl_blocked || c.format_desc.blocking.inner_nblks != 0 || c.offset0 != 0) return std::nullopt;
+  int64_t numel = 1;
+  std::vector<int64_t> strides(size_t(c.ndims));
+  for (int i = 0; i < c.ndims; ++i) {
+    if (c.padded_dims[i] != c.dims[i] || c.padded_offsets[i] != 0) return std::nullopt;
+    numel *= c.dims[i];
+    strides[size_t(i)] = c.format_desc.blocking.strides[i];
+  }
+  // Dense: the layout spans exactly numel elements (a permutation of the dims, no gaps).
+  const size_t elem = memory::data_type_size(memory::data_type(c.data_type));
+  if (elem == 0 || md.get_size() != size_t(numel) * elem) return std::nullopt;
+  return strides;
+}
+
 std::string layout_name(const memory::desc& md) {
   if (is_plain(md)) return "plain";
   const dnnl_memory_desc_t& c = md.data;
   if (c.format_kind != dnnl_blocked) return "opaque";
   const auto& b = c.format_desc.blocking;
+  // Outer dims from the largest stride to the smallest (NHWC: "acdb"), then the inner blocks.
+  std::vector<int> order(size_t(c.ndims));
+  for (int i = 0; i < c.ndims; ++i) order[size_t(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    return c.format_desc.blocking.strides[x] > c.format_desc.blocking.strides[y];
+  });
   std::string s;
-  for (int i = 0; i < c.ndims; ++i) s += char('a' + i);
+  for (int i : order) s += char('a' + i);
   for (int i = 0; i < b.inner_nblks; ++i) s += std::to_string(b.inner_blks[i]) + char('a' + b.inner_idxs[i]);
   return s;
 }

@@ -26,6 +26,9 @@ std::optional<memory::data_type> dnnl_type(DType t);
 memory::desc plain_desc(DType t, const std::vector<int64_t>& dims);
 /// True when `md` is the row-major layout of its dims.
 bool is_plain(const memory::desc& md);
+/// Element strides of a dense layout without inner blocks or padding (plain, NHWC, any
+/// permutation), or nullopt (blocked, padded, opaque, offset).
+std::optional<std::vector<int64_t>> dense_strides(const memory::desc& md);
 /// "nChw16c"-like short text for reports ("plain" for row-major).
 std::string layout_name(const memory::desc& md);
 
