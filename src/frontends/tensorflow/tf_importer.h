@@ -19,6 +19,7 @@
 
 #include "frontends/frontend.h"
 #include "frontends/tensorflow/proto/tf_graph.pb.h"
+#include "frontends/tensorflow/proto/tf_saved_model.pb.h"
 #include "frontends/tensorflow/tensor_bundle.h"
 #include "ir/graph.h"
 
@@ -61,6 +62,10 @@ Result<std::unique_ptr<Graph>> import_frozen_graph(const std::string& path, Impo
 /// Reads a SavedModel directory and imports signature `signature` ("" = serving_default).
 Result<std::unique_ptr<Graph>> import_saved_model(const std::string& dir, const std::string& signature,
                                                   ImportReport& report);
+
+/// Imports a parsed saved_model.pb whose variables/ lie in `dir` (the fuzzer's in-memory entry point).
+Result<std::unique_ptr<Graph>> import_saved_model_proto(const tfproto::SavedModel& sm, const std::string& dir,
+                                                        const std::string& signature, ImportReport& report);
 
 /// A SavedModel directory or a frozen GraphDef file, by what the path is; errors do not repeat the path.
 Result<std::unique_ptr<Graph>> import_tensorflow_path(const std::string& path, ImportReport* report,
