@@ -8,6 +8,7 @@
 // collecting every unsupported op instead of stopping. Calls import the
 // callee's body as a new scope whose arguments are the call's inputs.
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -23,7 +24,7 @@ namespace {
 constexpr int kMaxCallDepth = 64;
 /// Work bound for inlining: the TensorFlow nodes of every scope instantiated, all together.
 /// Calls can nest exponentially (f0 calls f1 twice, f1 calls f2 twice, ...).
-constexpr int64_t kMaxScopeNodes = int64_t(1) << 17;  // ResNet50 as a Keras SavedModel: ~3,800
+std::atomic<int64_t> g_max_scope_nodes{int64_t(1) << 17};  // ResNet50 as a Keras SavedModel: ~3,800
 
 /// What a TensorFlow tensor is bound to: an IR value, or a resource (variable handle).
 struct Bound {
@@ -141,7 +142,7 @@ class GraphImporter {
   TfImportState st_;
   std::map<std::string, const tfproto::FunctionDef*> library_;
   std::vector<std::string> call_stack_;
-  int64_t scope_nodes_ = 0;  ///< against kMaxScopeNodes
+  int64_t scope_nodes_ = 0;  ///< against g_max_scope_nodes
   std::map<std::string, Value*> variable_values_;  ///< checkpoint key -> its constant
   std::map<std::string, Value*> placeholder_inputs_;
   Status first_error_;
@@ -150,10 +151,10 @@ class GraphImporter {
 Status GraphImporter::fill_scope(Scope& scope, const google::protobuf::RepeatedPtrField<tfproto::NodeDef>& defs) {
   scope.node_defs = &defs;
   scope_nodes_ += defs.size();
-  if (scope_nodes_ > kMaxScopeNodes)
+  if (scope_nodes_ > g_max_scope_nodes)
     return invalid_model((scope.where.empty() ? "the graph" : "inlining " + scope.where) +
                          " takes the nodes to import, function bodies counted once per call, past the limit of " +
-                         std::to_string(kMaxScopeNodes) + " (calls expand to too many nodes)");
+                         std::to_string(g_max_scope_nodes.load()) + " (calls expand to too many nodes)");
   for (const tfproto::NodeDef& d : defs) {
     if (d.name().empty()) return invalid_model(scope.where + (scope.where.empty() ? "" : ": ") + "a node has no name");
     if (!scope.nodes.emplace(d.name(), &d).second)
@@ -211,7 +212,7 @@ Result<Bound> GraphImporter::lookup(Scope& scope, const std::string& ref, const 
   if (scope.failed.count(r.node)) {
     // A stand-in, so the nodes after a failed one are still checked.
     Bound b;
-    b.value = g_.add_input(st_.fresh_value_name(ref), DType::undefined, Shape());
+    b.value = g_.add_input(st_.fresh_value_name(scope.prefix + ref), DType::undefined, Shape());
     return b;
   }
   auto it = scope.outputs.find(r.node);
@@ -512,6 +513,9 @@ Status GraphImporter::run(const std::vector<TfInput>& inputs, const std::vector<
 }
 
 }  // namespace
+
+void set_inline_node_limit(int64_t nodes) { g_max_scope_nodes = nodes; }
+int64_t inline_node_limit() { return g_max_scope_nodes; }
 
 Result<std::unique_ptr<Graph>> import_graph_def(const tfproto::GraphDef& graph, const std::vector<TfInput>& inputs,
                                                 const std::vector<TfOutput>& outputs, const TfVariables& variables,

@@ -48,6 +48,11 @@ struct TfVariables {
   std::function<std::optional<std::vector<std::string>>(const std::string& function)> bound_inputs;
 };
 
+/// Most TensorFlow nodes one import may instantiate, function bodies counted once per call
+/// (default 2^17); the fuzzer lowers it, as it lowers the tensor size limit.
+void set_inline_node_limit(int64_t nodes);
+int64_t inline_node_limit();
+
 /// Imports `graph` from the given inputs to the given outputs.
 Result<std::unique_ptr<Graph>> import_graph_def(const tfproto::GraphDef& graph, const std::vector<TfInput>& inputs,
                                                 const std::vector<TfOutput>& outputs, const TfVariables& variables,
