@@ -15,7 +15,11 @@ dictionary (libFuzzer -dict=). Everything comes from the repository:
     npy_fuzz        .npy files of every dtype ferry reads, written with numpy,
                     and the corpus's .npy files
     npz_fuzz        np.savez / np.savez_compressed archives
-    tf_load_fuzz    (TensorFlow loader, not written yet: add its seeds here)
+    tf_load_fuzz    frozen GraphDefs, saved_model.pb files and checkpoint indexes
+                    (variables.index) of the generated TensorFlow test models
+                    (tests/models/generated/tf/, when present: they need
+                    TensorFlow to make), and the corpus's TensorFlow cases
+                    (written without TensorFlow, tests/bad_inputs/tf_cases.py)
 
 Dictionaries: op names and attribute names from src/ir/ops.def for the ONNX
 and text-IR targets; format keywords for .npy and .npz.
@@ -35,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-TARGETS = ["onnx_load_fuzz", "text_ir_fuzz", "npy_fuzz", "npz_fuzz"]
+TARGETS = ["onnx_load_fuzz", "text_ir_fuzz", "npy_fuzz", "npz_fuzz", "tf_load_fuzz"]
 
 
 def put(out: Path, data: bytes, max_bytes: int) -> bool:
@@ -124,6 +128,29 @@ def npz_seeds(out: Path, max_bytes: int):
     return n
 
 
+def tf_seeds(out: Path, bad: Path, max_bytes: int):
+    """GraphDefs, saved_model.pb files and checkpoint indexes: generated models (if any), then the corpus."""
+    n = 0
+    gen = REPO / "tests/models/generated/tf"
+    files = sorted(gen.glob("*/frozen.pb")) + sorted(gen.glob("*/saved_model/saved_model.pb")) + \
+        sorted(gen.glob("*/saved_model/variables/variables.index")) if gen.is_dir() else []
+    files += sorted(f for f in bad.glob("tf_*/**/*") if f.name.endswith((".pb", ".index")))
+    for f in files:
+        if f.is_file() and not f.is_symlink():
+            n += put(out, f.read_bytes(), max_bytes)
+    return n
+
+
+def tf_words():
+    """TensorFlow op names ferry imports (src/frontends/tensorflow/import_table.cc) and format words."""
+    text = (REPO / "src/frontends/tensorflow/import_table.cc").read_text()
+    ops = re.findall(r"ROW\((\w+),", text)
+    return ops + ["Placeholder", "Const", "VarHandleOp", "ReadVariableOp", "StatefulPartitionedCall",
+                  "PartitionedCall", "Identity", "NoOp", "serve", "serving_default", "dtype", "shape", "value", "T",
+                  "f", "shared_name", "_CHECKPOINTABLE_OBJECT_GRAPH", "VARIABLE_VALUE", ":0", ":1", "^", "w", "v",
+                  "\x57\xfb\x80\x8b\x24\x75\x47\xdb"]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir")
@@ -139,12 +166,12 @@ def main(argv=None):
         n_onnx, bad = onnx_seeds(out / "onnx_load_fuzz", work, args.max_bytes)
         n_text = text_ir_seeds(out / "text_ir_fuzz", bad, args.max_bytes)
         n_npy = npy_seeds(out / "npy_fuzz", bad, args.max_bytes)
+        n_tf = tf_seeds(out / "tf_load_fuzz", bad, args.max_bytes)
     n_npz = npz_seeds(out / "npz_fuzz", args.max_bytes)
     # Regressions are seeds too: campaigns start from the inputs that once broke ferry.
     for t in TARGETS:
         for f in sorted((REPO / "fuzz/regressions" / t).glob("*")):
             put(out / t, f.read_bytes(), 1 << 30)
-    # --- TensorFlow loader (tf_load_fuzz): add its seeds (GraphDef .pb files) here. ---
 
     dtypes = ["f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bool"]
     write_dict(out / "onnx_load_fuzz.dict", ops + attrs + ["ai.onnx", "com.microsoft", "location", "offset",
@@ -158,7 +185,9 @@ def main(argv=None):
     write_dict(out / "npz_fuzz.dict", ["PK\x03\x04", "PK\x01\x02", "PK\x05\x06", "PK\x06\x06", "PK\x06\x07",
                                        ".npy", "\x93NUMPY", "\x08\x00", "\x00\x00", "\x01\x00",
                                        "\xff\xff\xff\xff"])
-    print(f"seeds: onnx_load_fuzz {n_onnx}, text_ir_fuzz {n_text}, npy_fuzz {n_npy}, npz_fuzz {n_npz} -> {out}")
+    write_dict(out / "tf_load_fuzz.dict", tf_words())
+    print(f"seeds: onnx_load_fuzz {n_onnx}, text_ir_fuzz {n_text}, npy_fuzz {n_npy}, npz_fuzz {n_npz}, "
+          f"tf_load_fuzz {n_tf} -> {out}")
     return 0
 
 

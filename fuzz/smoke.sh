@@ -4,7 +4,9 @@
 #   2. replays the regression corpus fuzz/regressions/<target>/ (every input that
 #      once crashed ferry) through each target;
 #   3. fuzzes each target for FUZZ_SECONDS (default 60) from the seed corpus
-#      (fuzz/make_seeds.py), one target at a time on one core.
+#      (fuzz/make_seeds.py), one target at a time on one core. Five targets
+#      (onnx_load, text_ir, npy, npz, tf_load): about 5 x FUZZ_SECONDS in all,
+#      plus the build and the seeds.
 # Exit status is non-zero on a build failure, a regression that fails again, or
 # a new crash; new crashes are left in build-fuzz/findings/<target>/.
 #   FUZZ_SECONDS=600 fuzz/smoke.sh    a longer run

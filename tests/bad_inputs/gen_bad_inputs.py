@@ -2526,6 +2526,12 @@ def shape_override_rank_mismatch(ctx):
             "run": expect(fragments=["shape", "rank", "dims"], mentions=["pixels"]), "inspect": None}
 
 
+# --- TensorFlow (issue 6): the cases live in tf_cases.py and register through @case ---------
+# Run as a script this module is __main__; tf_cases imports it by name, so point that name here.
+sys.modules.setdefault("gen_bad_inputs", sys.modules[__name__])
+import tf_cases  # noqa: E402,F401
+
+
 def generate(out_dir, only=None):
     """Writes every case (or `only` those) and the manifest; returns the manifest dict."""
     out_dir = Path(out_dir)

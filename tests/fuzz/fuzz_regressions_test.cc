@@ -16,6 +16,7 @@
 #include "../../fuzz/npz_fuzz.cc"
 #include "../../fuzz/onnx_load_fuzz.cc"
 #include "../../fuzz/text_ir_fuzz.cc"
+#include "../../fuzz/tf_load_fuzz.cc"
 
 namespace ferry::fuzz {
 namespace {
@@ -54,6 +55,11 @@ TEST(FuzzRegressions, OnnxLoad) { replay("onnx_load_fuzz", onnx_load_init, onnx_
 TEST(FuzzRegressions, TextIr) { replay("text_ir_fuzz", text_ir_init, text_ir_one); }
 TEST(FuzzRegressions, Npy) { replay("npy_fuzz", npy_init, npy_one); }
 TEST(FuzzRegressions, Npz) { replay("npz_fuzz", npz_init, npz_one); }
+TEST(FuzzRegressions, TfLoad) {
+  const int64_t inline_limit = tf_import::inline_node_limit();
+  replay("tf_load_fuzz", tf_load_init, tf_load_one);
+  tf_import::set_inline_node_limit(inline_limit);  // init lowered it for the fuzz inputs
+}
 
 }  // namespace
 }  // namespace ferry::fuzz

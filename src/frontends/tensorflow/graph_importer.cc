@@ -8,6 +8,7 @@
 // collecting every unsupported op instead of stopping. Calls import the
 // callee's body as a new scope whose arguments are the call's inputs.
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -21,6 +22,9 @@ namespace ferry::tf_import {
 namespace {
 
 constexpr int kMaxCallDepth = 64;
+/// Work bound for inlining: the TensorFlow nodes of every scope instantiated, all together.
+/// Calls can nest exponentially (f0 calls f1 twice, f1 calls f2 twice, ...).
+std::atomic<int64_t> g_max_scope_nodes{int64_t(1) << 17};  // ResNet50 as a Keras SavedModel: ~3,800
 
 /// What a TensorFlow tensor is bound to: an IR value, or a resource (variable handle).
 struct Bound {
@@ -28,6 +32,7 @@ struct Bound {
   bool is_resource = false;
   std::string var_key;      ///< checkpoint key, when known
   std::string handle_name;  ///< VarHandleOp shared_name, to resolve var_key lazily
+  const tfproto::NodeDef* handle = nullptr;  ///< the VarHandleOp, when known (its dtype and shape attributes)
 };
 
 struct Scope {
@@ -137,6 +142,7 @@ class GraphImporter {
   TfImportState st_;
   std::map<std::string, const tfproto::FunctionDef*> library_;
   std::vector<std::string> call_stack_;
+  int64_t scope_nodes_ = 0;  ///< against g_max_scope_nodes
   std::map<std::string, Value*> variable_values_;  ///< checkpoint key -> its constant
   std::map<std::string, Value*> placeholder_inputs_;
   Status first_error_;
@@ -144,6 +150,11 @@ class GraphImporter {
 
 Status GraphImporter::fill_scope(Scope& scope, const google::protobuf::RepeatedPtrField<tfproto::NodeDef>& defs) {
   scope.node_defs = &defs;
+  scope_nodes_ += defs.size();
+  if (scope_nodes_ > g_max_scope_nodes)
+    return invalid_model((scope.where.empty() ? "the graph" : "inlining " + scope.where) +
+                         " takes the nodes to import, function bodies counted once per call, past the limit of " +
+                         std::to_string(g_max_scope_nodes.load()) + " (calls expand to too many nodes)");
   for (const tfproto::NodeDef& d : defs) {
     if (d.name().empty()) return invalid_model(scope.where + (scope.where.empty() ? "" : ": ") + "a node has no name");
     if (!scope.nodes.emplace(d.name(), &d).second)
@@ -201,14 +212,14 @@ Result<Bound> GraphImporter::lookup(Scope& scope, const std::string& ref, const 
   if (scope.failed.count(r.node)) {
     // A stand-in, so the nodes after a failed one are still checked.
     Bound b;
-    b.value = g_.add_input(st_.fresh_value_name(ref), DType::undefined, Shape());
+    b.value = g_.add_input(st_.fresh_value_name(scope.prefix + ref), DType::undefined, Shape());
     return b;
   }
   auto it = scope.outputs.find(r.node);
   if (it == scope.outputs.end()) return internal_error("node '" + r.node + "' read before it was imported");
   const std::vector<Bound>& outs = it->second;
   if (r.index < 0 || size_t(r.index) >= outs.size() || (!outs[size_t(r.index)].value && !outs[size_t(r.index)].is_resource))
-    return invalid_model(who + ": input '" + ref + "' names output " + std::to_string(r.index) + " of node '" +
+    return invalid_model((who.empty() ? "" : who + ": ") + "input '" + ref + "' names output " + std::to_string(r.index) + " of node '" +
                          r.node + "' (" + scope.nodes.at(r.node)->op() + "), which has " +
                          std::to_string(outs.size()) + " output" + (outs.size() == 1 ? "" : "s") + " ferry knows");
   return outs[size_t(r.index)];
@@ -233,6 +244,22 @@ Result<Value*> GraphImporter::read_variable(const tfproto::NodeDef& def, const B
     if (d.ok() && *d != t->dtype())
       return invalid_model("attribute dtype = " + tf_dtype_name(want->second.type()) + ", but checkpoint tensor '" +
                            key + "' is " + t->type_string());
+  }
+  // The handle's declared shape (when fully known) must be the checkpoint's.
+  if (handle.handle) {
+    auto a = handle.handle->attr().find("shape");
+    if (a != handle.handle->attr().end() && a->second.has_shape() && !a->second.shape().unknown_rank()) {
+      const auto& dims = a->second.shape().dim();
+      bool known = std::all_of(dims.begin(), dims.end(), [](const auto& d) { return d.size() >= 0; });
+      bool same = int(t->dims().size()) == dims.size();
+      for (int i = 0; same && i < dims.size(); ++i) same = t->dims()[size_t(i)] == dims[i].size();
+      if (known && !same) {
+        std::string declared;
+        for (int i = 0; i < dims.size(); ++i) declared += (i ? "," : "") + std::to_string(dims[i].size());
+        return invalid_model("variable '" + handle.handle->name() + "' is declared [" + declared +
+                             "], but checkpoint tensor '" + key + "' is " + t->type_string());
+      }
+    }
   }
   Value* v = g_.add_constant(st_.fresh_value_name(def.name()), std::move(t).value());
   variable_values_[key] = v;
@@ -313,6 +340,7 @@ Result<std::vector<Bound>> GraphImporter::import_binding(Scope& scope, const tfp
     b.is_resource = true;
     auto s = def.attr().find("shared_name");
     b.handle_name = s != def.attr().end() && !s->second.s().empty() ? s->second.s() : def.name();
+    b.handle = &def;
     return std::vector<Bound>{b};
   }
   if (op == "ReadVariableOp") {
@@ -353,7 +381,7 @@ void GraphImporter::import_node(Scope& scope, const tfproto::NodeDef& def) {
   std::vector<Bound> ins;
   for (const std::string& ref : def.input()) {
     if (ref.empty() || ref[0] == '^') continue;
-    auto b = lookup(scope, ref, who);
+    auto b = lookup(scope, ref, "");  // fail() adds `who`
     if (!b.ok()) return fail(b.status(), "");
     ins.push_back(*b);
   }
@@ -485,6 +513,9 @@ Status GraphImporter::run(const std::vector<TfInput>& inputs, const std::vector<
 }
 
 }  // namespace
+
+void set_inline_node_limit(int64_t nodes) { g_max_scope_nodes = nodes; }
+int64_t inline_node_limit() { return g_max_scope_nodes; }
 
 Result<std::unique_ptr<Graph>> import_graph_def(const tfproto::GraphDef& graph, const std::vector<TfInput>& inputs,
                                                 const std::vector<TfOutput>& outputs, const TfVariables& variables,

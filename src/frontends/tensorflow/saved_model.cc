@@ -86,6 +86,12 @@ Result<std::unique_ptr<Graph>> import_saved_model(const std::string& dir, const 
   FERRY_ASSIGN_OR_RETURN(std::string bytes, read_file_inside(dir, pb, kMaxProtoBytes));
   tfproto::SavedModel sm;
   if (!sm.ParseFromString(bytes)) return invalid_model("saved_model.pb does not parse as a SavedModel");
+  return import_saved_model_proto(sm, dir, signature_name, report);
+}
+
+Result<std::unique_ptr<Graph>> import_saved_model_proto(const tfproto::SavedModel& sm, const std::string& dir,
+                                                        const std::string& signature_name, ImportReport& report) {
+  std::error_code ec;
   if (sm.meta_graphs_size() == 0) return invalid_model("saved_model.pb has no meta graph");
   const tfproto::MetaGraphDef* mg = nullptr;
   for (const auto& m : sm.meta_graphs())

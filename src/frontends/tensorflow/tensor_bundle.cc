@@ -100,7 +100,7 @@ Result<std::string> TensorBundle::read_bytes(const std::string& key, const tfpro
   if (ec) return io_error("checkpoint shard '" + path + "' (for '" + key + "'): " + ec.message());
   if (uint64_t(e.offset()) > size || uint64_t(e.size()) > size - uint64_t(e.offset()))
     return invalid_model("checkpoint entry '" + key + "': bytes [" + std::to_string(e.offset()) + ", " +
-                         std::to_string(e.offset() + e.size()) + ") lie past the end of '" + path + "' (" +
+                         std::to_string(uint64_t(e.offset()) + uint64_t(e.size())) + ") lie past the end of '" + path + "' (" +
                          std::to_string(size) + " bytes): the checkpoint is truncated");
   std::FILE* f = std::fopen(real.c_str(), "rb");
   if (!f) return io_error("cannot open checkpoint shard '" + path + "': " + std::strerror(errno));
@@ -122,7 +122,9 @@ Result<Tensor> TensorBundle::read(const std::string& key) const {
   if (!dt.ok()) return dt.status().with_context(what);
   auto dims = static_dims_from_tf(e.shape());
   if (!dims.ok()) return dims.status().with_context(what);
-  FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(*dt, *dims));
+  auto zeros = Tensor::zeros(*dt, *dims);
+  if (!zeros.ok()) return zeros.status().with_context(what);
+  Tensor t = std::move(zeros).value();
   if (uint64_t(e.size()) != t.nbytes())
     return invalid_model(what + " is " + t.type_string() + " (" + std::to_string(t.nbytes()) +
                          " bytes) but its entry says " + std::to_string(e.size()) + " bytes");

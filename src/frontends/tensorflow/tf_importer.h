@@ -19,6 +19,7 @@
 
 #include "frontends/frontend.h"
 #include "frontends/tensorflow/proto/tf_graph.pb.h"
+#include "frontends/tensorflow/proto/tf_saved_model.pb.h"
 #include "frontends/tensorflow/tensor_bundle.h"
 #include "ir/graph.h"
 
@@ -47,6 +48,11 @@ struct TfVariables {
   std::function<std::optional<std::vector<std::string>>(const std::string& function)> bound_inputs;
 };
 
+/// Most TensorFlow nodes one import may instantiate, function bodies counted once per call
+/// (default 2^17); the fuzzer lowers it, as it lowers the tensor size limit.
+void set_inline_node_limit(int64_t nodes);
+int64_t inline_node_limit();
+
 /// Imports `graph` from the given inputs to the given outputs.
 Result<std::unique_ptr<Graph>> import_graph_def(const tfproto::GraphDef& graph, const std::vector<TfInput>& inputs,
                                                 const std::vector<TfOutput>& outputs, const TfVariables& variables,
@@ -61,6 +67,10 @@ Result<std::unique_ptr<Graph>> import_frozen_graph(const std::string& path, Impo
 /// Reads a SavedModel directory and imports signature `signature` ("" = serving_default).
 Result<std::unique_ptr<Graph>> import_saved_model(const std::string& dir, const std::string& signature,
                                                   ImportReport& report);
+
+/// Imports a parsed saved_model.pb whose variables/ lie in `dir` (the fuzzer's in-memory entry point).
+Result<std::unique_ptr<Graph>> import_saved_model_proto(const tfproto::SavedModel& sm, const std::string& dir,
+                                                        const std::string& signature, ImportReport& report);
 
 /// A SavedModel directory or a frozen GraphDef file, by what the path is; errors do not repeat the path.
 Result<std::unique_ptr<Graph>> import_tensorflow_path(const std::string& path, ImportReport* report,

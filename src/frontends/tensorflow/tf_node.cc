@@ -62,17 +62,21 @@ std::optional<Tensor> fold(const Value* v, std::map<const Value*, std::optional<
 using AV = tfproto::AttrValue;
 
 namespace {
-std::string fresh(std::unordered_set<std::string>& used, const std::string& base) {
+std::string fresh(std::unordered_set<std::string>& used, std::unordered_map<std::string, int64_t>& next,
+                  const std::string& base) {
   if (used.insert(base).second) return base;
-  for (int64_t i = 1;; ++i) {
+  int64_t& i = next[base];
+  for (++i;; ++i) {
     std::string s = base + "_" + std::to_string(i);
     if (used.insert(s).second) return s;
   }
 }
 }  // namespace
 
-std::string TfImportState::fresh_node_name(const std::string& base) { return fresh(node_names, base); }
-std::string TfImportState::fresh_value_name(const std::string& base) { return fresh(value_names, base); }
+std::string TfImportState::fresh_node_name(const std::string& base) { return fresh(node_names, next_node_suffix, base); }
+std::string TfImportState::fresh_value_name(const std::string& base) {
+  return fresh(value_names, next_value_suffix, base);
+}
 
 void infer_now(Node& node) {
   // Shape functions may assume a verified node: check what the verifier would.

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct TfImportState {
   Graph& g;
   std::unordered_set<std::string> node_names;   ///< every IR node name handed out
   std::unordered_set<std::string> value_names;  ///< every IR value name handed out
+  /// base -> the next suffix to try, so a base asked for k times costs O(k), not O(k^2).
+  std::unordered_map<std::string, int64_t> next_node_suffix, next_value_suffix;
   /// `base`, or base_1, base_2, ... — unused so far.
   std::string fresh_node_name(const std::string& base);
   std::string fresh_value_name(const std::string& base);

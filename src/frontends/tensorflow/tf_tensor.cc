@@ -56,7 +56,10 @@ Result<DType> dtype_from_tf(int dt) {
     case tfproto::DT_INT64: return DType::i64;
     case tfproto::DT_UINT64: return DType::u64;
     case tfproto::DT_BOOL: return DType::boolean;
-    default: return unsupported("dtype " + tf_dtype_name(dt) + " is not supported");
+    default:
+      if (!tfproto::DataType_IsValid(dt > 100 ? dt - 100 : dt) || dt == 100 || dt == 0)
+        return invalid_model("dtype " + std::to_string(dt) + " is not a TensorFlow DataType");
+      return unsupported("dtype " + tf_dtype_name(dt) + " is not supported");
   }
 }
 

@@ -262,7 +262,10 @@ TEST(TfImporter, WrongDtypeAttributes) {
   add_node(k, "Relu", "relu", {"x"});
   imported = import(k);
   ASSERT_FALSE(imported.ok());
-  EXPECT_NE(imported.status().message().find("placeholder 'x': dtype DT_999 is not supported"), std::string::npos)
+  // Not a DataType at all: a broken model (kInvalidModel), not an unsupported dtype.
+  EXPECT_EQ(imported.status().code(), StatusCode::kInvalidModel) << imported.status().to_string();
+  EXPECT_NE(imported.status().message().find("placeholder 'x': dtype 999 is not a TensorFlow DataType"),
+            std::string::npos)
       << imported.status().to_string();
 }
 
