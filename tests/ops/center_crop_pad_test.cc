@@ -13,7 +13,7 @@ TEST(CenterCropPad, OddCropAndPadRoundDown) {
   expect_near((*crop)[0], {1, 2});  // starts at (5 - 2) / 2 = 1
   auto pad = run_op_with_constants(Op::CenterCropPad, {x, i64({1}, {8})}, {false, true});
   ASSERT_TRUE(pad.ok()) << pad.status().to_string();
-  expect_near((*pad)[0], {0, 1, 2, 3, 4, 0, 0, 0});  // (8 - 5) / 2 = 1 zero before
+  expect_near((*pad)[0], {0, 0, 1, 2, 3, 4, 0, 0});  // (8 - 5) / 2 = 1 zero before x = 0 .. 4
 }
 
 TEST(CenterCropPad, InferenceAndErrors) {
