@@ -23,9 +23,9 @@
 // `activations` names (f) RNN, (f, g) GRU, (f, g, h) LSTM per direction. The
 // `activation_alpha` / `activation_beta` values are consumed in that order by the
 // functions that take them; when a list runs out the ONNX operator's default
-// applies (LeakyRelu 0.01, ThresholdedRelu 1 — ONNX Runtime uses 0 —, HardSigmoid
-// 0.2 / 0.5, Elu 1). Affine
-// and ScaledTanh have no operator default, so they need explicit values.
+// applies (LeakyRelu 0.01, ThresholdedRelu 1 where ONNX Runtime uses 0, HardSigmoid
+// 0.2 / 0.5, Elu 1). Affine and ScaledTanh have no operator default, so they need
+// explicit values.
 // Everything computes in double.
 #include <algorithm>
 #include <cctype>
