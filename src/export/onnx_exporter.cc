@@ -78,7 +78,8 @@ int64_t opset_needed(const Node& n) {
     case Op::Gelu: return 20;
     case Op::GroupNormalization: return 21;  // scale and bias per channel (18: per group)
     case Op::Attention:
-    case Op::RMSNormalization: return 23;
+    case Op::RMSNormalization:
+    case Op::RotaryEmbedding: return 23;
     case Op::AveragePool: return n.has_attr("dilations") ? 19 : 0;
     case Op::Pad: return attr_is("mode", "wrap") ? 19 : 0;
     case Op::Resize: return attr_is("coordinate_transformation_mode", "half_pixel_symmetric") ? 19 : 0;

@@ -1,4 +1,4 @@
-// ops/pool.cc — MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+// ops/pool.cc — MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool.
 //
 // Window of output o along an axis: i = o * s - pb + k * d, k in [0, kernel).
 //   MaxPool:     Y = max over the window's positions inside the input (padding never
@@ -9,9 +9,12 @@
 //                0), or inside the padded input [-pb, in + pe) (count_include_pad
 //                1 — positions a ceil_mode window reaches beyond the padding are
 //                never counted, as in ONNX Runtime and PyTorch).
+//   LpPool:      Y = (sum over positions inside the input of |x|^p)^(1/p); padding
+//                adds zeros, so it changes only the output size.
 // Output sizes and SAME/VALID padding: ops/conv_util.h window_axis.
 // Sums accumulate in double.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "ops/conv_util.h"
@@ -229,6 +232,37 @@ Status ref_AveragePool(KernelContext& ctx) {
         count *= double(include_pad ? w.padded[oa] : w.k_hi[oa] - w.k_lo[oa]);
       }
       y[size_t(p * out_plane + o)] = sum / count;  // 0 / 0 = NaN for an all-padding window
+    }
+  }
+  store_f64(y, ctx.output(0));
+  return Status::Ok();
+}
+
+Status infer_LpPool(InferContext& ctx) {
+  if (ctx.attr_int("p") < 1) return invalid_model("p must be >= 1, got " + std::to_string(ctx.attr_int("p")));
+  return infer_pool(ctx, /*allow_int8=*/false);
+}
+
+Status ref_LpPool(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  FERRY_ASSIGN_OR_RETURN(PoolRun run, prepare(ctx, X, 1));
+  const double p = double(ctx.attr_int("p"));
+  if (p < 1) return invalid_model("p must be >= 1, got " + std::to_string(ctx.attr_int("p")));
+  const size_t r = run.in.size();
+  const int64_t in_plane = product(run.in), out_plane = product(run.out);
+  const std::vector<int64_t> in_stride = strides_of(run.in);
+
+  const std::vector<double> x = to_f64(X);
+  std::vector<double> y(size_t(run.planes * out_plane));
+  std::vector<int64_t> opos(r), j(r), len(r), ipos(r);
+  for (int64_t pl = 0; pl < run.planes; ++pl) {
+    const double* xp = x.data() + pl * in_plane;
+    std::fill(opos.begin(), opos.end(), 0);
+    for (int64_t o = 0; o < out_plane; ++o, next_position(opos, run.out)) {
+      double sum = 0;
+      for_window(run, opos, in_stride, j, len, ipos,
+                 [&](int64_t off, const std::vector<int64_t>&) { sum += std::pow(std::fabs(xp[off]), p); });
+      y[size_t(pl * out_plane + o)] = std::pow(sum, 1.0 / p);
     }
   }
   store_f64(y, ctx.output(0));

@@ -1,4 +1,4 @@
-// ops/resize.cc — Resize(X, roi?, scales?, sizes?), ONNX opset 19 without antialias.
+// ops/resize.cc — Resize(X, roi?, scales?, sizes?), ONNX opset 19.
 //
 // Output size per resized axis (in = input length):
 //   scales: out = floor(in * scale)
@@ -10,6 +10,10 @@
 //   nearest: X[round(x_ori)] with nearest_mode rounding, index clamped to [0, in-1]
 //   linear:  (1-t) X[i] + t X[i+1],   i = floor(x_ori), t = x_ori - i
 //   cubic:   sum_k w_k(t) X[i-1+k] (Keys kernel, a = cubic_coeff_a)
+//   antialias (linear, cubic): the kernel stretched by 1/s' (s' = min(scale, 1)):
+//            taps j at the n = 2 ceil-ish(support / s') integers around x_ori,
+//            w_j = K((j - x_ori) s') / sum_j K(...), K the triangle (linear, support 1)
+//            or Keys (cubic, support 2) kernel — the ONNX reference's filter
 // with neighbour indices clamped to the edge, or (exclude_outside) their
 // weights zeroed and the rest renormalized. With tf_crop_and_resize an x_ori
 // outside [0, in-1] yields extrapolation_value. N-D interpolation is
@@ -43,11 +47,11 @@ struct Attrs {
   double cubic_a;
   bool exclude_outside;
   double extrapolation;
+  bool antialias;
 };
 
 Result<Attrs> parse_attrs(const NodeContext& ctx) {
   Attrs a{};
-  if (ctx.attr_int("antialias") != 0) return ctx.unsupported_here("Resize with antialias=1 is not supported yet");
   const std::string& m = ctx.attr_string("mode");
   if (m == "nearest") a.mode = Mode::nearest;
   else if (m == "linear") a.mode = Mode::linear;
@@ -75,6 +79,7 @@ Result<Attrs> parse_attrs(const NodeContext& ctx) {
   a.cubic_a = ctx.attr_float("cubic_coeff_a");
   a.exclude_outside = ctx.attr_int("exclude_outside") != 0;
   a.extrapolation = ctx.attr_float("extrapolation_value");
+  a.antialias = ctx.attr_int("antialias") != 0;  // nearest ignores it (the spec names linear and cubic)
   return a;
 }
 
@@ -187,7 +192,7 @@ int64_t round_nearest(Rounding r, float x) {
 }
 
 /// Keys cubic weights for the taps at floor-1 .. floor+2, t = x - floor(x) in [0, 1).
-void cubic_weights(double t, double a, double w[4]) {
+void cubic_weights(double t, double a, double* w) {
   auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };              // |d| <= 1
   auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };         // 1 < |d| < 2
   w[0] = far(1 + t);
@@ -196,12 +201,47 @@ void cubic_weights(double t, double a, double w[4]) {
   w[3] = far(2 - t);
 }
 
+/// The Keys kernel at distance d.
+double keys(double d, double a) {
+  d = std::fabs(d);
+  if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+  if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  return 0;
+}
+
 /// The input taps of one output position along one axis.
 struct Taps {
   int n = 0;  ///< 0: extrapolated
-  int64_t idx[4] = {};
-  double w[4] = {};
+  std::vector<int64_t> idx;
+  std::vector<double> w;
 };
+
+/// Antialiased taps: the ONNX reference's filter. With s = min(scale, 1) and support
+/// 1 (linear) or 2 (cubic), offsets i in [start, 1 - start), start = floor(-support / s) + 1,
+/// from base = floor(x) (base = x - 1 and ratio 1 at an integer x, as the reference
+/// prefers the left pixel): tap base + i, weight K((i - ratio) s), normalized to sum 1.
+void antialias_taps(const Attrs& at, double x, double scale, Taps& t) {
+  const double s = std::min(scale, 1.0);
+  const double support = at.mode == Mode::linear ? 1.0 : 2.0;
+  const int64_t start = int64_t(std::floor(-support / s)) + 1;
+  double base = std::floor(x), ratio = x - base;
+  if (ratio == 0) {
+    base -= 1;
+    ratio = 1;
+  }
+  t.n = int(2 - 2 * start);
+  t.idx.resize(size_t(t.n));
+  t.w.resize(size_t(t.n));
+  double sum = 0;
+  for (int k = 0; k < t.n; ++k) {
+    const double d = (double(start + k) - ratio) * s;
+    t.idx[size_t(k)] = int64_t(base) + start + k;
+    t.w[size_t(k)] = at.mode == Mode::linear ? std::max(0.0, 1 - std::fabs(d)) : keys(d, at.cubic_a);
+    sum += t.w[size_t(k)];
+  }
+  if (sum != 0)
+    for (double& w : t.w) w /= sum;
+}
 
 Taps taps_for(const Attrs& at, const AxisPlan& p, int64_t x) {
   Taps t;
@@ -215,22 +255,23 @@ Taps taps_for(const Attrs& at, const AxisPlan& p, int64_t x) {
   auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), p.in - 1); };
   if (at.mode == Mode::nearest) {
     t.n = 1;
-    t.idx[0] = clamp(round_nearest(at.rounding, xo));
-    t.w[0] = 1;
+    t.idx = {clamp(round_nearest(at.rounding, xo))};
+    t.w = {1};
     return t;
   }
   const double base = std::floor(double(xo)), frac = double(xo) - base;
   const int64_t i0 = int64_t(base);
-  if (at.mode == Mode::linear) {
+  if (at.antialias) {
+    antialias_taps(at, double(xo), double(p.scale), t);
+  } else if (at.mode == Mode::linear) {
     t.n = 2;
-    t.idx[0] = i0;
-    t.idx[1] = i0 + 1;
-    t.w[0] = 1 - frac;
-    t.w[1] = frac;
+    t.idx = {i0, i0 + 1};
+    t.w = {1 - frac, frac};
   } else {
     t.n = 4;
-    for (int k = 0; k < 4; ++k) t.idx[k] = i0 - 1 + k;
-    cubic_weights(frac, at.cubic_a, t.w);
+    t.idx = {i0 - 1, i0, i0 + 1, i0 + 2};
+    t.w.resize(4);
+    cubic_weights(frac, at.cubic_a, t.w.data());
   }
   if (at.exclude_outside) {
     double sum = 0;

@@ -1,4 +1,4 @@
-// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool: hand-checked cases,
+// MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool: hand-checked cases,
 // onnxruntime references (tests/ops/gen_linalg_refs.py), ceil_mode edge rules,
 // dtypes, symbolic inference and validation errors.
 #include <cmath>
@@ -291,6 +291,23 @@ TEST(PoolInfer, RejectsBadAttributes) {
                "X has dtype i8");
   expect_error(run_op(Op::MaxPool, {f32({1, 1, 2}, {1, 2})}, attrs({{"kernel_shape", ints({3})}})),
                "node 'test' (MaxPool): spatial axis 0: input size 2");
+}
+
+// --- LpPool -------------------------------------------------------------------------
+
+TEST(LpPool, PowersAndPadding) {
+  Tensor x = f32({1, 1, 3}, {1, -2, 2});
+  auto p1 = run_op(Op::LpPool, {x}, attrs({{"kernel_shape", ints({2})}, {"p", int64_t(1)}}));
+  ASSERT_TRUE(p1.ok()) << p1.status().to_string();
+  expect_near((*p1)[0], {3, 4});
+  auto p3 = run_op(Op::LpPool, {x}, attrs({{"kernel_shape", ints({2})}, {"p", int64_t(3)}}));
+  ASSERT_TRUE(p3.ok()) << p3.status().to_string();
+  expect_near((*p3)[0], {std::cbrt(9.0), std::cbrt(16.0)});
+  // Padding contributes zeros: windows [pad, 1], [1, -2], [-2, 2], [2, pad].
+  auto padded = run_op(Op::LpPool, {x}, attrs({{"kernel_shape", ints({2})}, {"pads", ints({1, 1})}}));
+  ASSERT_TRUE(padded.ok()) << padded.status().to_string();
+  expect_near((*padded)[0], {1, std::sqrt(5.0), std::sqrt(8.0), 2});
+  expect_error(run_op(Op::LpPool, {x}, attrs({{"kernel_shape", ints({2})}, {"p", int64_t(0)}})), "p must be >= 1");
 }
 
 }  // namespace

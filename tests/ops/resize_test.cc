@@ -167,9 +167,21 @@ TEST(Resize, OutputSizeFollowsOnnxruntimeF32) {
   expect_type((*out)[0], DType::f32, {1, 7});
 }
 
+TEST(Resize, AntialiasLinearDownsample) {
+  // scale 0.5, half_pixel: x_ori = 0.5 and 2.5; the triangle stretched to support 2 puts
+  // weights (0.25, 0.75, 0.75, 0.25) / 2 on taps x_ori - 1.5 .. x_ori + 1.5 (edge-clamped):
+  //   out0 = 0.125*x[0] + 0.375*x[0] + 0.375*x[1] + 0.125*x[2] = 0.625
+  //   out1 = 0.125*x[1] + 0.375*x[2] + 0.375*x[3] + 0.125*x[3] = 2.375
+  expect_resize(f32({1, 4}, {0, 1, 2, 3}), {{{"mode", s("linear")}, {"antialias", int64_t(1)}}, {}, {1, 0.5}, {}},
+                {1, 2}, {0.625, 2.375}, 1e-6);
+  // Upsampling: antialias changes nothing.
+  auto plain = resize(x34(), {{{"mode", s("linear")}}, {}, {1, 1, 2, 2}, {}});
+  auto aa = resize(x34(), {{{"mode", s("linear")}, {"antialias", int64_t(1)}}, {}, {1, 1, 2, 2}, {}});
+  ASSERT_TRUE(plain.ok() && aa.ok());
+  EXPECT_TRUE((*plain)[0].bit_equal((*aa)[0]));
+}
+
 TEST(Resize, Errors) {
-  expect_error(resize(x34(), {{{"mode", s("linear")}, {"antialias", int64_t(1)}}, {}, {1, 1, 0.5, 0.5}, {}}),
-               "antialias=1 is not supported");
   expect_error(resize(x34(), {{}, {}, {1, 1, 2, 2}, {1, 1, 6, 8}}), "only one of scales and sizes");
   expect_error(resize(x34(), {{}, {}, {1, 1, 2}, {}}), "scales has 3 values for 4 axes");
   expect_error(resize(x34(), {{}, {}, {1, 1, -2, 2}, {}}), "must be positive");

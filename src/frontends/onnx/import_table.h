@@ -91,6 +91,9 @@ Status import_Hardmax(OnnxNode&); Status import_LpNormalization(OnnxNode&); Stat
 Status import_NegativeLogLikelihoodLoss(OnnxNode&); Status import_SoftmaxCrossEntropyLoss(OnnxNode&);
 Status import_QuantizeLinear(OnnxNode&); Status import_DequantizeLinear(OnnxNode&); Status import_BitCast(OnnxNode&);
 Status import_EyeLike(OnnxNode&); Status import_Compress(OnnxNode&); Status import_ReverseSequence(OnnxNode&);
+// --- import_recurrent.cc, import_misc_nn.cc (conformance additions, issue 7)
+Status import_RNN(OnnxNode&);    Status import_GRU(OnnxNode&);    Status import_LSTM(OnnxNode&);
+Status import_LpPool(OnnxNode&); Status import_CenterCropPad(OnnxNode&); Status import_RotaryEmbedding(OnnxNode&);
 // clang-format on
 
 }  // namespace ferry::onnx_import
