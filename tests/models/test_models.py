@@ -195,6 +195,10 @@ COVERED_BY_CONFORMANCE = {
     "NegativeLogLikelihoodLoss": "test_nllloss_NCd1", "QuantizeLinear": "test_quantizelinear",
     "DequantizeLinear": "test_dequantizelinear", "BitCast": "test_bitcast_float32_to_int32",
     "EyeLike": "test_eyelike_with_dtype", "Compress": "test_compress_0", "ReverseSequence": "test_reversesequence_time",
+    # conformance additions B (also tests/ops/test_vision_signal_ops.py, against onnxruntime)
+    "GridSample": "test_gridsample_bicubic", "AffineGrid": "test_affine_grid_3d_align_corners",
+    "NonMaxSuppression": "test_nonmaxsuppression_two_batches", "DFT": "test_dft_irfft", "Unique": "test_unique_sorted_with_axis",
+    "Col2Im": "test_col2im_5d",
 }
 
 

@@ -91,6 +91,9 @@ Status import_Hardmax(OnnxNode&); Status import_LpNormalization(OnnxNode&); Stat
 Status import_NegativeLogLikelihoodLoss(OnnxNode&); Status import_SoftmaxCrossEntropyLoss(OnnxNode&);
 Status import_QuantizeLinear(OnnxNode&); Status import_DequantizeLinear(OnnxNode&); Status import_BitCast(OnnxNode&);
 Status import_EyeLike(OnnxNode&); Status import_Compress(OnnxNode&); Status import_ReverseSequence(OnnxNode&);
+// --- conformance additions B: import_vision.cc, import_signal.cc; Unique in import_shape.cc
+Status import_GridSample(OnnxNode&); Status import_AffineGrid(OnnxNode&); Status import_NonMaxSuppression(OnnxNode&);
+Status import_Col2Im(OnnxNode&);     Status import_DFT(OnnxNode&);        Status import_Unique(OnnxNode&);
 // clang-format on
 
 }  // namespace ferry::onnx_import
