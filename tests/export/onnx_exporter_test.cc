@@ -115,7 +115,7 @@ TEST(OnnxExporter, OpsetIsTheLowestThatExpressesEveryNode) {
   })");
   EXPECT_EQ(required_opset(*pool), 19);
   auto grid = parse_ir(R"(graph g (%x: f32[1,1,4,4], %p: f32[1,2,2,2]) -> (%y) {
-    %y = GridSample(%x, %p) {mode=cubic} @gs
+    %y = GridSample(%x, %p) {mode="cubic"} @gs
   })");
   EXPECT_EQ(required_opset(*grid), 20);
   // The source model's opset is kept when it is newer.
