@@ -83,6 +83,9 @@ int64_t opset_needed(const Node& n) {
     case Op::AveragePool: return n.has_attr("dilations") ? 19 : 0;
     case Op::Pad: return attr_is("mode", "wrap") ? 19 : 0;
     case Op::Resize: return attr_is("coordinate_transformation_mode", "half_pixel_symmetric") ? 19 : 0;
+    case Op::GridSample:  // mode names linear / cubic and N-D inputs
+    case Op::AffineGrid:
+    case Op::DFT: return 20;  // axis as an input
     default: return 0;
   }
 }

@@ -114,6 +114,10 @@ TEST(OnnxExporter, OpsetIsTheLowestThatExpressesEveryNode) {
     %y = AveragePool(%x) {dilations=[2,2], kernel_shape=[2,2]} @pool
   })");
   EXPECT_EQ(required_opset(*pool), 19);
+  auto grid = parse_ir(R"(graph g (%x: f32[1,1,4,4], %p: f32[1,2,2,2]) -> (%y) {
+    %y = GridSample(%x, %p) {mode="cubic"} @gs
+  })");
+  EXPECT_EQ(required_opset(*grid), 20);
   // The source model's opset is kept when it is newer.
   auto relu = parse_ir("graph g (%x: f32[2]) -> (%y) {\n  %y = Relu(%x) @relu\n}\n");
   EXPECT_EQ(required_opset(*relu), 18);

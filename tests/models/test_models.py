@@ -200,6 +200,10 @@ COVERED_BY_CONFORMANCE = {
     "RNN": "test_simple_rnn_batchwise", "GRU": "test_gru_bidirectional", "LSTM": "test_lstm_with_peepholes",
     "RotaryEmbedding": "test_rotary_embedding", "LpPool": "test_lppool_2d_dilations",
     "CenterCropPad": "test_center_crop_pad_crop_and_pad",
+    # conformance additions B (also tests/ops/test_vision_signal_ops.py, against onnxruntime)
+    "GridSample": "test_gridsample_bicubic", "AffineGrid": "test_affine_grid_3d_align_corners",
+    "NonMaxSuppression": "test_nonmaxsuppression_two_batches", "DFT": "test_dft_irfft", "Unique": "test_unique_sorted_with_axis",
+    "Col2Im": "test_col2im_5d",
 }
 
 

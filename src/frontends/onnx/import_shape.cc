@@ -21,6 +21,7 @@ Status import_ConstantOfShape(OnnxNode& n) { return import_direct(n, Op::Constan
 Status import_OneHot(OnnxNode& n)          { return import_direct(n, Op::OneHot); }
 Status import_NonZero(OnnxNode& n)         { return import_direct(n, Op::NonZero); }
 Status import_Trilu(OnnxNode& n)           { return import_direct(n, Op::Trilu); }
+Status import_Unique(OnnxNode& n)          { return import_direct(n, Op::Unique); }
 // clang-format on
 
 /// Scatter (opsets 9-10) is ScatterElements under its old name.

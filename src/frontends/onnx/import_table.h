@@ -94,6 +94,9 @@ Status import_EyeLike(OnnxNode&); Status import_Compress(OnnxNode&); Status impo
 // --- import_recurrent.cc, import_misc_nn.cc (conformance additions, issue 7)
 Status import_RNN(OnnxNode&);    Status import_GRU(OnnxNode&);    Status import_LSTM(OnnxNode&);
 Status import_LpPool(OnnxNode&); Status import_CenterCropPad(OnnxNode&); Status import_RotaryEmbedding(OnnxNode&);
+// --- conformance additions B: import_vision.cc, import_signal.cc; Unique in import_shape.cc
+Status import_GridSample(OnnxNode&); Status import_AffineGrid(OnnxNode&); Status import_NonMaxSuppression(OnnxNode&);
+Status import_Col2Im(OnnxNode&);     Status import_DFT(OnnxNode&);        Status import_Unique(OnnxNode&);
 // clang-format on
 
 }  // namespace ferry::onnx_import

@@ -1,0 +1,22 @@
+// Signal processing: DFT.
+//
+// DFT-17 (opsets 17-19) takes the axis as an attribute (default 1); DFT-20
+// made it an optional input (default -2), the IR's form. Both count a negative
+// axis from the back of the input's shape, so the attribute becomes a constant
+// input unchanged.
+#include "frontends/onnx/import_table.h"
+
+namespace ferry::onnx_import {
+
+Status import_DFT(OnnxNode& n) {
+  if (n.opset() >= 20) return import_direct(n, Op::DFT);
+  FERRY_TRY(n.expect_inputs(1, 2));
+  AttrMap a;
+  n.copy(a, "inverse", Op::DFT);
+  n.copy(a, "onesided", Op::DFT);
+  Value* axis = n.constant(Tensor::scalar<int64_t>(n.int_or("axis", 1)), "axis");
+  n.set_outputs(n.emit(Op::DFT, {n.input(0), n.input(1), axis}, a));
+  return Status::Ok();
+}
+
+}  // namespace ferry::onnx_import
