@@ -116,6 +116,34 @@ def test_tf_model_matches_tensorflow(name, form, tmp_path):
         assert err.max() <= RTOL, f"{out_name}: max relative error {err.max():.3g} > {RTOL}"
 
 
+@pytest.mark.parametrize("form", ["saved_model", "frozen"])
+def test_bench_and_convert_take_tf_models(form, tmp_path):
+    """Issue 6: every command takes a TF model. `bench` measures it; `convert` writes an
+    ONNX file that ferry runs again with TensorFlow's results."""
+    meta = ensure_tf_model("mixed_ops")
+    spec = meta[form]
+    model = meta["root"] / spec["file"]
+    r = run_ferry("bench", model, "--warmup", "1", "--iters", "3", "--json")
+    assert r.returncode == 0, f"ferry bench failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    stats = json.loads(r.stdout)
+    assert stats["latency_ms"]["p50"] > 0 and stats["throughput_per_s"] > 0, stats
+
+    onnx_file = tmp_path / "converted.onnx"
+    r = run_ferry("convert", model, "-o", onnx_file)
+    assert r.returncode == 0, f"ferry convert failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    in_file = tmp_path / "input.npy"
+    np.save(in_file, np.load(meta["dir"] / "inputs.npz")["input"])
+    expected = np.load(meta["dir"] / "expected.npz")
+    r = run_ferry("run", onnx_file, "--input", f"{spec['inputs'][0]}={in_file}", "--output-dir", tmp_path / "out")
+    assert r.returncode == 0, f"ferry run of the converted model failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    for out_name in spec["outputs"]:
+        ref = expected[f"{form}:{out_name}"]
+        got = np.load(tmp_path / "out" / f"{out_name}.npy")
+        assert got.shape == ref.shape
+        err = np.abs(got.astype(np.float64) - ref) / np.maximum(1.0, np.abs(ref))
+        assert err.max() <= RTOL, f"{out_name}: max relative error {err.max():.3g} > {RTOL}"
+
+
 # --- malformed SavedModels -------------------------------------------------------------
 
 
