@@ -1,20 +1,30 @@
 #include "passes/pattern_driver.h"
 
+#include <algorithm>
+
 namespace ferry {
 
 Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<Pattern>& patterns,
                       PassStats& stats, int max_iterations) {
-  // Pattern indices by root op; per-sweep counters by pattern index (a name lookup
+  // Pattern indices by root op; per-sweep counters by slot index (a name lookup
   // per node and pattern is measurable on graphs of 10^5+ nodes).
+  // Patterns sharing a name share one counter (several root ops, one rewrite).
   std::vector<std::vector<size_t>> by_op(kNumOps);
   for (size_t i = 0; i < patterns.size(); ++i) by_op[size_t(patterns[i].root)].push_back(i);
+  std::vector<std::string> names;  // slot -> pattern name
+  std::vector<size_t> slot(patterns.size());
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    auto it = std::find(names.begin(), names.end(), patterns[i].name);
+    slot[i] = size_t(it - names.begin());
+    if (it == names.end()) names.push_back(patterns[i].name);
+  }
   auto& pass_stats = stats[pass_name];
   for (const Pattern& p : patterns) pass_stats[p.name];  // every pattern appears in the report
 
   for (int iter = 0; iter < max_iterations; ++iter) {
     // Near misses are re-evaluated each sweep; keep only the last sweep's.
-    std::vector<PatternStats> sweep(patterns.size());
-    std::vector<bool> tried(patterns.size(), false);
+    std::vector<PatternStats> sweep(names.size());
+    std::vector<bool> tried(names.size(), false);
     bool changed = false;
     FERRY_ASSIGN_OR_RETURN(auto order, g.topo_order());
     for (Node* n : order) {
@@ -28,8 +38,8 @@ Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<
         bool dead = true;
         for (Value* o : n->outputs()) dead &= o->uses().empty() && !g.is_graph_output(o);
         if (dead) break;
-        PatternStats& ps = sweep[pi];
-        tried[pi] = true;
+        PatternStats& ps = sweep[slot[pi]];
+        tried[slot[pi]] = true;
         Rewriter rw(g, &ps);
         if (p->fn(rw, *n)) {
           ++ps.matched;
@@ -40,10 +50,10 @@ Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<
         changed |= rw.changed();
       }
     }
-    for (size_t pi = 0; pi < patterns.size(); ++pi) {
-      if (!tried[pi]) continue;
-      const PatternStats& s = sweep[pi];
-      PatternStats& total = pass_stats[patterns[pi].name];
+    for (size_t k = 0; k < names.size(); ++k) {
+      if (!tried[k]) continue;
+      const PatternStats& s = sweep[k];
+      PatternStats& total = pass_stats[names[k]];
       total.applied += s.applied;
       total.matched = total.applied;  // recomputed below from the latest near misses
       if (!changed || iter + 1 == max_iterations) total.near_misses = s.near_misses;
