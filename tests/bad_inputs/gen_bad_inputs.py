@@ -607,20 +607,20 @@ def opset6_conv(ctx):
 
 @case
 def three_unsupported_ops(ctx):
-    """NonMaxSuppression, RoiAlign and Unique: all three must be named at once."""
+    """MaxUnpool, RoiAlign and Det (ops ferry has no importer for): all three must be named at once."""
     f = TensorProto.FLOAT
     nodes = [
-        helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["selected"], name="nms"),
+        helper.make_node("MaxUnpool", ["pixels", "indices"], ["unpooled"], name="max_unpool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
         helper.make_node("RoiAlign", ["pixels", "rois", "batch_idx"], ["pooled"], name="roi_align"),
-        helper.make_node("Unique", ["pixels"], ["uniq"], name="unique"),
+        helper.make_node("Det", ["pixels"], ["det"], name="det"),
     ]
-    inputs = [helper.make_tensor_value_info("boxes", f, [1, 4, 4]), helper.make_tensor_value_info("scores", f, [1, 1, 4]),
-              f32("pixels", [1, 1, 8, 8]), helper.make_tensor_value_info("rois", f, [2, 4]),
+    inputs = [f32("pixels", [1, 1, 8, 8]), helper.make_tensor_value_info("indices", TensorProto.INT64, [1, 1, 8, 8]),
+              helper.make_tensor_value_info("rois", f, [2, 4]),
               helper.make_tensor_value_info("batch_idx", TensorProto.INT64, [2])]
-    outputs = [helper.make_tensor_value_info("selected", TensorProto.INT64, None), f32("pooled", None),
-               f32("uniq", None)]
+    outputs = [f32("unpooled", None), f32("pooled", None), f32("det", None)]
     m = make_model(nodes, inputs, outputs, opset=17)
-    mention = ["NonMaxSuppression", "RoiAlign", "Unique"]
+    mention = ["MaxUnpool", "RoiAlign", "Det"]
     return {"model": ctx.save(m), "run": expect(fragments=["unsupported", "not supported"], mentions=mention),
             "inspect": expect(exit=[0, 2], mentions=mention)}
 
