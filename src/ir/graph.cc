@@ -294,13 +294,8 @@ size_t Graph::remove_dead() {
   for (Value* v : touched)
     v->uses_.erase(std::remove_if(v->uses_.begin(), v->uses_.end(), [&](const Use& u) { return !live(u.node); }),
                    v->uses_.end());
-  nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
-                              [&](const std::unique_ptr<Node>& n) {
-                                if (live(n.get())) return false;
-                                name_dropped(n->name_);
-                                return true;
-                              }),
-               nodes_.end());
+  // Values first: deciding whether a value is dead reads its producer, which
+  // must not have been freed yet.
   values_.erase(std::remove_if(values_.begin(), values_.end(),
                                [&](const std::unique_ptr<Value>& v) {
                                  if (v->is_input_) return false;
@@ -310,6 +305,13 @@ size_t Graph::remove_dead() {
                                  return dead;
                                }),
                 values_.end());
+  nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
+                              [&](const std::unique_ptr<Node>& n) {
+                                if (live(n.get())) return false;
+                                name_dropped(n->name_);
+                                return true;
+                              }),
+               nodes_.end());
   return before - nodes_.size();
 }
 
