@@ -1,4 +1,4 @@
-"""Malformed TensorFlow models for the bad-inputs corpus (gen_bad_inputs.py registers them).
+"""Malformed TensorFlow models for the bad-inputs corpus (gen_bad_inputs.py imports them).
 
 Written without TensorFlow: the messages come from ferry's own schema
 (src/frontends/tensorflow/proto/*.proto, loaded through `protoc
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gen_bad_inputs import DUPLICATE, ESCAPE, OUT_OF_RANGE, PARSE, TOO_LARGE, UNDEFINED, UNSUPPORTED, both, case, expect
+from cases.registry import DUPLICATE, ESCAPE, OUT_OF_RANGE, PARSE, TOO_LARGE, UNDEFINED, UNSUPPORTED, both, case, expect
 
 REPO = Path(__file__).resolve().parents[2]
 PROTO_DIR = REPO / "src"
