@@ -4,6 +4,7 @@
 #include "api/backend.h"
 #include "api/session_impl.h"
 #include "export/onnx_exporter.h"
+#include "frontends/frontend.h"
 #include "ir/graph_clone.h"
 #include "ops/shape_inference.h"
 #include "passes/pipeline.h"
@@ -56,9 +57,9 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options, I
   if (report) *report = state->report;
   if (!loaded.ok()) return loaded.status();
   std::unique_ptr<Graph> g = std::move(loaded).value();
-  // The ONNX frontend infers shapes already; text IR may come without them.
-  // A failure is kept for inspect(); running resolves shapes per node anyway.
-  state->shape_status = infer_shapes(*g);
+  // The ONNX and TensorFlow frontends infer shapes already; text IR may come
+  // without them. A failure is kept for inspect(); running resolves shapes per node anyway.
+  if (!shapes_inferred_by_load(*g)) state->shape_status = infer_shapes(*g);
   state->inputs = specs_of(g->inputs());
   state->outputs = specs_of(g->outputs());
   state->graph = std::move(g);

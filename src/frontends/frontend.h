@@ -47,6 +47,14 @@ struct ImportOptions {
 Result<std::unique_ptr<Graph>> load_model(const std::string& path, ImportReport* report = nullptr,
                                           const ImportOptions& options = {});
 
+/// True when load_model returned `g` with every value typed: the ONNX and
+/// TensorFlow frontends infer shapes and fail the load otherwise (text IR may
+/// come without shapes). Callers holding a graph fresh from load_model need not
+/// run infer_shapes again — on a 250k-node graph each pass costs ~0.3 s.
+inline bool shapes_inferred_by_load(const Graph& g) {
+  return g.info().format == "onnx" || g.info().format == "tensorflow";
+}
+
 /// The ONNX frontend: reads a ModelProto file (frontends/onnx/).
 Result<std::unique_ptr<Graph>> import_onnx(const std::string& path, ImportReport* report,
                                            const ImportOptions& options);

@@ -28,6 +28,7 @@ void Node::set_name(std::string n) {
 }
 
 void Graph::name_dropped(const std::string& name) {
+  if (!names_indexed_) return;
   auto it = name_refs_.find(name);
   if (it != name_refs_.end() && --it->second <= 0) name_refs_.erase(it);
 }
@@ -118,7 +119,15 @@ Node* Graph::add_node(Op op, std::vector<Value*> inputs, size_t num_outputs, Att
 void Graph::reserve(size_t nodes, size_t values) {
   nodes_.reserve(nodes_.size() + nodes);
   values_.reserve(values_.size() + values);
-  name_refs_.reserve(name_refs_.size() + nodes + values);
+  if (names_indexed_) name_refs_.reserve(name_refs_.size() + nodes + values);
+}
+
+void Graph::index_names() const {
+  name_refs_.clear();
+  name_refs_.reserve(values_.size() + nodes_.size());
+  for (const auto& v : values_) ++name_refs_[v->name_];
+  for (const auto& n : nodes_) ++name_refs_[n->name_];
+  names_indexed_ = true;
 }
 
 void Graph::set_outputs(std::vector<Value*> outputs) {
@@ -200,6 +209,7 @@ Node* Graph::find_node(const std::string& name) const {
 }
 
 std::string Graph::unique_name(const std::string& prefix) const {
+  if (!names_indexed_) index_names();
   if (!name_refs_.count(prefix)) return prefix;
   int64_t& next = next_suffix_[prefix];
   for (int64_t i = std::max<int64_t>(next, 1);; ++i) {

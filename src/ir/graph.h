@@ -201,8 +201,12 @@ class Graph {
   void add_use(Value* v, Node* n, int index);
   void drop_use(Value* v, Node* n, int index);
   Value* new_value(std::string name);
-  void name_added(const std::string& name) { ++name_refs_[name]; }
+  void name_added(const std::string& name) {
+    if (names_indexed_) ++name_refs_[name];
+  }
   void name_dropped(const std::string& name);
+  /// Builds name_refs_ from every value and node (the first unique_name call).
+  void index_names() const;
 
   ModelInfo info_;
   std::vector<std::unique_ptr<Node>> nodes_;
@@ -210,8 +214,12 @@ class Graph {
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   int64_t next_id_ = 1;
-  /// Name -> how many values and nodes carry it (for unique_name).
-  std::unordered_map<std::string, int64_t> name_refs_;
+  /// Name -> how many values and nodes carry it (for unique_name). Built on
+  /// the first unique_name call and kept current from then on: importers make
+  /// their own names and never ask, and indexing 10^5..10^6 names while a
+  /// graph is imported cost more than the rest of the import.
+  mutable std::unordered_map<std::string, int64_t> name_refs_;
+  mutable bool names_indexed_ = false;
   /// Prefix -> the suffix unique_name tries first (keeps repeated prefixes O(1)).
   mutable std::unordered_map<std::string, int64_t> next_suffix_;
 };

@@ -57,7 +57,7 @@ void set_tensor_size_limit(size_t bytes) {
                             std::memory_order_relaxed);
 }
 
-Result<std::shared_ptr<Buffer>> allocate_buffer(size_t bytes) {
+Result<std::shared_ptr<Buffer>> allocate_buffer(size_t bytes, bool zero) {
   const size_t limit = tensor_size_limit();
   if (bytes > limit)
     return invalid_model("tensor of " + std::to_string(bytes) + " bytes exceeds the limit of " +
@@ -66,7 +66,11 @@ Result<std::shared_ptr<Buffer>> allocate_buffer(size_t bytes) {
   if (rounded == 0) rounded = 64;
   void* p = std::aligned_alloc(64, rounded);
   if (!p) return invalid_model("out of memory allocating " + std::to_string(bytes) + " bytes");
-  std::memset(p, 0, rounded);
+  if (zero) {
+    std::memset(p, 0, rounded);
+  } else if (rounded > bytes) {
+    std::memset(static_cast<uint8_t*>(p) + bytes, 0, rounded - bytes);  // the padding is never garbage
+  }
   return std::shared_ptr<Buffer>(std::make_shared<OwnedBuffer>(static_cast<uint8_t*>(p), bytes));
 }
 
@@ -98,14 +102,20 @@ Result<std::shared_ptr<Buffer>> map_file(const std::string& path, uint64_t offse
   return std::shared_ptr<Buffer>(std::make_shared<MappedBuffer>(base, map_len, skew, size_t(length)));
 }
 
-Result<Tensor> Tensor::zeros(DType dtype, std::vector<int64_t> dims) {
+Result<Tensor> Tensor::zeros(DType dtype, std::vector<int64_t> dims) { return allocate(dtype, std::move(dims), true); }
+
+Result<Tensor> Tensor::uninitialized(DType dtype, std::vector<int64_t> dims) {
+  return allocate(dtype, std::move(dims), false);
+}
+
+Result<Tensor> Tensor::allocate(DType dtype, std::vector<int64_t> dims, bool zero) {
   if (dtype == DType::undefined) return invalid_model("tensor with undefined dtype");
   auto n = checked_numel(dims);
   if (!n) return invalid_model("tensor dims [" + dims_to_string(dims, ',') + "] are negative or too large");
   if (size_t(*n) > tensor_size_limit() / dtype_size(dtype))
     return invalid_model("tensor " + std::string(dtype_name(dtype)) + "[" + dims_to_string(dims, ',') +
                          "] exceeds the size limit of " + std::to_string(tensor_size_limit()) + " bytes");
-  FERRY_ASSIGN_OR_RETURN(auto buf, allocate_buffer(size_t(*n) * dtype_size(dtype)));
+  FERRY_ASSIGN_OR_RETURN(auto buf, allocate_buffer(size_t(*n) * dtype_size(dtype), zero));
   Tensor t;
   t.dtype_ = dtype;
   t.dims_ = std::move(dims);

@@ -26,7 +26,8 @@ class Buffer {
 };
 
 /// Zero-initialized, 64-byte aligned heap buffer. Fails (no throw) past `limit` bytes.
-Result<std::shared_ptr<Buffer>> allocate_buffer(size_t bytes);
+/// zero = false leaves the bytes unset, for a caller that writes every one next.
+Result<std::shared_ptr<Buffer>> allocate_buffer(size_t bytes, bool zero = true);
 /// Read-only memory map of [offset, offset+length) of `path`; length 0 maps nothing.
 Result<std::shared_ptr<Buffer>> map_file(const std::string& path, uint64_t offset, uint64_t length);
 
@@ -46,6 +47,9 @@ class Tensor {
 
   /// Allocates a zero-filled tensor; fails on absurd sizes instead of crashing.
   static Result<Tensor> zeros(DType dtype, std::vector<int64_t> dims);
+  /// Same checks, bytes left unset: for a caller that overwrites all of them
+  /// (copying raw_data of a 400 MB model twice over was the import's main cost).
+  static Result<Tensor> uninitialized(DType dtype, std::vector<int64_t> dims);
   /// Allocates or aborts: for internal use where dims are already validated.
   static Tensor empty(DType dtype, std::vector<int64_t> dims);
   /// A view over an existing buffer (e.g. a memory-mapped file). Checks bounds.
@@ -91,6 +95,7 @@ class Tensor {
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
 
  private:
+  static Result<Tensor> allocate(DType dtype, std::vector<int64_t> dims, bool zero);
   DType dtype_ = DType::undefined;
   std::vector<int64_t> dims_;
   int64_t numel_ = 0;

@@ -191,7 +191,7 @@ def call(name, fname, inputs=("x",)):
 
 
 def save_pb(ctx, graph, filename="model.pb"):
-    data = graph if isinstance(graph, bytes) else graph.SerializeToString()
+    data = graph if isinstance(graph, bytes) else graph.SerializeToString(deterministic=True)
     return ctx.save(data, filename)
 
 
@@ -224,8 +224,8 @@ def bundle_header(num_shards=1):
 def index_bytes(entries=None, header=None):
     """The checkpoint index: header under "", then {key: BundleEntryProto}."""
     entries = {"w": bundle_entry()} if entries is None else entries
-    items = [(b"", (header or bundle_header()).SerializeToString())]
-    items += sorted((k.encode(), v.SerializeToString()) for k, v in entries.items())
+    items = [(b"", (header or bundle_header()).SerializeToString(deterministic=True))]
+    items += sorted((k.encode(), v.SerializeToString(deterministic=True)) for k, v in entries.items())
     return sstable(items)
 
 
@@ -256,7 +256,7 @@ def saved_model_proto(graph=None, inputs=None, outputs=None, tags=("serve",), si
 def write_saved_model(d, sm=None, index=None, data=None, variables=True):
     """Writes a SavedModel directory `d`; index/data are bytes (default: the valid checkpoint)."""
     d.mkdir(parents=True, exist_ok=True)
-    (d / "saved_model.pb").write_bytes((sm or saved_model_proto()).SerializeToString())
+    (d / "saved_model.pb").write_bytes((sm or saved_model_proto()).SerializeToString(deterministic=True))
     if variables:
         v = d / "variables"
         v.mkdir(exist_ok=True)
@@ -295,7 +295,7 @@ def tf_graphdef_valid(ctx):
 def tf_graphdef_truncated(ctx):
     """A frozen GraphDef cut inside its weight bytes."""
     g = graph_def([placeholder(), const("w", np.ones(256)), node("y", "AddV2", ["x", "w"], T=DT_FLOAT)])
-    whole = g.SerializeToString()
+    whole = g.SerializeToString(deterministic=True)
     return pb_case(ctx, whole[: len(whole) // 2], PARSE + ["truncated"])
 
 
@@ -694,22 +694,22 @@ def tf_saved_model_index_bad_block_handle(ctx):
 @case
 def tf_saved_model_index_compressed(ctx):
     """Index blocks marked snappy-compressed (type 1)."""
-    items = [(b"", bundle_header().SerializeToString()), (b"w", bundle_entry().SerializeToString())]
+    items = [(b"", bundle_header().SerializeToString(deterministic=True)), (b"w", bundle_entry().SerializeToString(deterministic=True))]
     return sm_case(ctx, ["compressed"] + UNSUPPORTED, file=INDEX, index=sstable(items, block_type=1))
 
 
 @case
 def tf_saved_model_index_unsorted(ctx):
     """Index keys out of order ('w' before 'a')."""
-    items = [(b"", bundle_header().SerializeToString()), (b"w", bundle_entry().SerializeToString()),
-             (b"a", bundle_entry().SerializeToString())]
+    items = [(b"", bundle_header().SerializeToString(deterministic=True)), (b"w", bundle_entry().SerializeToString(deterministic=True)),
+             (b"a", bundle_entry().SerializeToString(deterministic=True))]
     return sm_case(ctx, ["sorted", "order"], file=INDEX, index=sstable(items))
 
 
 @case
 def tf_saved_model_index_no_header(ctx):
     """An index without the header entry (empty key)."""
-    items = [(b"w", bundle_entry().SerializeToString())]
+    items = [(b"w", bundle_entry().SerializeToString(deterministic=True))]
     return sm_case(ctx, ["header"], file=INDEX, index=sstable(items))
 
 
@@ -722,7 +722,7 @@ def tf_saved_model_index_zero_shards(ctx):
 @case
 def tf_saved_model_index_entry_garbage(ctx):
     """The entry for 'w' is not a BundleEntryProto."""
-    items = [(b"", bundle_header().SerializeToString()), (b"w", b"\xff\xff\xff\xff")]
+    items = [(b"", bundle_header().SerializeToString(deterministic=True)), (b"w", b"\xff\xff\xff\xff")]
     return sm_case(ctx, ["does not parse"] + PARSE, mentions=["'w'"], file=INDEX, index=sstable(items))
 
 
@@ -853,7 +853,7 @@ def tf_saved_model_object_graph_bad_child(ctx):
     """Object graphs whose child 'layer' points at node id 1000."""
     ckpt = pb().TrackableObjectGraph()
     ckpt.nodes.add().children.add(node_id=1000, local_name="layer")
-    payload = ckpt.SerializeToString()
+    payload = ckpt.SerializeToString(deterministic=True)
     lens = _varint(len(payload))
     strings = lens + struct.pack("<I", masked_crc(lens)) + payload
     og = pb().BundleEntryProto(dtype=DT_STRING, shard_id=0, offset=len(W.tobytes()), size=len(strings),
@@ -904,5 +904,5 @@ def tf_saved_model_pb_symlink_outside(ctx):
     """saved_model.pb is a symlink to a SavedModel outside the model directory."""
     out = ctx.root / "outside" / "tf_saved_model.pb"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(saved_model_proto().SerializeToString())
+    out.write_bytes(saved_model_proto().SerializeToString(deterministic=True))
     return _symlink_case(ctx, "saved_model.pb", out, "saved_model.pb")

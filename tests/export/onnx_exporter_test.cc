@@ -182,7 +182,7 @@ TEST(OnnxExporter, StandardOpsGoToTheDefaultDomain) {
 TEST(ImportFerryDomain, ImportsTheIrOpOfTheSameName) {
   Graph g;
   onnx_import::ImportState st(g);
-  st.values["x"] = g.add_input("x", DType::f32, Shape({2}));
+  st.names["x"].value = g.add_input("x", DType::f32, Shape({2}));
   onnx::NodeProto p;
   p.set_op_type("LeakyRelu");
   p.set_domain("ferry");
@@ -198,7 +198,7 @@ TEST(ImportFerryDomain, ImportsTheIrOpOfTheSameName) {
   ASSERT_NE(node, nullptr);
   EXPECT_EQ(node->op(), Op::LeakyRelu);
   EXPECT_EQ(node->attr_float("alpha"), 0.5);
-  EXPECT_EQ(st.values.at("y"), node->output(0));
+  EXPECT_EQ(st.value("y"), node->output(0));
 }
 
 TEST(ImportFerryDomain, UnknownOpsAndOpsetsAreUnsupported) {

@@ -42,7 +42,9 @@ EXIT_OK, EXIT_USAGE, EXIT_MODEL, EXIT_MISMATCH = 0, 1, 2, 3
 TIMEOUT_S = 600
 
 # (source, name): a few small models of different kinds — convnets (classifier
-# outputs), a transformer with integer inputs, hand-built graphs with many ops.
+# outputs), a transformer with integer inputs, hand-built graphs with many ops —
+# run by default; every other end-to-end model (issue 3: validate passes on all of
+# them) is marked `full`: `pytest -m full tests/validate`.
 MODELS_AGAINST_ORT = [
     ("torch", "resnet18"),
     ("torch", "mobilenet_v3_small"),
@@ -51,6 +53,15 @@ MODELS_AGAINST_ORT = [
     ("onnx", "norms"),
     ("onnx", "special_values"),
 ]
+
+
+def _all_models_against_ort():
+    import export_models
+    import make_onnx_models
+
+    every = [("torch", n) for n in export_models.MODEL_NAMES] + [("onnx", n) for n in make_onnx_models.MODEL_NAMES]
+    return [pytest.param(s, n, id=f"{s}-{n}", marks=[] if (s, n) in MODELS_AGAINST_ORT else [pytest.mark.full])
+            for s, n in every]
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +122,7 @@ def reference_dump(meta, inputs, out, intermediates=False):
     return json.loads((Path(out) / "manifest.json").read_text())
 
 
-@pytest.mark.parametrize("source,name", MODELS_AGAINST_ORT, ids=[f"{s}-{n}" for s, n in MODELS_AGAINST_ORT])
+@pytest.mark.parametrize("source,name", _all_models_against_ort())
 def test_passes_against_onnxruntime(source, name, ferry, have_ort, tmp_path):
     meta = model(source, name)
     inputs = tmp_path / "in.npz"

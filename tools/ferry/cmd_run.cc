@@ -180,7 +180,7 @@ int run_model(const RunOptions& o) {
   Graph& g = *graph;
   // The interpreter infers shapes itself; graph-level shapes only help pick
   // Gather index ranges for random inputs, so a failure here is left to the run.
-  (void)infer_shapes(g);
+  if (!shapes_inferred_by_load(g)) (void)infer_shapes(g);
 
   std::map<std::string, Tensor> given;
   std::map<std::string, std::string> given_files;

@@ -54,7 +54,7 @@ Status prepare_graph_under_test(Graph& g, bool optimize_graph) {
 Result<std::unique_ptr<Graph>> load_graph(const std::string& path, const std::string& signature) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path, nullptr, {.external_data_dir = "", .signature = signature}));
   // The interpreter infers shapes itself; graph-level shapes only guide random inputs.
-  (void)infer_shapes(*g);
+  if (!shapes_inferred_by_load(*g)) (void)infer_shapes(*g);
   return g;
 }
 

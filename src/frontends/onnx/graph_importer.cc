@@ -50,6 +50,8 @@ class GraphImporter {
     FERRY_TRY(first_error_);
     return set_outputs();
   }
+  /// Every node was typed as it was emitted (see ImportState::all_typed).
+  bool all_typed() const { return st_.all_typed; }
 
  private:
   Status check_model();
@@ -76,7 +78,6 @@ class GraphImporter {
   std::vector<std::string> node_names_;    ///< unique IR names, by node index
   std::vector<std::string> source_names_;  ///< provenance names, by node index
   // Keys view strings owned by model_, which outlives the importer.
-  std::unordered_map<std::string_view, int> producer_;  ///< value name -> producing node index
   std::unordered_map<std::string_view, const onnx::TensorProto*> initializers_;
   Status first_error_;
 };
@@ -133,10 +134,7 @@ Status GraphImporter::name_nodes_and_values() {
   node_names_.reserve(nodes);
   source_names_.reserve(nodes);
   st_.node_names.reserve(nodes);
-  st_.value_names.reserve(2 * values);  // ONNX names plus the importer's own
-  st_.values.reserve(values);
-  st_.consumed.reserve(values);
-  producer_.reserve(values);
+  st_.names.reserve(values);
   initializers_.reserve(size_t(graph_.initializer_size()));
   g_.reserve(nodes, values);
   // Node names: the source name, or "<OpType>_<index>" when empty; made unique.
@@ -146,44 +144,43 @@ Status GraphImporter::name_nodes_and_values() {
     source_names_.push_back(source);
     node_names_.push_back(st_.fresh_node_name(source));
   }
-  // value name -> (kind, name) of what produces it, for the "produced twice" message.
-  // Views of strings that outlive this function: the model's and node_names_.
-  std::unordered_map<std::string_view, std::pair<std::string_view, std::string_view>> origin;
-  origin.reserve(values);
-  auto claim = [&](const std::string& value, std::string_view kind, const std::string& who) -> Status {
-    auto [it, fresh] = origin.emplace(value, std::make_pair(kind, std::string_view(who)));
-    if (fresh) {
-      st_.value_names.insert(value);
+  // Each value name has one producer: a node, an initializer or a graph input.
+  auto claim = [&](const std::string& value, int producer) -> Status {
+    OnnxName& entry = st_.names[value];
+    if (entry.producer == OnnxName::kNone) {
+      entry.producer = producer;
       return Status::Ok();
     }
-    const std::string kind0(it->second.first), who0(it->second.second), k(kind);
-    std::string both = kind0 == k ? k + "s '" + who0 + "' and '" + who + "'"
-                                  : kind0 + " '" + who0 + "' and " + k + " '" + who + "'";
+    auto who = [&](int p) -> std::pair<std::string, std::string> {
+      if (p == OnnxName::kInitializer) return {"initializer", value};
+      if (p == OnnxName::kGraphInput) return {"graph input", value};
+      return {"node", node_names_[size_t(p)]};
+    };
+    const auto [kind0, who0] = who(entry.producer);
+    const auto [kind, who1] = who(producer);
+    std::string both = kind0 == kind ? kind + "s '" + who0 + "' and '" + who1 + "'"
+                                     : kind0 + " '" + who0 + "' and " + kind + " '" + who1 + "'";
     return invalid_model("value '" + value + "' is produced twice (" + both + ")");
   };
   for (const onnx::TensorProto& t : graph_.initializer()) {
     if (t.name().empty()) return invalid_model("an initializer has no name");
-    if (initializers_.count(t.name())) return invalid_model("initializer '" + t.name() + "' is listed twice");
-    initializers_[t.name()] = &t;
-    FERRY_TRY(claim(t.name(), "initializer", t.name()));
+    if (!initializers_.emplace(t.name(), &t).second) return invalid_model("initializer '" + t.name() + "' is listed twice");
+    FERRY_TRY(claim(t.name(), OnnxName::kInitializer));
   }
   std::set<std::string> inputs;
   for (const onnx::ValueInfoProto& in : graph_.input()) {
     if (in.name().empty()) return invalid_model("a graph input has no name");
     if (!inputs.insert(in.name()).second) return invalid_model("graph input '" + in.name() + "' is listed twice");
     // An input that also has an initializer is that constant (see import_inputs).
-    if (!initializers_.count(in.name())) FERRY_TRY(claim(in.name(), "graph input", in.name()));
+    if (!initializers_.count(in.name())) FERRY_TRY(claim(in.name(), OnnxName::kGraphInput));
   }
   for (int i = 0; i < graph_.node_size(); ++i) {
-    for (const std::string& out : graph_.node(i).output()) {
-      if (out.empty()) continue;
-      FERRY_TRY(claim(out, "node", node_names_[size_t(i)]));
-      producer_[out] = i;
-    }
+    for (const std::string& out : graph_.node(i).output())
+      if (!out.empty()) FERRY_TRY(claim(out, i));
     for (const std::string& in : graph_.node(i).input())
-      if (!in.empty()) st_.consumed.insert(in);
+      if (!in.empty()) st_.names[in].consumed = true;
   }
-  for (const onnx::ValueInfoProto& out : graph_.output()) st_.consumed.insert(out.name());
+  for (const onnx::ValueInfoProto& out : graph_.output()) st_.names[out.name()].consumed = true;
   return Status::Ok();
 }
 
@@ -191,7 +188,7 @@ Status GraphImporter::import_initializers() {
   for (const onnx::TensorProto& t : graph_.initializer()) {
     auto tensor = tensor_from_proto(t, &st_.data_root);
     if (!tensor.ok()) return tensor.status().with_context("initializer '" + t.name() + "'");
-    st_.values[t.name()] = g_.add_constant(t.name(), std::move(tensor).value());
+    st_.names[t.name()].value = g_.add_constant(t.name(), std::move(tensor).value());
   }
   return Status::Ok();
 }
@@ -230,7 +227,7 @@ Status GraphImporter::import_inputs() {
       if (!s.ok()) return s.status().with_context(what);
       shape = std::move(s).value();
     }
-    st_.values[in.name()] = g_.add_input(in.name(), *dtype, std::move(shape));
+    st_.names[in.name()].value = g_.add_input(in.name(), *dtype, std::move(shape));
   }
   return Status::Ok();
 }
@@ -240,15 +237,21 @@ Result<std::vector<int>> GraphImporter::node_order() {
   const int n = graph_.node_size();
   std::vector<std::vector<int>> users(static_cast<size_t>(n));
   std::vector<int> pending(static_cast<size_t>(n), 0);
+  // The producing node of a value no initializer or graph input binds; -1 if none.
+  auto producer = [&](const std::string& in) {
+    auto it = st_.names.find(in);
+    if (it == st_.names.end() || it->second.value) return -1;
+    return it->second.producer;
+  };
   for (int i = 0; i < n; ++i) {
     const onnx::NodeProto& p = graph_.node(i);
     for (const std::string& in : p.input()) {
-      if (in.empty() || st_.values.count(in)) continue;
-      auto it = producer_.find(in);
-      if (it == producer_.end())
+      if (in.empty() || st_.value(in)) continue;
+      const int from = producer(in);
+      if (from < 0)
         return invalid_model("node " + describe(node_names_[size_t(i)], p) + ": input '" + in +
                              "' is not produced by any node, initializer or graph input");
-      users[size_t(it->second)].push_back(i);
+      users[size_t(from)].push_back(i);
       ++pending[size_t(i)];
     }
   }
@@ -279,9 +282,9 @@ Result<std::vector<int>> GraphImporter::node_order() {
   while (!seen[size_t(at)]) {
     seen[size_t(at)] = true;
     for (const std::string& in : graph_.node(at).input()) {
-      auto it = producer_.find(in);
-      if (!in.empty() && !st_.values.count(in) && it != producer_.end() && pending[size_t(it->second)] != 0) {
-        at = it->second;
+      const int from = in.empty() ? -1 : producer(in);
+      if (from >= 0 && pending[size_t(from)] != 0) {
+        at = from;
         break;
       }
     }
@@ -338,6 +341,7 @@ void GraphImporter::import_node(int i) {
   } else {
     status = row->fn(n);
   }
+  n.name_unbound_outputs();
   // A malformed attribute outranks whatever the import function concluded from it.
   if (!n.attr_status().ok()) status = n.attr_status();
   if (status.ok()) {
@@ -360,7 +364,7 @@ void GraphImporter::import_node(int i) {
   // The graph is discarded, since the import fails.
   for (size_t o = 0; o < n.num_outputs(); ++o) {
     const std::string& out = p.output(int(o));
-    if (!out.empty() && !n.output_bound(o)) st_.values[out] = g_.add_input(out, DType::undefined, Shape());
+    if (!out.empty() && !n.output_bound(o)) st_.names[out].value = g_.add_input(out, DType::undefined, Shape());
   }
 }
 
@@ -379,10 +383,9 @@ Status GraphImporter::unsupported_status() const {
 Status GraphImporter::set_outputs() {
   std::vector<Value*> outs;
   for (const onnx::ValueInfoProto& o : graph_.output()) {
-    auto it = st_.values.find(o.name());
-    if (it == st_.values.end())
-      return invalid_model("graph output '" + o.name() + "' is not produced by any node, initializer or graph input");
-    outs.push_back(it->second);
+    Value* v = st_.value(o.name());
+    if (!v) return invalid_model("graph output '" + o.name() + "' is not produced by any node, initializer or graph input");
+    outs.push_back(v);
   }
   g_.set_outputs(std::move(outs));
   return Status::Ok();
@@ -405,6 +408,7 @@ Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model,
   g->info().source_path = path;
   FERRY_TRY(verify(*g));
   const Node* failed = nullptr;
+  if (importer.all_typed()) return g;
   if (Status st = infer_shapes(*g, &failed); !st.ok()) {
     // An op the importer took whose attributes or inputs ferry cannot handle
     // (found only once shapes are known) is unsupported like a missing importer:

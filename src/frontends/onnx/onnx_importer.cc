@@ -9,10 +9,14 @@
 #include <cstring>
 #include <filesystem>
 
+#include <google/protobuf/arena.h>
+
+#include "ir/tensor.h"
+
 namespace ferry {
 namespace onnx_import {
 
-Result<onnx::ModelProto> read_model_proto(const std::string& path) {
+Status read_model_proto(const std::string& path, onnx::ModelProto* out) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return io_error(std::string("cannot open: ") + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return invalid_argument("is a directory, not an ONNX file");
@@ -20,23 +24,39 @@ Result<onnx::ModelProto> read_model_proto(const std::string& path) {
   if (uint64_t(st.st_size) > uint64_t(INT_MAX))
     return invalid_model("is " + std::to_string(st.st_size) +
                          " bytes, over the 2 GiB protobuf limit; store the weights as external data");
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    // Parsed straight from the page cache: no heap copy of the whole file.
+    // (A failed map, e.g. on a file system without mmap, falls back to reading.)
+    if (auto mapped = map_file(path, 0, uint64_t(st.st_size)); mapped.ok())
+      return parse_model_proto((*mapped)->cdata(), (*mapped)->size(), out);
+  }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return io_error(std::string("cannot open: ") + std::strerror(errno));
   std::string bytes(size_t(st.st_size), '\0');
   size_t got = bytes.empty() ? 0 : std::fread(bytes.data(), 1, bytes.size(), f);
   std::fclose(f);
   if (got != bytes.size()) return io_error("read " + std::to_string(got) + " of " + std::to_string(bytes.size()) + " bytes");
-  return parse_model_proto(bytes.data(), bytes.size());
+  return parse_model_proto(bytes.data(), bytes.size(), out);
+}
+
+Status parse_model_proto(const void* data, size_t size, onnx::ModelProto* out) {
+  if (size > size_t(INT_MAX)) return invalid_model("is over the 2 GiB protobuf limit");
+  if (!out->ParseFromArray(data, int(size))) return invalid_model("not a valid ONNX model (protobuf parse failed)");
+  // Arbitrary bytes can parse as a message made of unknown fields; a model has both of these.
+  if (out->ir_version() == 0 || !out->has_graph())
+    return invalid_model("not a valid ONNX model (no ir_version or no graph)");
+  return Status::Ok();
+}
+
+Result<onnx::ModelProto> read_model_proto(const std::string& path) {
+  onnx::ModelProto model;
+  FERRY_TRY(read_model_proto(path, &model));
+  return model;
 }
 
 Result<onnx::ModelProto> parse_model_proto(const void* data, size_t size) {
-  if (size > size_t(INT_MAX)) return invalid_model("is over the 2 GiB protobuf limit");
   onnx::ModelProto model;
-  if (!model.ParseFromArray(data, int(size)))
-    return invalid_model("not a valid ONNX model (protobuf parse failed)");
-  // Arbitrary bytes can parse as a message made of unknown fields; a model has both of these.
-  if (model.ir_version() == 0 || !model.has_graph())
-    return invalid_model("not a valid ONNX model (no ir_version or no graph)");
+  FERRY_TRY(parse_model_proto(data, size, &model));
   return model;
 }
 
@@ -46,8 +66,10 @@ Result<std::unique_ptr<Graph>> import_onnx_file(const std::string& path, ImportR
     *report = ImportReport{};
     report->format = "onnx";
   }
-  FERRY_ASSIGN_OR_RETURN(onnx::ModelProto model, read_model_proto(path));
-  return import_model_proto(model, path, report, options);
+  google::protobuf::Arena arena;
+  auto* model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  FERRY_TRY(read_model_proto(path, model));
+  return import_model_proto(*model, path, report, options);
 }
 
 }  // namespace onnx_import

@@ -26,6 +26,11 @@ inline constexpr int64_t kMaxIrVersion = 14;
 Result<onnx::ModelProto> read_model_proto(const std::string& path);
 /// Parses ONNX bytes held in memory (what read_model_proto does after reading).
 Result<onnx::ModelProto> parse_model_proto(const void* data, size_t size);
+/// The same into `*out`, which may live on a protobuf Arena (import_onnx_file
+/// parses onto one: a graph of 10^5 nodes is 10^6 small strings, and an arena
+/// makes both their allocation and their release nearly free).
+Status read_model_proto(const std::string& path, onnx::ModelProto* out);
+Status parse_model_proto(const void* data, size_t size, onnx::ModelProto* out);
 
 /// Imports a parsed model. `path` is recorded in the graph info and its
 /// directory is the external-data root unless options name another.

@@ -10,14 +10,21 @@ namespace {
 using AP = onnx::AttributeProto;
 
 /// base, else base_1, base_2, ...; `next` remembers where to resume per base, so
-/// many nodes sharing one name cost O(1) each rather than O(count).
-std::string fresh_name(std::unordered_set<std::string>& used, std::unordered_map<std::string, int64_t>& next,
-                       const std::string& base) {
-  if (used.insert(base).second) return base;
+/// many nodes sharing one name cost O(1) each rather than O(count). A name
+/// handed out goes into `arena` and `made` (which views it); `taken` tells
+/// which names exist already.
+template <class Taken>
+std::string fresh_name(const Taken& taken, std::unordered_set<std::string_view>& made, std::deque<std::string>& arena,
+                       std::unordered_map<std::string, int64_t>& next, const std::string& base) {
+  if (!taken(base)) {
+    made.insert(arena.emplace_back(base));
+    return base;
+  }
   int64_t& from = next[base];
   for (int64_t i = std::max<int64_t>(from, 1);; ++i) {
     std::string s = base + "_" + std::to_string(i);
-    if (used.insert(s).second) {
+    if (!taken(s)) {
+      made.insert(arena.emplace_back(s));
       from = i + 1;
       return s;
     }
@@ -26,34 +33,40 @@ std::string fresh_name(std::unordered_set<std::string>& used, std::unordered_map
 
 /// Types the node's outputs right away when its inputs are typed, so later
 /// importers know dtypes and ranks (Softmax-11 at the last axis, Clip-6 bounds
-/// in x's dtype). Failures are left to infer_shapes over the finished graph.
-void infer_now(Node& node) {
+/// in x's dtype). Failures are left to infer_shapes over the finished graph;
+/// false when the node's outputs stay untyped.
+bool infer_now(Node& node) {
   // Shape functions may assume a verified node: check what the verifier would.
   const OpSchema& s = node.schema();
   int nin = int(node.num_inputs());
-  if (nin < s.min_inputs || (s.max_inputs >= 0 && nin > s.max_inputs)) return;
+  if (nin < s.min_inputs || (s.max_inputs >= 0 && nin > s.max_inputs)) return false;
   for (int i = 0; i < s.min_inputs; ++i)
-    if (!node.input(size_t(i))) return;
+    if (!node.input(size_t(i))) return false;
   for (const AttrSpec& a : s.attrs)
-    if (a.required && !node.has_attr(a.name)) return;
+    if (a.required && !node.has_attr(a.name)) return false;
   std::vector<InputInfo> ins(node.num_inputs());
   for (size_t i = 0; i < node.num_inputs(); ++i) {
     Value* v = node.input(i);
     if (!v) continue;
-    if (v->dtype() == DType::undefined) return;
+    if (v->dtype() == DType::undefined) return false;
     ins[i] = {v->dtype(), v->shape(), v->constant()};
   }
   std::vector<OutputInfo> outs;
-  if (!infer_node(node, std::move(ins), &outs).ok() || outs.size() != node.num_outputs()) return;
+  if (!infer_node(node, std::move(ins), &outs).ok() || outs.size() != node.num_outputs()) return false;
   for (size_t i = 0; i < outs.size(); ++i) node.output(i)->set_type(outs[i].dtype, outs[i].shape);
+  return true;
 }
 
 }  // namespace
 
 std::string ImportState::fresh_value_name(const std::string& base) {
-  return fresh_name(value_names, value_suffix, base);
+  auto taken = [&](const std::string& n) { return names.count(n) || generated_names.count(n); };
+  return fresh_name(taken, generated_names, owned_names, value_suffix, base);
 }
-std::string ImportState::fresh_node_name(const std::string& base) { return fresh_name(node_names, node_suffix, base); }
+std::string ImportState::fresh_node_name(const std::string& base) {
+  auto taken = [&](const std::string& n) { return node_names.count(n) != 0; };
+  return fresh_name(taken, node_names, owned_names, node_suffix, base);
+}
 
 const char* onnx_attr_type_name(int type) {
   switch (type) {
@@ -96,8 +109,7 @@ OnnxNode::OnnxNode(ImportState& state, const onnx::NodeProto& proto, std::string
                    int64_t opset)
     : st_(state), proto_(proto), name_(std::move(name)), source_name_(std::move(source_name)), opset_(opset) {
   for (const std::string& in : proto.input()) {
-    auto it = in.empty() ? st_.values.end() : st_.values.find(in);
-    inputs_.push_back(it == st_.values.end() ? nullptr : it->second);
+    inputs_.push_back(in.empty() ? nullptr : st_.value(in));
   }
   while (!inputs_.empty() && !inputs_.back()) inputs_.pop_back();
   bound_.assign(size_t(proto.output_size()), false);
@@ -127,7 +139,9 @@ Status OnnxNode::expect_inputs(size_t lo, int64_t hi) const {
 bool OnnxNode::output_used(size_t i) const {
   if (i >= num_outputs()) return false;
   const std::string& name = proto_.output(int(i));
-  return !name.empty() && st_.consumed.count(name) != 0;
+  if (name.empty()) return false;
+  auto it = st_.names.find(name);
+  return it != st_.names.end() && it->second.consumed;
 }
 
 void OnnxNode::attr_error(std::string msg) {
@@ -229,9 +243,8 @@ Node* OnnxNode::add(Op op, std::vector<Value*> inputs, AttrMap attrs, size_t num
   while (!inputs.empty() && !inputs.back()) inputs.pop_back();
   Node* node = st_.g.add_node(op, std::move(inputs), num_outputs, std::move(attrs), node_name);
   node->provenance() = {source_name_};
-  for (size_t i = 0; i < num_outputs; ++i)
-    node->output(i)->set_name(st_.fresh_value_name(node_name + ":" + std::to_string(i)));
-  infer_now(*node);
+  emitted_.push_back(node);  // outputs keep Graph's "<node>:<i>" until name_unbound_outputs
+  if (!infer_now(*node)) st_.all_typed = false;
   return node;
 }
 
@@ -275,8 +288,18 @@ void OnnxNode::set_output(size_t i, Value* v) {
   FERRY_CHECK(!v->is_graph_input(), "set_output: a graph input cannot be renamed");
   const std::string& name = proto_.output(int(i));
   v->set_name(name);
-  st_.values[name] = v;
+  st_.names[name].value = v;
   bound_[i] = true;
+  bound_values_.push_back(v);
+}
+
+void OnnxNode::name_unbound_outputs() {
+  for (Node* node : emitted_)
+    for (size_t i = 0; i < node->num_outputs(); ++i) {
+      Value* v = node->output(i);
+      if (std::find(bound_values_.begin(), bound_values_.end(), v) == bound_values_.end())
+        v->set_name(st_.fresh_value_name(node->name() + ":" + std::to_string(i)));
+    }
 }
 
 void OnnxNode::set_outputs(Node* node) {

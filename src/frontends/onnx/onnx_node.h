@@ -18,8 +18,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -32,17 +34,40 @@
 
 namespace ferry::onnx_import {
 
+/// What the importer knows of one ONNX value name.
+struct OnnxName {
+  static constexpr int kNone = -1;         ///< nothing produces it (yet): only read so far
+  static constexpr int kInitializer = -2;
+  static constexpr int kGraphInput = -3;
+  Value* value = nullptr;  ///< the IR value bound to the name; null until its producer is imported
+  int producer = kNone;    ///< index of the producing node, or kInitializer / kGraphInput
+  bool consumed = false;   ///< read by a node or listed as a graph output
+};
+
 /// Whole-graph import state shared by all nodes.
+///
+/// One hash map holds everything known of an ONNX value name; names are
+/// string_views of the ModelProto's strings (it outlives the import) or of
+/// `owned_names` for the names the importer makes up. On graphs of 10^5..10^6
+/// nodes, copying names into several sets and maps was most of the import.
 struct ImportState {
   explicit ImportState(Graph& graph) : g(graph) {}
   Graph& g;
   ExternalDataRoot data_root;
-  std::unordered_map<std::string, Value*> values;       ///< ONNX value name -> IR value
-  std::unordered_set<std::string> value_names;          ///< every ONNX and generated value name
-  std::unordered_set<std::string> node_names;           ///< every IR node name handed out
+  std::unordered_map<std::string_view, OnnxName> names;      ///< every ONNX value name of the graph
+  std::unordered_set<std::string_view> generated_names;      ///< value names the importer made up
+  std::unordered_set<std::string_view> node_names;           ///< every IR node name handed out
   std::unordered_map<std::string, int64_t> value_suffix, node_suffix;  ///< fresh_*_name: next suffix per base
-  std::unordered_set<std::string> consumed;             ///< names read by a node or a graph output
+  std::deque<std::string> owned_names;                       ///< generated names the sets view
+  /// Every emitted node was typed when it was emitted (nothing changes a node
+  /// afterwards), so the finished graph needs no second shape inference.
+  bool all_typed = true;
 
+  /// The IR value bound to an ONNX name; null if none (yet).
+  Value* value(std::string_view name) const {
+    auto it = names.find(name);
+    return it == names.end() ? nullptr : it->second.value;
+  }
   /// `base`, or base_1, base_2, ... — unused by any ONNX or generated value.
   std::string fresh_value_name(const std::string& base);
   /// Same for node names.
@@ -128,6 +153,11 @@ class OnnxNode {
   /// Binds ONNX outputs 0..k-1 to the k outputs of `node`.
   void set_outputs(Node* node);
   bool output_bound(size_t i) const { return i < bound_.size() && bound_[i]; }
+  /// Names the outputs of emitted nodes that no set_output bound to an ONNX
+  /// name: "<node>:<i>", made unique. The driver calls it once the import
+  /// function returns (naming them earlier costs a set insert per value that
+  /// set_output then renames anyway).
+  void name_unbound_outputs();
 
   // --- failing -----------------------------------------------------------------
   /// An unsupported status; `repair` is shown to the user as the way out.
@@ -148,6 +178,8 @@ class OnnxNode {
   std::unordered_map<std::string, const onnx::AttributeProto*> attrs_;
   std::unordered_set<std::string> taken_;
   std::vector<bool> bound_;
+  std::vector<Node*> emitted_;       ///< nodes add() made, for name_unbound_outputs
+  std::vector<Value*> bound_values_;  ///< values set_output renamed to ONNX names
   Status attr_status_;
   std::string repair_;
 };

@@ -151,7 +151,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const ExternalDataR
     if (raw.size() != nbytes)
       return invalid_model("raw_data has " + std::to_string(raw.size()) + " bytes, expected " +
                            std::to_string(nbytes) + " for " + type);
-    FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(dtype, dims));
+    FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::uninitialized(dtype, dims));
     if (!raw.empty()) std::memcpy(t.raw(), raw.data(), raw.size());
     if (dtype == DType::boolean) normalize_bools(t);
     return t;

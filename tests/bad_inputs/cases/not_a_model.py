@@ -70,7 +70,7 @@ for _frac in (0.01, 0.25, 0.5, 0.9, 0.999):
 def gzip_model(ctx):
     """A gzip-compressed model (wrong magic for protobuf)."""
     import gzip
-    return {"model": ctx.save(gzip.compress(valid_model().SerializeToString())), **both(fragments=PARSE)}
+    return {"model": ctx.save(gzip.compress(valid_model().SerializeToString(), mtime=0)), **both(fragments=PARSE)}
 
 
 @case

@@ -139,14 +139,14 @@ TEST(OnnxVersioned, ClipBoundOfUntypedValueIsCastLike) {
   // When x's dtype is unknown during import, the bound becomes CastLike(f32 constant, x).
   Graph g;
   onnx_import::ImportState st(g);
-  st.values["x"] = g.add_input("x", DType::undefined, Shape());
+  st.names["x"].value = g.add_input("x", DType::undefined, Shape());
   onnx::ModelProto m = make_model(7);
   onnx::NodeProto* p = add_node(m, "Clip", {"x"}, {"y"}, "clip");
   set_float(p, "min", -1.0f);
   onnx_import::OnnxNode n(st, *p, "clip", "clip", 7);
   ASSERT_TRUE(onnx_import::import_Clip(n).ok());
   ASSERT_TRUE(n.attr_status().ok());
-  Node* clip = st.values.at("y")->producer();
+  Node* clip = st.value("y")->producer();
   ASSERT_NE(clip, nullptr);
   Node* cast = clip->input(1)->producer();
   ASSERT_NE(cast, nullptr);
@@ -154,7 +154,7 @@ TEST(OnnxVersioned, ClipBoundOfUntypedValueIsCastLike) {
   EXPECT_EQ(cast->name(), "clip/CastLike");
   EXPECT_EQ(cast->provenance(), std::vector<std::string>{"clip"});
   EXPECT_EQ(cast->input(0)->constant()->get_double(0), -1.0);
-  EXPECT_EQ(cast->input(1), st.values.at("x"));
+  EXPECT_EQ(cast->input(1), st.value("x"));
 }
 
 TEST(OnnxVersioned, PadAttributesVsInputs) {
