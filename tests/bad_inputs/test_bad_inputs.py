@@ -5,7 +5,7 @@ error, 1 only for usage errors, 0 where the case must run); a failure is ONE
 line on stderr naming the offending file, containing one of the expected
 fragments and every required name (node, tensor, input); nothing from a
 sanitizer, a crash or an internal assertion appears; each command uses at most
-10 s of CPU time, 30 s for an ASan build (wall time is only a hang guard: a
+5 s of CPU time (issue 7), 25 s for an ASan build (wall time is only a hang guard: a
 shared CI machine's load says nothing about ferry), and at most MEMORY_LIMIT_MB
 of memory: address space (RLIMIT_AS) for a plain build, resident memory
 (ASan's hard_rss_limit_mb) for a sanitizer build, whose shadow memory makes an
@@ -34,9 +34,11 @@ sys.path.insert(0, str(HERE))
 
 import gen_bad_inputs  # noqa: E402
 
-TIME_LIMIT_S = 10  # CPU seconds per command
-# ASan+UBSan builds run ~2-5x slower, allocation-heavy loading at the top of that
-# range (CI measured 37 s for the 250k-node chain that a release build loads in ~8 s).
+# CPU seconds per command: issue 7's bound, "a model of 10 MB or less loads or fails
+# within 5 s". The heaviest cases (the 9 MB 250k-node chain, 100k initializers, 100k
+# graph outputs) take ~1.2-1.5 s of CPU in a release build on a 2-core CI-sized machine.
+TIME_LIMIT_S = 5
+# ASan+UBSan builds run ~2-5x slower, allocation-heavy loading at the top of that range.
 SANITIZER_SLOWDOWN = 5
 WALL_LIMIT_S = 120  # a hang guard only
 MEMORY_LIMIT_MB = 4096
