@@ -33,9 +33,11 @@ std::string describe(const std::string& name, const onnx::NodeProto& p) {
 
 class GraphImporter {
  public:
-  GraphImporter(const onnx::ModelProto& model, Graph& g, ImportReport& report, std::string data_dir)
+  GraphImporter(const onnx::ModelProto& model, Graph& g, ImportReport& report, std::string data_dir,
+                std::shared_ptr<const void> owner)
       : model_(model), graph_(model.graph()), g_(g), report_(report), st_(g) {
     st_.data_root.dir = std::move(data_dir);
+    st_.data_root.proto_owner = std::move(owner);
   }
 
   Status run() {
@@ -394,7 +396,8 @@ Status GraphImporter::set_outputs() {
 }  // namespace
 
 Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model, const std::string& path,
-                                                  ImportReport* report, const ImportOptions& options) {
+                                                  ImportReport* report, const ImportOptions& options,
+                                                  std::shared_ptr<const void> owner) {
   ImportReport local;
   ImportReport& r = report ? *report : local;
   r = ImportReport{};
@@ -403,7 +406,7 @@ Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model,
   std::string dir = options.external_data_dir;
   if (dir.empty()) dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  GraphImporter importer(model, *g, r, dir);
+  GraphImporter importer(model, *g, r, dir, std::move(owner));
   FERRY_TRY(importer.run());
   g->info().source_path = path;
   FERRY_TRY(verify(*g));

@@ -66,10 +66,11 @@ Result<std::unique_ptr<Graph>> import_onnx_file(const std::string& path, ImportR
     *report = ImportReport{};
     report->format = "onnx";
   }
-  google::protobuf::Arena arena;
-  auto* model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  // The arena outlives this call when tensors view its raw_data (see import_model_proto).
+  auto arena = std::make_shared<google::protobuf::Arena>();
+  auto* model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(arena.get());
   FERRY_TRY(read_model_proto(path, model));
-  return import_model_proto(*model, path, report, options);
+  return import_model_proto(*model, path, report, options, arena);
 }
 
 }  // namespace onnx_import

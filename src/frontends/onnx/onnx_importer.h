@@ -34,8 +34,11 @@ Status parse_model_proto(const void* data, size_t size, onnx::ModelProto* out);
 
 /// Imports a parsed model. `path` is recorded in the graph info and its
 /// directory is the external-data root unless options name another.
+/// `owner`, when given, keeps `model` alive: large raw_data tensors then view
+/// the model's bytes rather than copy them (the graph holds `owner`).
 Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model, const std::string& path,
-                                                  ImportReport* report, const ImportOptions& options);
+                                                  ImportReport* report, const ImportOptions& options,
+                                                  std::shared_ptr<const void> owner = nullptr);
 
 /// read_model_proto + import_model_proto; errors do not repeat the path
 /// (import_onnx prefixes "file '<path>'", load_model "model '<path>'").

@@ -1,8 +1,10 @@
 #include "frontends/onnx/onnx_tensor.h"
 
 #include <bit>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "frontends/onnx/external_data.h"
@@ -11,6 +13,20 @@ namespace ferry::onnx_import {
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "ONNX raw_data is little-endian");
+
+/// Bytes of a parsed proto's string, kept valid by holding the proto's owner.
+class ProtoBytes : public Buffer {
+ public:
+  ProtoBytes(std::shared_ptr<const void> owner, const std::string& bytes)
+      : owner_(std::move(owner)), data_(reinterpret_cast<uint8_t*>(const_cast<char*>(bytes.data()))), size_(bytes.size()) {}
+  uint8_t* data() override { return data_; }
+  size_t size() const override { return size_; }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  uint8_t* data_;
+  size_t size_;
+};
 
 // TensorProto.DataType codes up to onnx 1.23 (the system schema stops at 16).
 constexpr const char* kOnnxTypeNames[] = {
@@ -151,6 +167,11 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const ExternalDataR
     if (raw.size() != nbytes)
       return invalid_model("raw_data has " + std::to_string(raw.size()) + " bytes, expected " +
                            std::to_string(nbytes) + " for " + type);
+    // A view where the bytes allow it: not booleans (normalized below), not short
+    // strings (kept inside the string object), 16-byte aligned like malloc's.
+    if (root && root->proto_owner && dtype != DType::boolean && raw.size() >= 64 &&
+        reinterpret_cast<uintptr_t>(raw.data()) % 16 == 0)
+      return Tensor::view(dtype, dims, std::make_shared<ProtoBytes>(root->proto_owner, raw));
     FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::uninitialized(dtype, dims));
     if (!raw.empty()) std::memcpy(t.raw(), raw.data(), raw.size());
     if (dtype == DType::boolean) normalize_bools(t);
