@@ -230,26 +230,69 @@ def test_truncated_frozen_graph(tmp_path):
 # --- ferry validate --reference tensorflow -----------------------------------------------
 
 
+def per_layer_counts(stdout):
+    """(compared, total) from the "per-layer: C of T node outputs" line of `ferry validate`."""
+    line = next(l for l in stdout.splitlines() if "per-layer:" in l)
+    compared, total = (int(w) for w in line.split("per-layer:")[1].split("node outputs")[0].split(" of "))
+    return compared, total
+
+
+def validate_env():
+    return dict(os.environ, FERRY_PYTHON=tensorflow_python())  # the validate bridge runs TensorFlow in it
+
+
 @pytest.mark.parametrize("form", ["frozen", "saved_model"])
 def test_validate_against_tensorflow(form, tmp_path):
-    python = tensorflow_python()  # the validate bridge runs TensorFlow in it
     meta = ensure_tf_model("mixed_ops")
     model = meta["root"] / meta[form]["file"]
-    env = dict(os.environ, FERRY_PYTHON=python)
     r = subprocess.run([str(ferry()), "validate", str(model), "--per-layer", "--json", str(tmp_path / "v.json")],
-                       capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+                       capture_output=True, text=True, timeout=TIMEOUT_S, env=validate_env())
     assert r.returncode == 0, f"ferry validate failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
-    import json
-
     report = json.loads((tmp_path / "v.json").read_text())
-    text = json.dumps(report)
-    assert "tensorflow" in text
-    if form == "frozen":
-        # Layers match TensorFlow's tensors by name: most node outputs have a reference.
-        assert "per-layer" in r.stdout
-        line = next(l for l in r.stdout.splitlines() if "per-layer:" in l)
-        compared, total = (int(w) for w in line.split("per-layer:")[1].split("node outputs")[0].split(" of "))
-        assert compared >= total // 2, line
+    assert "tensorflow" in json.dumps(report)
+    # Layers match TensorFlow's tensors: most node outputs have a reference. A SavedModel's
+    # nodes are inlined from its functions; the bridge freezes the signature's function and
+    # names its tensors as ferry names the inlined nodes ("<call node>/<node>").
+    compared, total = per_layer_counts(r.stdout)
+    assert compared >= total // 2, r.stdout
+    layers = report["samples"][0]["per_layer"]["layers"]
+    assert len(layers) == compared and all(l["pass"] for l in layers)
+    if form == "saved_model":
+        inlined = [l for l in layers if l["reference_tensor"].startswith("StatefulPartitionedCall/StatefulPartitionedCall/")]
+        assert len(inlined) >= total // 2, [l["reference_tensor"] for l in layers]
+
+
+def test_saved_model_per_layer_names_the_node_of_a_perturbed_tensor(tmp_path):
+    """Fault injection: TensorFlow's reference for a SavedModel saved with its intermediates,
+    one intermediate perturbed; `--per-layer` names the ferry node made from that TF node."""
+    meta = ensure_tf_model("mixed_ops")
+    model = meta["root"] / meta["saved_model"]["file"]
+    golden = tmp_path / "golden"
+    r = subprocess.run([str(ferry()), "validate", str(model), "--per-layer", "--save-reference", str(golden),
+                        "--json", str(tmp_path / "ok.json")],
+                       capture_output=True, text=True, timeout=TIMEOUT_S, env=validate_env())
+    assert r.returncode == 0, f"ferry validate failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    layers = json.loads((tmp_path / "ok.json").read_text())["samples"][0]["per_layer"]["layers"]
+    # A float layer in the middle of the network (past the first convolution).
+    floats = [l for l in layers if l["dtype"] == "f32" and l["index"] > 0]
+    victim = floats[len(floats) // 2]
+    manifest = json.loads((golden / "manifest.json").read_text())
+    assert victim["reference_tensor"] in manifest["intermediates"]
+    source = next(n for n, outs in manifest["nodes"].items() if victim["reference_tensor"] in outs)
+    path = golden / manifest["tensors"][victim["reference_tensor"]]
+    arr = np.load(path)
+    np.save(path, arr + np.float32(1.0))
+
+    r = run_ferry("validate", model, "--reference", f"golden:{golden}", "--per-layer", "--json", tmp_path / "bad.json")
+    assert r.returncode == 3, f"expected a mismatch (3), got {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    assert f"first divergent node '{victim['node']}'" in r.stdout, r.stdout
+    sample = json.loads((tmp_path / "bad.json").read_text())["samples"][0]
+    d = sample["per_layer"]["first_divergence"]
+    assert d["node"] == victim["node"] and d["reference_tensor"] == victim["reference_tensor"]
+    assert source in d["provenance"], (source, d["provenance"])
+    assert d["pass"] is False and d["metrics"]["max_abs"] == pytest.approx(1.0, abs=1e-3)
+    # Only the golden intermediate was edited: the output still agrees.
+    assert sample["outputs"][0]["pass"] is True
 
 
 @pytest.mark.parametrize("victim", ["saved_model.pb", "variables/variables.index"])
