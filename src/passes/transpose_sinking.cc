@@ -146,6 +146,8 @@ bool gather(Rewriter& rw, const Node& n, Move& m) {
         break;
       }
   if (!m.first) return false;
+  // A Reshape that absorbs the Transpose (absorb_into_reshape / absorb_into_dense) removes it instead.
+  if (absorbs_as_reshape(rw.graph(), n, m.p, n.input(0))) return false;
   std::string why;
   auto plan = plan_sink(n, m.p, &why);
   if (!plan) return why.empty() ? false : rw.near_miss(why, {m.first, &n});
