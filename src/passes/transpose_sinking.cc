@@ -230,6 +230,12 @@ bool sink_transpose(Rewriter& rw, Node& n) {
   for (size_t k = 0; k < n.num_outputs(); ++k) {
     if (!used(rw.graph(), n.output(k))) continue;
     const Perm& q = m.plan.output_perms[k];
+    // n's output = T_Q(op2's): op2's is T_Qinv of what n's was (Value::source_perm).
+    const Perm& s_n = n.output(k)->source_perm();
+    if (s_n.empty() || s_n.size() == q.size()) {
+      Perm s = s_n.empty() ? invert(q) : compose(s_n, invert(q));
+      op2->output(k)->set_source_perm(is_identity(s) ? Perm{} : s);
+    }
     if (!needs_transpose(n.output(k), q)) {
       rw.replace_uses(n.output(k), op2->output(k));
       continue;
