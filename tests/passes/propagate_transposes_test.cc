@@ -236,6 +236,24 @@ TEST(PropagateTransposes, UpSamplingRepeatTakesTheTransposeThroughUnsqueezeTileA
   EXPECT_EQ(pattern(stats, "cancel_pair").applied, 1);
 }
 
+TEST(PropagateTransposes, MovedPastValuesRecordTheirLayoutForValidation) {
+  // relu' computes in NCHW what relu computed in NHWC: its output is Transpose(relu's) {perm=[0,3,1,2]},
+  // recorded as source_perm for per-layer validation.
+  auto g = testing::parse_ir(R"(graph g (%in: f32[1,3,2,2]) -> (%y) {
+    %x = Neg(%in) @neg
+    %t = Transpose(%x) {perm=[0,2,3,1]} @t
+    %r = Relu(%t) @relu
+    %y = Transpose(%r) {perm=[0,3,1,2]} @back
+  })");
+  PassStats stats;
+  ASSERT_TRUE(propagate_transposes(*g, stats).ok());
+  const Value* y = g->outputs()[0];
+  ASSERT_NE(y->producer(), nullptr);
+  EXPECT_EQ(y->producer()->op(), Op::Relu);
+  EXPECT_EQ(y->source_perm(), (std::vector<int64_t>{0, 3, 1, 2}));
+  EXPECT_TRUE(g->find_value("x")->source_perm().empty());
+}
+
 TEST(PropagateTransposes, ReshapeSplittingAnAxisKeepsASymbolicBatch) {
   // [N,H,W,C] -> [N,H,W,2,C/2] with s = [-1, ...]: the batch group keeps s's -1 (N), the split
   // group (C -> 2, C/2) moves in front of H, W; T_Q after it, Q = [0,3,4,1,2], meets its inverse.
