@@ -37,8 +37,11 @@ Exit status: 0 ok; 2 bad command line; 3 a required package is missing;
     python -m ferry.reference tensorflow MODEL.pb|SAVED_MODEL_DIR --inputs ... --out DIR [--intermediates]
 
 TensorFlow: a SavedModel directory runs its serving_default signature
-(inputs and outputs named by the signature's keys; intermediates are not
-exposed, since ferry inlines the signature's functions); a frozen GraphDef
+(inputs and outputs named by the signature's keys); with --intermediates the
+signature's function is frozen (convert_variables_to_constants_v2, which
+inlines nested calls) and every node output is dumped under the name ferry
+gives the inlined node: "<top-level call node>/<node>" (see
+saved_model_call_prefix). A frozen GraphDef
 runs in a session, inputs are its Placeholders, outputs the nodes nothing
 reads (ferry's rule), and with --intermediates every node output is dumped
 under its tensor name ("node" for output 0, "node:1", ...), which is how
@@ -318,6 +321,100 @@ def frozen_graph_signature(graph_def):
     return inputs, outputs
 
 
+def saved_model_call_prefix(path, signature):
+    """The name prefix ferry gives the nodes of a signature's function: "<call node>/".
+
+    ferry imports a SavedModel from its meta graph (the one tagged "serve", else
+    the only one): the signature's output tensors name a (Stateful)PartitionedCall
+    node of the top-level graph, and ferry names every node it inlines from the
+    called function "<call node>/<node>" (nested calls add their own call node's
+    name), recording that name as the IR node's provenance. TensorFlow's loaded
+    signature is that called function, and freezing it (grappler's inliner) names
+    nested nodes by the same rule, so prefixing its names with the top-level call
+    node's reproduces ferry's names. None when the signature is not one such call.
+    """
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    sm = saved_model_pb2.SavedModel()
+    try:
+        sm.ParseFromString((Path(path) / "saved_model.pb").read_bytes())
+    except Exception:
+        return None
+    metas = [m for m in sm.meta_graphs if "serve" in m.meta_info_def.tags] or list(sm.meta_graphs)[:1]
+    if not metas or signature not in metas[0].signature_def:
+        return None
+    mg = metas[0]
+    callers = {t.name.split(":")[0] for t in mg.signature_def[signature].outputs.values()}
+    if len(callers) != 1:
+        return None
+    caller = next(iter(callers))
+    node = next((n for n in mg.graph_def.node if n.name == caller), None)
+    if node is None or node.op not in ("PartitionedCall", "StatefulPartitionedCall"):
+        return None
+    return caller + "/"
+
+
+def run_graph_def(tf, np, model_path, graph_def, feeds, outputs, writer, intermediates, prefix=""):
+    """Runs a GraphDef without functions in a session and writes the tensors.
+
+    feeds: {golden input name: (tensor name, array)}; outputs: {golden output name:
+    tensor name}. With `intermediates` every computed node output is dumped too,
+    named prefix + "node" (output 0) or prefix + "node:k", and `nodes` maps
+    prefix + node name to them (ferry's names; see saved_model_call_prefix)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        try:
+            tf.compat.v1.import_graph_def(graph_def, name="")
+        except Exception as e:
+            raise BridgeError(f"{model_path}: tensorflow cannot import the graph: {e}") from None
+    fetch = {n: graph.get_tensor_by_name(t) for n, t in outputs.items()}
+    fetched = {t.name for t in fetch.values()}
+    if intermediates:
+        for op in graph.get_operations():
+            writer.manifest["nodes"].setdefault(prefix + op.name, [prefix + tf_tensor_name(t.name) for t in op.outputs])
+            if op.type in _TF_NOT_LAYERS:
+                continue
+            for t in op.outputs:
+                if t.name in fetched:
+                    continue
+                if t.dtype.is_numpy_compatible and t.dtype != tf.string and t.dtype != tf.resource:
+                    fetch.setdefault(prefix + tf_tensor_name(t.name), t)
+    feed = {graph.get_tensor_by_name(t): arr for t, arr in feeds.values()}
+    try:
+        with tf.compat.v1.Session(graph=graph) as sess:
+            keys = list(fetch)
+            results = sess.run([fetch[k] for k in keys], feed)
+    except Exception as e:
+        raise BridgeError(f"{model_path}: tensorflow failed to run the model: {e}") from None
+    by_name = dict(zip(keys, results))
+    for n, (_, arr) in feeds.items():
+        writer.add(n, arr, "inputs")
+    for n in outputs:
+        writer.add(n, by_name[n], "outputs")
+    for k in keys:
+        if k not in outputs:
+            writer.add(k, np.asarray(by_name[k]), "intermediates")
+
+
+def run_saved_model_frozen(tf, np, model_path, fn, names, inputs, writer, prefix):
+    """A SavedModel signature with intermediates: the signature's function frozen into a
+    GraphDef (variables become constants, calls are inlined) and run in a session."""
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+
+    try:
+        frozen = convert_variables_to_constants_v2(fn)
+    except Exception as e:
+        raise BridgeError(f"{model_path}: tensorflow cannot freeze the signature's function: {e}") from None
+    # Inputs and outputs are flattened like tf.nest flattens a dict: by sorted key.
+    out_keys = tf.nest.flatten({k: k for k in fn.structured_outputs})
+    if len(frozen.inputs) != len(names) or len(frozen.outputs) != len(out_keys):
+        raise BridgeError(f"{model_path}: the frozen signature has {len(frozen.inputs)} inputs and "
+                          f"{len(frozen.outputs)} outputs; expected {len(names)} and {len(out_keys)}")
+    feeds = {n: (t.name, inputs[n]) for n, t in zip(names, frozen.inputs)}
+    outputs = {k: t.name for k, t in zip(out_keys, frozen.outputs)}
+    run_graph_def(tf, np, model_path, frozen.graph.as_graph_def(), feeds, outputs, writer, True, prefix)
+
+
 def run_tensorflow(model_path, inputs, writer, intermediates, signature="serving_default"):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
@@ -338,6 +435,12 @@ def run_tensorflow(model_path, inputs, writer, intermediates, signature="serving
         missing = [n for n in names if n not in inputs]
         if missing:
             raise BridgeError(f"no value given for model input(s) {missing} (given: {sorted(inputs.keys())})")
+        if intermediates:
+            prefix = saved_model_call_prefix(path, signature)
+            if prefix is not None:
+                return run_saved_model_frozen(tf, np, model_path, fn, names, inputs, writer, prefix)
+            print(f"ferry.reference: warning: signature '{signature}' is not one function call in the meta graph; "
+                  "its intermediate tensors are not exposed, comparing outputs only", file=sys.stderr)
         feeds = {n: tf.constant(inputs[n]) for n in names}
         try:
             outs = fn(**feeds)
@@ -347,11 +450,6 @@ def run_tensorflow(model_path, inputs, writer, intermediates, signature="serving
             writer.add(n, inputs[n], "inputs")
         for k in sorted(outs):
             writer.add(k, outs[k].numpy(), "outputs")
-        if intermediates:
-            # ferry inlines the signature's functions; their tensors have no names TensorFlow can fetch here.
-            print("ferry.reference: warning: a SavedModel's intermediate tensors are not exposed "
-                  "(ferry inlines its functions); comparing outputs only -- use a frozen GraphDef for per-layer",
-                  file=sys.stderr)
         return
     # Frozen GraphDef: imported into a graph and run in a session, every node output fetchable.
     graph_def = tf.compat.v1.GraphDef()
@@ -363,36 +461,8 @@ def run_tensorflow(model_path, inputs, writer, intermediates, signature="serving
     missing = [n for n in in_names if n not in inputs]
     if missing:
         raise BridgeError(f"no value given for model input(s) {missing} (given: {sorted(inputs.keys())})")
-    graph = tf.Graph()
-    with graph.as_default():
-        try:
-            tf.compat.v1.import_graph_def(graph_def, name="")
-        except Exception as e:
-            raise BridgeError(f"{model_path}: tensorflow cannot import the graph: {e}") from None
-    fetch = {n: graph.get_tensor_by_name(n + ":0") for n in out_names}
-    if intermediates:
-        for op in graph.get_operations():
-            writer.manifest["nodes"].setdefault(op.name, [tf_tensor_name(t.name) for t in op.outputs])
-            if op.type in _TF_NOT_LAYERS or op.name in fetch:
-                continue
-            for t in op.outputs:
-                if t.dtype.is_numpy_compatible and t.dtype != tf.string and t.dtype != tf.resource:
-                    fetch.setdefault(tf_tensor_name(t.name), t)
-    feed = {graph.get_tensor_by_name(n + ":0"): inputs[n] for n in in_names}
-    try:
-        with tf.compat.v1.Session(graph=graph) as sess:
-            keys = list(fetch)
-            results = sess.run([fetch[k] for k in keys], feed)
-    except Exception as e:
-        raise BridgeError(f"{model_path}: tensorflow failed to run the model: {e}") from None
-    by_name = dict(zip(keys, results))
-    for n in in_names:
-        writer.add(n, inputs[n], "inputs")
-    for n in out_names:
-        writer.add(n, by_name[n], "outputs")
-    for k in keys:
-        if k not in out_names:
-            writer.add(k, np.asarray(by_name[k]), "intermediates")
+    feeds = {n: (n + ":0", inputs[n]) for n in in_names}
+    run_graph_def(tf, np, model_path, graph_def, feeds, {n: n + ":0" for n in out_names}, writer, intermediates)
 
 
 # The reference frameworks: name -> function(model_path, inputs, writer, intermediates).

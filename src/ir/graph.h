@@ -64,9 +64,15 @@ class Value {
   /// The constant's data; null unless is_constant().
   const Tensor* constant() const { return constant_.get(); }
   int64_t id() const { return id_; }
+  /// When a layout pass moved a Transpose past this value's producer: the value is
+  /// Transpose(T) {perm = source_perm} of the source tensor T its producer's provenance
+  /// names (per-layer validation compares it with the reference that way). Empty: T's layout.
+  const std::vector<int64_t>& source_perm() const { return source_perm_; }
+  void set_source_perm(std::vector<int64_t> perm) { source_perm_ = std::move(perm); }
 
  private:
   friend class Graph;
+  std::vector<int64_t> source_perm_;
   std::string name_;
   DType dtype_ = DType::undefined;
   Shape shape_;

@@ -34,6 +34,7 @@ Result<std::unique_ptr<Graph>> clone_graph(const Graph& g) {
       Value* o = m->output(i);
       o->set_name(n->output(i)->name());
       o->set_type(n->output(i)->dtype(), n->output(i)->shape());
+      o->set_source_perm(n->output(i)->source_perm());
       map[n->output(i)] = o;
     }
   }

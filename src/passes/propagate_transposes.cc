@@ -12,6 +12,8 @@
 //                                       the guards), x computed, c a constant (permuted now), g a
 //                                       graph input (its Transpose stays at the boundary), the
 //                                       move pays (transpose_sinking.cc)
+//   Reshape(T_P(x), s)             ==>  T_Q(Reshape(x, s'))  Reshape merges/splits runs of  sink_reshape
+//                                                            axes kept adjacent by P (rules.h)
 //   Reshape(T_P(x), s)             ==>  Reshape(x, s)        T_P moves only axes of size 1  absorb_into_reshape
 //                                                            (same element order); s a constant
 //                                                            without 0 (a 0 copies a dim by position)
@@ -110,6 +112,8 @@ bool absorb_into_reshape(Rewriter& rw, Node& n) {
   auto p = t ? transpose_perm(*t) : std::nullopt;
   if (!p) return false;
   const Shape &y = t->output(0)->shape(), &x = t->input(0)->shape();
+  std::string why;
+  if (!moves_only_unit_dims(*p, y) && n.op() == Op::Reshape && plan_sink(n, *p, &why)) return false;  // sink_reshape's
   if (!moves_only_unit_dims(*p, y))
     return rw.near_miss(std::string(op_name(n.op())) + " does not commute with the permutation: the Transpose moves "
                             "axes that are not known to be of size 1",

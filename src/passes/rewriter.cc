@@ -94,6 +94,10 @@ void Rewriter::replace_uses(Value* from, Value* to) {
     from->set_name(g_.unique_name(name + "__replaced"));
     to->set_name(name);
   }
+  // `to` computes the same tensor: it stands for its source in the same layout (Value::source_perm).
+  if (to->source_perm().empty() && !from->source_perm().empty() && to->producer() &&
+      to->shape().rank_known() && to->shape().rank() == int64_t(from->source_perm().size()))
+    to->set_source_perm(from->source_perm());
   g_.replace_all_uses(from, to);
 }
 

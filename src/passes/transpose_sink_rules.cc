@@ -1,6 +1,7 @@
 #include "passes/transpose_sink_rules.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "passes/rewriter.h"
 
@@ -8,7 +9,7 @@ namespace ferry {
 namespace {
 
 enum class Kind { kNone, kUnary, kElementwise, kAxisAttr, kReduce, kArgReduce, kSqueeze, kUnsqueeze, kPad, kSlice,
-                  kResize, kCumSum, kPool };
+                  kResize, kCumSum, kPool, kTile, kReshape };
 
 Kind kind_of(Op op) {
   switch (op) {
@@ -35,6 +36,8 @@ Kind kind_of(Op op) {
     case Op::Resize: return Kind::kResize;
     case Op::CumSum: return Kind::kCumSum;
     case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: return Kind::kPool;
+    case Op::Tile: return Kind::kTile;
+    case Op::Reshape: return Kind::kReshape;
     default: return Kind::kNone;
   }
 }
@@ -195,6 +198,139 @@ std::optional<SinkPlan> plan_pool(const Node& n, const Perm& p, SinkPlan plan, W
   return plan;
 }
 
+/// Unsqueeze(T_P(x), axes) = T_Q(Unsqueeze(x, axes')): each new axis goes into x right after
+/// the axis that precedes it in y (first when none does), so it stays next to that axis in
+/// memory and a later Reshape merging the two (UpSampling's Repeat) still commutes. Returns
+/// (axes', Q).
+std::pair<std::vector<int64_t>, Perm> unsqueeze_next_to_neighbour(const Perm& p, const std::vector<int64_t>& axes) {
+  const size_t rank = p.size() + axes.size();
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : axes) inserted[size_t(a)] = true;
+  // Tokens: k >= 0 is x's axis k; -1 - o is the axis inserted at output position o.
+  std::vector<int64_t> x_order;
+  for (size_t k = 0; k < p.size(); ++k) x_order.push_back(int64_t(k));
+  int64_t prev = INT64_MIN;  // token of the output axis before, none yet
+  size_t kept = 0;
+  for (size_t o = 0; o < rank; ++o) {
+    int64_t token = inserted[o] ? -1 - int64_t(o) : p[kept++];
+    if (inserted[o]) {
+      auto at = prev == INT64_MIN ? x_order.begin() : std::find(x_order.begin(), x_order.end(), prev) + 1;
+      x_order.insert(at, token);
+    }
+    prev = token;
+  }
+  std::vector<int64_t> x_axes;
+  Perm q(rank);
+  kept = 0;
+  for (size_t o = 0; o < rank; ++o) {
+    int64_t token = inserted[o] ? -1 - int64_t(o) : p[kept++];
+    q[o] = std::find(x_order.begin(), x_order.end(), token) - x_order.begin();
+    if (inserted[o]) x_axes.push_back(q[o]);
+  }
+  std::sort(x_axes.begin(), x_axes.end());
+  return {x_axes, q};
+}
+
+std::optional<SinkPlan> plan_tile(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const Tensor* t = constant_of(n.input(1));
+  if (!t) return fail(why, "repeats is not a constant");
+  if (t->numel() != int64_t(p.size())) return fail(why, "repeats does not match the rank");
+  plan.params.push_back({1, like(*t, scatter_by_perm(t->to_double_vector(), p, 1))});
+  return plan;
+}
+
+/// Reshape(T_P(x), s) = T_Q(Reshape(x, s')) when the Reshape only merges or
+/// splits runs of adjacent axes of y (groups: runs of y's axes and of the
+/// output's with equal products, matched left to right) and each group's axes
+/// of y are adjacent and in order in x (P[a+k] = P[a]+k): each group is then a
+/// contiguous block of x's index, reshaped in place, and the groups are only
+/// permuted. s' lists the groups' output dims in x's order; Q puts them back.
+/// Dims must be static, except a group of one y axis and one output axis with
+/// the same dim that is not (a batch: the same symbol, or the only one of each
+/// with -1 in s), for which s' keeps s's entry.
+std::optional<SinkPlan> plan_reshape(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const Shape &ys = n.input(0)->shape(), &os = n.output(0)->shape();
+  const Tensor* st = constant_of(n.input(1));
+  if (!st) return fail(why, "the target shape is not a constant");
+  if (!ys.rank_known() || !os.rank_known() || ys.rank() != int64_t(p.size()) || st->numel() != os.rank())
+    return fail(why, "the ranks are not known");
+  const std::vector<int64_t> s = st->to_int_vector();
+  const size_t r = p.size(), ro = size_t(os.rank());
+  struct Group {
+    size_t ya, yb, oa, ob;  // half-open runs of y's and the output's axes
+  };
+  std::vector<Group> groups;
+  size_t i = 0, j = 0;
+  while (i < r || j < ro) {
+    Group gr{i, i, j, j};
+    if (i < r && j < ro && !ys[i].is_static() && !os[j].is_static()) {
+      // The same symbol, or s's -1 standing for y's only dim that is not static (every other
+      // group's products match, so the -1 resolves to it).
+      auto count_dynamic = [](const Shape& sh) {
+        int64_t c = 0;
+        for (int64_t k = 0; k < sh.rank(); ++k) c += !sh[size_t(k)].is_static();
+        return c;
+      };
+      const bool resolves = s[j] == -1 && count_dynamic(ys) == 1 && count_dynamic(os) == 1;
+      if (!(ys[i].same_as(os[j]) || resolves) || (s[j] == 0 && n.attr_int("allowzero") == 0))
+        return fail(why, "a dim that is not static is not kept as it is");
+      groups.push_back({i, i + 1, j, j + 1});
+      ++i, ++j;
+      continue;
+    }
+    int64_t py = 1, po = 1;
+    auto take_y = [&] { return ys[i].is_static() ? (py *= ys[i++].value(), true) : false; };
+    auto take_o = [&] { return os[j].is_static() ? (po *= os[j++].value(), true) : false; };
+    if (i < r && !take_y()) return fail(why, "a dim that is not static is merged or split");
+    if (j < ro && !take_o()) return fail(why, "a dim that is not static is merged or split");
+    while (py != po) {
+      bool ok = py < po ? i < r && take_y() : j < ro && take_o();
+      if (!ok) return fail(why, "the dims do not group into matching products");
+    }
+    if (py == 0) return fail(why, "a dim is 0");
+    gr.yb = i, gr.ob = j;
+    groups.push_back(gr);
+  }
+  // Memory order: a group's axes of y that are not 1 must be increasing axes of x, and the
+  // groups must not interleave in x; axes of size 1 may sit anywhere. Sort the groups by
+  // their x position; a group of 1s stays after the group before it.
+  auto unit = [&](size_t k) { return ys[k].is_static() && ys[k].value() == 1; };
+  std::vector<std::pair<std::pair<int64_t, size_t>, size_t>> order;  // ((2 x start [+1], y order), group)
+  std::vector<std::pair<int64_t, int64_t>> spans;                     // x span of each group with axes not 1
+  int64_t last_x = -1;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Group& gr = groups[g];
+    int64_t lo = -1, hi = -1;
+    for (size_t k = gr.ya; k < gr.yb; ++k) {
+      if (unit(k)) continue;
+      if (hi >= 0 && p[k] <= hi) return fail(why, "the Reshape merges axes the permutation reorders");
+      if (lo < 0) lo = p[k];
+      hi = p[k];
+    }
+    if (lo >= 0) {
+      spans.push_back({lo, hi});
+      last_x = lo;
+    }
+    order.push_back({{lo >= 0 ? 2 * lo : 2 * last_x + 1, g}, g});
+  }
+  std::sort(spans.begin(), spans.end());
+  for (size_t k = 1; k < spans.size(); ++k)
+    if (spans[k].first <= spans[k - 1].second) return fail(why, "the Reshape merges axes the permutation separates");
+  std::sort(order.begin(), order.end());
+  std::vector<int64_t> s2;
+  Perm q(ro);
+  for (const auto& [key, g] : order) {
+    const Group& gr = groups[g];
+    for (size_t o = gr.oa; o < gr.ob; ++o) {
+      q[o] = int64_t(s2.size());
+      s2.push_back(os[o].is_static() ? os[o].value() : s[o]);
+    }
+  }
+  plan.params.push_back({1, i64_vector(s2)});
+  plan.output_perms = {q};
+  return plan;
+}
+
 }  // namespace
 
 const char* sink_pattern_name(Op op) {
@@ -210,6 +346,8 @@ const char* sink_pattern_name(Op op) {
     case Kind::kResize: return "sink_resize";
     case Kind::kCumSum: return "sink_cumsum";
     case Kind::kPool: return "sink_pool";
+    case Kind::kTile: return "sink_tile";
+    case Kind::kReshape: return "sink_reshape";
   }
   return nullptr;
 }
@@ -274,13 +412,17 @@ std::optional<SinkPlan> plan_sink(const Node& n, const Perm& p, std::string* why
       if (!t) return fail(why_not, "axes is not a constant");
       auto axes = norm_axes(t->to_int_vector(), r + t->numel());
       if (!axes) return fail(why_not, "axes are out of range");
-      plan.output_perms = {perm_with_inserted_axes(p, *axes)};
+      auto [x_axes, q] = unsqueeze_next_to_neighbour(p, *axes);
+      plan.params.push_back({1, i64_vector(x_axes)});
+      plan.output_perms = {q};
       return plan;
     }
     case Kind::kPad: return plan_pad(n, p, std::move(plan), why_not);
     case Kind::kSlice: return plan_slice(n, p, std::move(plan), why_not);
     case Kind::kResize: return plan_resize(n, p, std::move(plan), why_not);
     case Kind::kPool: return plan_pool(n, p, std::move(plan), why_not);
+    case Kind::kTile: return plan_tile(n, p, std::move(plan), why_not);
+    case Kind::kReshape: return plan_reshape(n, p, std::move(plan), why_not);
     case Kind::kCumSum: {
       const Tensor* t = constant_of(n.input(1));
       if (!t || t->numel() != 1) return fail(why_not, "axis is not a constant");

@@ -10,15 +10,20 @@
 //   binary / variadic elementwise, Where, PRelu, Concat, Split   axis -> P[axis], Q = P
 //   Softmax, LogSoftmax, CumSum                                    axis -> P[axis], Q = P
 //   Reduce*, ArgMax, ArgMin                    axes -> P[axes]; Q = P (keepdims) or P without the axes
-//   Squeeze / Unsqueeze                        axes -> P[axes] / axes;  Q = perm_without/with_axes
+//   Squeeze                                    axes -> P[axes];  Q = perm_without_axes
+//   Unsqueeze      each new axis goes into x right after the axis before it in y (kept adjacent)
 //   Pad            pads'[P[i]] = pads[i], pads'[r+P[i]] = pads[r+i]   (axes input: axes -> P[axes])
 //   Slice          axes -> P[axes]    (omitted axes are 0..k-1)
 //   Resize         scales'/sizes'[P[i]] = scales/sizes[i], roi likewise (axes attribute: axes -> P[axes])
 //   MaxPool, AveragePool, Global*Pool   only for P[0] = 0, P[1] = 1 (the op needs N, C first):
 //                  kernel_shape, strides, dilations, pads follow the spatial axes; Q = P
+//   Tile           repeats'[P[i]] = repeats[i]
+//   Reshape        only when it merges / splits runs of adjacent axes of y that are adjacent and
+//                  in order in x (e.g. UpSampling2D's Repeat: [N,H,2,W,C] -> [N,2H,W,C]); s' the
+//                  runs' output dims in x's order, Q puts the runs back (plan_reshape)
 // Parameter inputs (axes, pads, scales, ...) must be constants. Operands of
 // elementwise ops that are not transposed are the caller's business (constants
-// are permuted by Pinv there). Conv, normalizations, MatMul, Reshape,
+// are permuted by Pinv there). Conv, normalizations, MatMul, other Reshapes,
 // DepthToSpace ... are not layout-agnostic: no plan.
 #pragma once
 

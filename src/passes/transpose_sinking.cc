@@ -146,6 +146,8 @@ bool gather(Rewriter& rw, const Node& n, Move& m) {
         break;
       }
   if (!m.first) return false;
+  // A Reshape that absorbs the Transpose (absorb_into_reshape / absorb_into_dense) removes it instead.
+  if (absorbs_as_reshape(rw.graph(), n, m.p, n.input(0))) return false;
   std::string why;
   auto plan = plan_sink(n, m.p, &why);
   if (!plan) return why.empty() ? false : rw.near_miss(why, {m.first, &n});
@@ -228,6 +230,12 @@ bool sink_transpose(Rewriter& rw, Node& n) {
   for (size_t k = 0; k < n.num_outputs(); ++k) {
     if (!used(rw.graph(), n.output(k))) continue;
     const Perm& q = m.plan.output_perms[k];
+    // n's output = T_Q(op2's): op2's is T_Qinv of what n's was (Value::source_perm).
+    const Perm& s_n = n.output(k)->source_perm();
+    if (s_n.empty() || s_n.size() == q.size()) {
+      Perm s = s_n.empty() ? invert(q) : compose(s_n, invert(q));
+      op2->output(k)->set_source_perm(is_identity(s) ? Perm{} : s);
+    }
     if (!needs_transpose(n.output(k), q)) {
       rw.replace_uses(n.output(k), op2->output(k));
       continue;

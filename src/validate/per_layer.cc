@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/op.h"
+#include "passes/permutation.h"
 
 namespace ferry::validate {
 namespace {
@@ -87,6 +88,9 @@ Result<PerLayerResult> compare_layers(const Graph& g, const ValueTensors& got, c
     if (it == got.end()) continue;  // the subject did not capture it (e.g. fused away in a backend)
     FERRY_ASSIGN_OR_RETURN(Tensor r, ref.get(m.reference));
     const Tensor& t = it->second;
+    // A value a layout pass left transposed stands for its source tensor transposed the same way.
+    const std::vector<int64_t>& perm = m.value->source_perm();
+    if (m.via == "provenance" && !perm.empty() && int64_t(perm.size()) == r.rank()) r = permute_tensor(r, perm);
     if (m.via == "provenance" && t.dims() != r.dims()) {
       out.notes.push_back("'" + m.value->name() + "' stands for '" + m.reference + "' by provenance, but its shape " +
                           dims_string(t.dims()) + " differs from " + dims_string(r.dims()) + "; not compared");

@@ -82,19 +82,74 @@ def _params():
     return out
 
 
-@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50"])
+# Transposes left after optimizing, per model: one at the NHWC graph input where the
+# model has convolutions. mixed_ops keeps a second: its Dense layer runs on the
+# [N, H*W, C] sequence a Reshape makes of NHWC data (Tensordot: Reshape to
+# [N*H*W, C], MatMul over C), so after the last convolution the NCHW result must
+# be put back in channel-last order once; it is a [0,2,1] Transpose of the
+# flattened sequence, between the last Conv and the MatMul, not between convolutions.
+EXPECTED_TRANSPOSES = {"mobilenet_v2": 1, "resnet50": 1, "grouped_conv": 1, "mixed_ops": 2,
+                       "transformer_encoder": 0, "raw_ops": 0}
+CONV_LIKE = {"Conv", "FusedConv", "ConvTranspose", "AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool"}
+
+
+def transposes_around_convs(onnx_file):
+    """For each Transpose of the ONNX graph: (name, a conv/pool upstream, a conv/pool downstream, a MatMul downstream)."""
+    import onnx
+
+    graph = onnx.load(str(onnx_file)).graph
+    producer = {o: n for n in graph.node for o in n.output}
+    consumers = {}
+    for n in graph.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+
+    def reaches(node, step, ops):
+        seen, todo = set(), list(step(node))
+        while todo:
+            n = todo.pop()
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            if n.op_type in ops:
+                return True
+            todo.extend(step(n))
+        return False
+
+    up = lambda n: [producer[i] for i in n.input if i in producer]
+    down = lambda n: [c for o in n.output for c in consumers.get(o, [])]
+    return [(n.name, reaches(n, up, CONV_LIKE), reaches(n, down, CONV_LIKE), reaches(n, down, {"MatMul"}))
+            for n in graph.node if n.op_type == "Transpose"]
+
+
+@pytest.mark.parametrize("name", DEFAULT_MODELS)
 @pytest.mark.parametrize("form", ["saved_model", "frozen"])
-def test_nhwc_transposes_only_at_the_boundary_after_optimizing(name, form):
+def test_nhwc_transposes_only_at_the_boundary_after_optimizing(name, form, tmp_path):
     """Issue 6: NHWC is imported faithfully (a Transpose around every Conv and pool) and the
-    optimizer's layout pass leaves only the one at the graph input."""
+    optimizer's layout passes leave no Transpose between convolutions: only the one at the
+    graph input (and mixed_ops' Dense on a flattened sequence, see EXPECTED_TRANSPOSES)."""
     meta = ensure_tf_model(name)
     model = meta["root"] / meta[form]["file"]
     before = json.loads(run_ferry("inspect", model, "--json").stdout)["op_histogram"]
     r = run_ferry("inspect", model, "--optimized", "--json")
     assert r.returncode == 0, r.stderr
     after = json.loads(r.stdout)["op_histogram"]
-    assert before.get("Transpose", 0) > 20, before
-    assert after.get("Transpose", 0) == 1, after
+    convs = sum(before.get(op, 0) for op in CONV_LIKE)
+    if convs:
+        assert before.get("Transpose", 0) >= 2 * convs, before
+    assert after.get("Transpose", 0) == EXPECTED_TRANSPOSES[name], after
+
+    onnx_file = tmp_path / "optimized.onnx"
+    r = run_ferry("convert", model, "-o", onnx_file)
+    assert r.returncode == 0, r.stderr
+    found = transposes_around_convs(onnx_file)
+    assert len(found) == EXPECTED_TRANSPOSES[name], found
+    assert not [t for t, conv_up, conv_down, _ in found if conv_up and conv_down], f"between convolutions: {found}"
+    # The input's: nothing but layout-agnostic ops (a Pad) before it, convolutions after.
+    assert len([t for t, conv_up, conv_down, _ in found if not conv_up and conv_down]) == (1 if convs else 0), found
+    # mixed_ops' second: after the last convolution, on the way to the Dense layer's MatMul.
+    rest = [(t, matmul) for t, conv_up, conv_down, matmul in found if conv_up]
+    assert len(rest) == (1 if name == "mixed_ops" else 0) and all(matmul for _, matmul in rest), found
 
 
 @pytest.mark.parametrize("name,form", _params())
@@ -230,26 +285,69 @@ def test_truncated_frozen_graph(tmp_path):
 # --- ferry validate --reference tensorflow -----------------------------------------------
 
 
+def per_layer_counts(stdout):
+    """(compared, total) from the "per-layer: C of T node outputs" line of `ferry validate`."""
+    line = next(l for l in stdout.splitlines() if "per-layer:" in l)
+    compared, total = (int(w) for w in line.split("per-layer:")[1].split("node outputs")[0].split(" of "))
+    return compared, total
+
+
+def validate_env():
+    return dict(os.environ, FERRY_PYTHON=tensorflow_python())  # the validate bridge runs TensorFlow in it
+
+
 @pytest.mark.parametrize("form", ["frozen", "saved_model"])
 def test_validate_against_tensorflow(form, tmp_path):
-    python = tensorflow_python()  # the validate bridge runs TensorFlow in it
     meta = ensure_tf_model("mixed_ops")
     model = meta["root"] / meta[form]["file"]
-    env = dict(os.environ, FERRY_PYTHON=python)
     r = subprocess.run([str(ferry()), "validate", str(model), "--per-layer", "--json", str(tmp_path / "v.json")],
-                       capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+                       capture_output=True, text=True, timeout=TIMEOUT_S, env=validate_env())
     assert r.returncode == 0, f"ferry validate failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
-    import json
-
     report = json.loads((tmp_path / "v.json").read_text())
-    text = json.dumps(report)
-    assert "tensorflow" in text
-    if form == "frozen":
-        # Layers match TensorFlow's tensors by name: most node outputs have a reference.
-        assert "per-layer" in r.stdout
-        line = next(l for l in r.stdout.splitlines() if "per-layer:" in l)
-        compared, total = (int(w) for w in line.split("per-layer:")[1].split("node outputs")[0].split(" of "))
-        assert compared >= total // 2, line
+    assert "tensorflow" in json.dumps(report)
+    # Layers match TensorFlow's tensors: most node outputs have a reference. A SavedModel's
+    # nodes are inlined from its functions; the bridge freezes the signature's function and
+    # names its tensors as ferry names the inlined nodes ("<call node>/<node>").
+    compared, total = per_layer_counts(r.stdout)
+    assert compared >= total // 2, r.stdout
+    layers = report["samples"][0]["per_layer"]["layers"]
+    assert len(layers) == compared and all(l["pass"] for l in layers)
+    if form == "saved_model":
+        inlined = [l for l in layers if l["reference_tensor"].startswith("StatefulPartitionedCall/StatefulPartitionedCall/")]
+        assert len(inlined) >= total // 2, [l["reference_tensor"] for l in layers]
+
+
+def test_saved_model_per_layer_names_the_node_of_a_perturbed_tensor(tmp_path):
+    """Fault injection: TensorFlow's reference for a SavedModel saved with its intermediates,
+    one intermediate perturbed; `--per-layer` names the ferry node made from that TF node."""
+    meta = ensure_tf_model("mixed_ops")
+    model = meta["root"] / meta["saved_model"]["file"]
+    golden = tmp_path / "golden"
+    r = subprocess.run([str(ferry()), "validate", str(model), "--per-layer", "--save-reference", str(golden),
+                        "--json", str(tmp_path / "ok.json")],
+                       capture_output=True, text=True, timeout=TIMEOUT_S, env=validate_env())
+    assert r.returncode == 0, f"ferry validate failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    layers = json.loads((tmp_path / "ok.json").read_text())["samples"][0]["per_layer"]["layers"]
+    # A float layer in the middle of the network (past the first convolution).
+    floats = [l for l in layers if l["dtype"] == "f32" and l["index"] > 0]
+    victim = floats[len(floats) // 2]
+    manifest = json.loads((golden / "manifest.json").read_text())
+    assert victim["reference_tensor"] in manifest["intermediates"]
+    source = next(n for n, outs in manifest["nodes"].items() if victim["reference_tensor"] in outs)
+    path = golden / manifest["tensors"][victim["reference_tensor"]]
+    arr = np.load(path)
+    np.save(path, arr + np.float32(1.0))
+
+    r = run_ferry("validate", model, "--reference", f"golden:{golden}", "--per-layer", "--json", tmp_path / "bad.json")
+    assert r.returncode == 3, f"expected a mismatch (3), got {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    assert f"first divergent node '{victim['node']}'" in r.stdout, r.stdout
+    sample = json.loads((tmp_path / "bad.json").read_text())["samples"][0]
+    d = sample["per_layer"]["first_divergence"]
+    assert d["node"] == victim["node"] and d["reference_tensor"] == victim["reference_tensor"]
+    assert source in d["provenance"], (source, d["provenance"])
+    assert d["pass"] is False and d["metrics"]["max_abs"] == pytest.approx(1.0, abs=1e-3)
+    # Only the golden intermediate was edited: the output still agrees.
+    assert sample["outputs"][0]["pass"] is True
 
 
 @pytest.mark.parametrize("victim", ["saved_model.pb", "variables/variables.index"])

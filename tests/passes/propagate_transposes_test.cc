@@ -203,6 +203,76 @@ TEST(PropagateTransposes, PadSliceSqueezeUnsqueezeAndResizeRemapTheirParameters)
   EXPECT_EQ(pattern(stats, "sink_squeeze_unsqueeze").applied, 2);
 }
 
+TEST(PropagateTransposes, UpSamplingRepeatTakesTheTransposeThroughUnsqueezeTileAndReshape) {
+  // Keras UpSampling2D (nearest) on NHWC: repeat each row twice with ExpandDims + Tile + Reshape
+  // ([1,H,W,C] -> [1,H,1,W,C] -> [1,H,2,W,C] -> [1,2H,W,C]). The new axis goes into NCHW right
+  // after H, so the Reshape merges (H, 2), adjacent in both layouts, and the pair cancels.
+  PassStats stats;
+  std::string out = rewrite(R"(graph g (%in: f32[1,3,2,4]) -> (%y) {
+    %x = Neg(%in) @neg
+    %axis = const i64[1] [2]
+    %reps = const i64[5] [1, 1, 2, 1, 1]
+    %shape = const i64[4] [1, 4, 4, 3]
+    %t = Transpose(%x) {perm=[0,2,3,1]} @t
+    %u = Unsqueeze(%t, %axis) @expand
+    %r = Tile(%u, %reps) @tile
+    %m = Reshape(%r, %shape) @merge
+    %y = Transpose(%m) {perm=[0,3,1,2]} @back
+  })",
+                            propagate_transposes, &stats);
+  EXPECT_EQ(out,
+            "graph g (%in: f32[1,3,2,4]) -> (%y) {\n"
+            "  %expand/permuted = const i64[1] [3]\n"
+            "  %tile/permuted = const i64[5] [1, 1, 1, 2, 1]\n"
+            "  %merge/permuted = const i64[4] [1, 3, 4, 4]\n"
+            "  %x = Neg(%in) : f32[1,3,2,4] @neg\n"
+            "  %expand_1 = Unsqueeze(%x, %expand/permuted) : f32[1,3,2,1,4] @expand_1\n"
+            "  %tile_1 = Tile(%expand_1, %tile/permuted) : f32[1,3,2,2,4] @tile_1\n"
+            "  %y = Reshape(%tile_1, %merge/permuted) : f32[1,3,4,4] @merge_1\n"
+            "}\n");
+  EXPECT_EQ(pattern(stats, "sink_squeeze_unsqueeze").applied, 1);
+  EXPECT_EQ(pattern(stats, "sink_tile").applied, 1);
+  EXPECT_EQ(pattern(stats, "sink_reshape").applied, 1);
+  EXPECT_EQ(pattern(stats, "cancel_pair").applied, 1);
+}
+
+TEST(PropagateTransposes, MovedPastValuesRecordTheirLayoutForValidation) {
+  // relu' computes in NCHW what relu computed in NHWC: its output is Transpose(relu's) {perm=[0,3,1,2]},
+  // recorded as source_perm for per-layer validation.
+  auto g = testing::parse_ir(R"(graph g (%in: f32[1,3,2,2]) -> (%y) {
+    %x = Neg(%in) @neg
+    %t = Transpose(%x) {perm=[0,2,3,1]} @t
+    %r = Relu(%t) @relu
+    %y = Transpose(%r) {perm=[0,3,1,2]} @back
+  })");
+  PassStats stats;
+  ASSERT_TRUE(propagate_transposes(*g, stats).ok());
+  const Value* y = g->outputs()[0];
+  ASSERT_NE(y->producer(), nullptr);
+  EXPECT_EQ(y->producer()->op(), Op::Relu);
+  EXPECT_EQ(y->source_perm(), (std::vector<int64_t>{0, 3, 1, 2}));
+  EXPECT_TRUE(g->find_value("x")->source_perm().empty());
+}
+
+TEST(PropagateTransposes, ReshapeSplittingAnAxisKeepsASymbolicBatch) {
+  // [N,H,W,C] -> [N,H,W,2,C/2] with s = [-1, ...]: the batch group keeps s's -1 (N), the split
+  // group (C -> 2, C/2) moves in front of H, W; T_Q after it, Q = [0,3,4,1,2], meets its inverse.
+  PassStats stats;
+  std::string out = rewrite(R"(graph g (%in: f32[N,4,2,3]) -> (%y) {
+    %x = Neg(%in) @neg
+    %shape = const i64[5] [-1, 2, 3, 2, 2]
+    %t = Transpose(%x) {perm=[0,2,3,1]} @t
+    %r = Reshape(%t, %shape) {allowzero=1} @split
+    %a = Relu(%r) @relu
+    %y = Transpose(%a) {perm=[0,3,4,1,2]} @back
+  })",
+                            propagate_transposes, &stats);
+  EXPECT_EQ(count(out, "Transpose("), 0u) << out;
+  EXPECT_NE(out.find("%split/permuted = const i64[5] [-1, 2, 2, 2, 3]"), std::string::npos) << out;
+  EXPECT_NE(out.find("Reshape(%x, %split/permuted) {allowzero=1} : f32[N,2,2,2,3]"), std::string::npos) << out;
+  EXPECT_EQ(pattern(stats, "sink_reshape").applied, 1);
+}
+
 TEST(PropagateTransposes, MultiConsumerTransposeMovesWhenEveryConsumerCancelsIt) {
   // One NHWC tensor feeds two branches, each ending in the next Conv's Transpose.
   PassStats stats;
@@ -432,6 +502,26 @@ TEST(PropagateTransposesNearMiss, NoTransposeDownstreamMeansNoMove) {
   ASSERT_EQ(pattern(stats, "sink_unary").near_misses.size(), 1u);
   EXPECT_EQ(pattern(stats, "sink_unary").near_misses[0].reason,
             "no Transpose downstream to cancel with: moving it past the op would not remove any");
+}
+
+TEST(PropagateTransposesNearMiss, ReshapeMergingAxesThePermutationReordersStops) {
+  // NHWC [1,2,2,3] flattened to [1,4,3] (H, W merged) keeps H, W adjacent in NCHW too: it moves.
+  // Merging W and C does not: in NCHW they are apart, so the Transpose stays before the Reshape.
+  PassStats stats;
+  const std::string text =
+      "graph g (%in: f32[1,3,2,2]) -> (%y) {\n"
+      "  %shape = const i64[3] [1, 2, 6]\n"
+      "  %x = Neg(%in) : f32[1,3,2,2] @neg\n"
+      "  %t = Transpose(%x) {perm=[0,2,3,1]} : f32[1,2,2,3] @t\n"
+      "  %r = Reshape(%t, %shape) : f32[1,2,6] @merge\n"
+      "  %y = Transpose(%r) {perm=[0,2,1]} : f32[1,6,2] @back\n"
+      "}\n";
+  EXPECT_EQ(rewrite(text, propagate_transposes, &stats), text);
+  const PatternStats s = pattern(stats, "sink_reshape");
+  EXPECT_EQ(s.applied, 0);
+  ASSERT_EQ(s.near_misses.size(), 1u);
+  EXPECT_EQ(s.near_misses[0].reason, "the Reshape merges axes the permutation reorders");
+  EXPECT_EQ(s.near_misses[0].source_nodes, (std::vector<std::string>{"t", "merge"}));
 }
 
 TEST(PropagateTransposesNearMiss, CancelThatWouldRenameAnOutputStays) {

@@ -169,6 +169,32 @@ TEST(ValidatePerLayer, ProvenanceMatchWithADifferentShapeIsNotCompared) {
   EXPECT_NE(r->notes[0].find("shape [2,3] differs from [3,2]"), std::string::npos) << r->notes[0];
 }
 
+TEST(ValidatePerLayer, ValueLeftTransposedByALayoutPassIsComparedTransposed) {
+  // relu1's output in the graph under test is the source tensor transposed (a layout pass moved
+  // a Transpose past it and recorded source_perm [1,0]); the dims happen to agree either way.
+  auto g = parse(R"(graph main (%x: f32[2,2]) -> (%y) {
+  %renamed = Relu(%x) : f32[2,2] @relu1 <- ["relu1"]
+  %y = Add(%renamed, %x) : f32[2,2] @add1 <- ["add1"]
+}
+)");
+  GoldenSet ref;
+  ref.put("a", Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}));
+  ref.nodes = {{"relu1", {"a"}}};
+  ValueTensors got;
+  Value* v = g->find_value("renamed");
+  got[v] = Tensor::from_vector<float>({1, 3, 2, 4}, {2, 2});
+  auto plain = compare_layers(*g, got, ref, ToleranceTable());
+  ASSERT_TRUE(plain.ok());
+  ASSERT_EQ(plain->layers.size(), 1u);
+  EXPECT_FALSE(plain->layers[0].cmp.pass);  // without the record: compared as is, and wrong
+  v->set_source_perm({1, 0});
+  auto r = compare_layers(*g, got, ref, ToleranceTable());
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->layers.size(), 1u);
+  EXPECT_TRUE(r->layers[0].cmp.pass);
+  EXPECT_EQ(r->first_divergent, -1);
+}
+
 TEST(ValidatePerLayer, InterpreterReferenceListsNodeOutputs) {
   auto g = parse(kChain);
   auto reference = make_interpreter_reference();

@@ -9,9 +9,11 @@
 // callee's body as a new scope whose arguments are the call's inputs.
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <set>
 
+#include "frontends/tensorflow/dilated_conv.h"
 #include "frontends/tensorflow/import_table.h"
 #include "frontends/tensorflow/tf_importer.h"
 #include "frontends/tensorflow/tf_tensor.h"
@@ -44,6 +46,7 @@ struct Scope {
   bool is_function = false;
   std::string where;   ///< "" or "function 'f'", for messages
   std::string prefix;  ///< "" or "<call node>/": IR names of inlined nodes, unique per call
+  std::deque<tfproto::NodeDef> rewritten;  ///< nodes that replace others in `nodes` (dilated_conv.h)
 };
 
 /// Output argument names of ops with more than one output argument (for "node:arg:k" in functions).
@@ -160,6 +163,17 @@ Status GraphImporter::fill_scope(Scope& scope, const google::protobuf::RepeatedP
     if (!scope.nodes.emplace(d.name(), &d).second)
       return invalid_model((scope.where.empty() ? "" : scope.where + ": ") + "node name '" + d.name() + "' is used twice");
   }
+  // SpaceToBatchND -> conv -> BatchToSpaceND becomes one dilated conv (dilated_conv.h).
+  auto resolve = [&scope](const std::string& ref) -> std::optional<std::string> {
+    auto r = parse_ref(scope, ref);
+    if (!r.ok() || r->is_arg || r->index != 0) return std::nullopt;
+    return r->node;
+  };
+  for (const tfproto::NodeDef& d : defs)
+    if (auto conv = dilated_conv_for(d, scope.nodes, resolve)) {
+      scope.rewritten.push_back(std::move(*conv));
+      scope.nodes[d.name()] = &scope.rewritten.back();
+    }
   return Status::Ok();
 }
 

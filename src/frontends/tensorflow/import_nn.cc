@@ -76,7 +76,12 @@ Status expect_rank(TfNode& n, size_t i, int64_t r, const char* what) {
 
 /// y = op(x) computed in NCHW: transposes around it when the data is NHWC.
 Value* in_nchw(TfNode& n, bool nhwc, Value* x) { return nhwc ? n.transpose(x, kNhwcToNchw) : x; }
-Value* out_layout(TfNode& n, bool nhwc, Value* y) { return nhwc ? n.transpose(y, kNchwToNhwc) : y; }
+/// y in NCHW is the node's NHWC tensor transposed: recorded for per-layer validation (Value::source_perm).
+Value* out_layout(TfNode& n, bool nhwc, Value* y) {
+  if (!nhwc) return y;
+  y->set_source_perm(std::vector<int64_t>(kNhwcToNchw.begin(), kNhwcToNchw.end()));
+  return n.transpose(y, kNchwToNhwc);
+}
 
 /// x reshaped so a [C] vector broadcasts over the channel axis.
 Value* per_channel(TfNode& n, bool nhwc, Value* v, int64_t rank) {

@@ -86,6 +86,62 @@ TEST(TfImporter, DepthwiseConvChannelOrder) {
   EXPECT_EQ(y, (std::vector<float>{1, 10, 4, 40, 9, 90, 4, 40, 10, 100, 18, 180}));
 }
 
+/// Keras' dilated Conv2D (rate 2, SAME) on x [1,7,7,2]: SpaceToBatchND -> Conv2D VALID -> BatchToSpaceND.
+/// With `identity`, an Identity between SpaceToBatchND and the conv keeps them apart (imported op by op).
+GraphDef space_to_batch_conv(bool identity) {
+  GraphDef g;
+  placeholder(g, "x", {1, 7, 7, 2});
+  std::vector<float> w(3 * 3 * 2 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i % 5) - 2) * 0.5f;
+  const_f32(g, "w", {3, 3, 2, 3}, w);
+  const_i32(g, "block", {2}, {2, 2});
+  const_i32(g, "pads", {2, 2}, {2, 3, 2, 3});
+  const_i32(g, "crops", {2, 2}, {0, 1, 0, 1});
+  add_node(g, "SpaceToBatchND", "s2b", {"x", "block", "pads"});
+  if (identity) add_node(g, "Identity", "id", {"s2b"});
+  NodeDef* c = add_node(g, "Conv2D", "conv", {identity ? "id" : "s2b", "w"});
+  set_ints(c, "strides", {1, 1, 1, 1});
+  set_string(c, "padding", "VALID");
+  add_node(g, "BatchToSpaceND", "b2s", {"conv", "block", "crops"});
+  return g;
+}
+
+TEST(TfImporter, SpaceToBatchConvBatchToSpaceIsOneDilatedConv) {
+  auto folded = import(space_to_batch_conv(false));
+  ASSERT_TRUE(folded.ok()) << folded.status().to_string();
+  Node* conv = (*folded)->find_node("b2s");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->op(), Op::Conv);
+  EXPECT_EQ(conv->attr_ints("dilations"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(conv->attr_ints("pads"), (std::vector<int64_t>{2, 2, 2, 2}));  // pads - crops
+  for (const Node* n : (*folded)->nodes())
+    EXPECT_TRUE(n->op() != Op::Reshape && n->op() != Op::Pad && n->op() != Op::Slice) << n->name();
+  EXPECT_EQ((*folded)->outputs()[0]->type_string(), "f32[1,7,7,3]");
+  // The same as the op-by-op import (an Identity keeps the pattern apart) and a direct loop.
+  auto apart = import(space_to_batch_conv(true));
+  ASSERT_TRUE(apart.ok()) << apart.status().to_string();
+  EXPECT_NE((*apart)->find_node("conv"), nullptr);
+  Tensor x = iota({1, 7, 7, 2}, 0.05f, -1.0f);
+  std::vector<float> y = run1(**folded, "x", x), ref = run1(**apart, "x", x);
+  ASSERT_EQ(y.size(), ref.size());
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-4) << i;
+  std::vector<float> w(3 * 3 * 2 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i % 5) - 2) * 0.5f;
+  for (int oh = 0; oh < 7; ++oh)
+    for (int ow = 0; ow < 7; ++ow)
+      for (int o = 0; o < 3; ++o) {
+        double acc = 0;
+        for (int kh = 0; kh < 3; ++kh)
+          for (int kw = 0; kw < 3; ++kw)
+            for (int ci = 0; ci < 2; ++ci) {
+              int ih = oh - 2 + 2 * kh, iw = ow - 2 + 2 * kw;
+              if (ih < 0 || ih >= 7 || iw < 0 || iw >= 7) continue;
+              acc += double(x.data<float>()[(ih * 7 + iw) * 2 + ci]) * w[size_t(((kh * 3 + kw) * 2 + ci) * 3 + o)];
+            }
+        EXPECT_NEAR(y[size_t((oh * 7 + ow) * 3 + o)], acc, 1e-4) << oh << "," << ow << "," << o;
+      }
+}
+
 TEST(TfImporter, StridedSliceMasks) {
   // x[2,3,4]: y = x[1, tf.newaxis, ..., ::-2]: shrink, new axis, ellipsis, masked begin/end with a negative stride.
   GraphDef g;
