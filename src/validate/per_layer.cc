@@ -56,18 +56,29 @@ Result<std::vector<TensorMatch>> match_tensors(const Graph& g, const GoldenSet& 
 
   std::vector<TensorMatch> matches;
   std::set<std::string> taken;
-  // Names first, over the whole graph, so a provenance match never takes a
-  // tensor that a value further down matches by name.
+  // A name is trusted unless provenance says the value stands for another source
+  // tensor: a fused node (provenance conv, bn, relu) named after its first source
+  // (ferry names a rewrite's output after its node; TensorFlow names tensors after
+  // theirs) computes relu's tensor, not conv's that shares its name.
+  std::set<const Value*> trusted;
   for (const Node* n : order)
-    for (const Value* v : n->outputs())
-      if (ref.has(v->name())) taken.insert(v->name());
+    for (size_t i = 0; i < n->num_outputs(); ++i) {
+      const Value* v = n->output(i);
+      if (!ref.has(v->name())) continue;
+      const std::string by_provenance = match_by_provenance(g, n, i, ref, {});
+      if (!by_provenance.empty() && by_provenance != v->name()) continue;
+      trusted.insert(v);
+      // Names first, over the whole graph, so a provenance match never takes a
+      // tensor that a value further down matches by name.
+      taken.insert(v->name());
+    }
   for (size_t t = 0; t < order.size(); ++t) {
     const Node* n = order[t];
     for (size_t i = 0; i < n->num_outputs(); ++i) {
       const Value* v = n->output(i);
-      if (ref.has(v->name())) {
+      if (trusted.count(v)) {
         matches.push_back({n, v, t, v->name(), "name"});
-      } else if (!source_names.count(v->name())) {
+      } else if (ref.has(v->name()) || !source_names.count(v->name())) {
         std::string r = match_by_provenance(g, n, i, ref, taken);
         if (r.empty()) continue;
         taken.insert(r);

@@ -135,6 +135,29 @@ TEST(ValidatePerLayer, MatchesRenamedValuesThroughProvenance) {
   for (const TensorMatch& m : *matches) EXPECT_NE(m.value->name(), "h");
 }
 
+TEST(ValidatePerLayer, AFusedValueNamedLikeItsFirstSourceStandsForItsLast) {
+  // Conv+Relu fused into one node named after the conv, whose output took that
+  // name too: by name it would be compared with the conv's tensor (before the
+  // Relu); provenance says it computes relu1's.
+  auto g = parse(R"(graph main (%x: f32[2,3]) -> (%y) {
+  %conv1 = Relu(%x) : f32[2,3] @conv1 <- ["conv1", "relu1"]
+  %y = Add(%conv1, %x) : f32[2,3] @add1 <- ["add1"]
+}
+)");
+  GoldenSet ref;
+  Tensor t = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  for (const char* name : {"conv1", "r", "y"}) ref.put(name, t);
+  ref.nodes = {{"conv1", {"conv1"}}, {"relu1", {"r"}}, {"add1", {"y"}}};
+  auto matches = match_tensors(*g, ref);
+  ASSERT_TRUE(matches.ok()) << matches.status().message();
+  ASSERT_EQ(matches->size(), 2u);
+  EXPECT_EQ((*matches)[0].value->name(), "conv1");
+  EXPECT_EQ((*matches)[0].reference, "r");
+  EXPECT_EQ((*matches)[0].via, "provenance");
+  EXPECT_EQ((*matches)[1].reference, "y");
+  EXPECT_EQ((*matches)[1].via, "name");
+}
+
 TEST(ValidatePerLayer, KnownSourceNamesDoNotFallBackToProvenance) {
   auto g = parse(kChain);
   GoldenSet ref;
