@@ -2,7 +2,9 @@
 
 #include <climits>
 #include <fstream>
+#include <ostream>
 #include <set>
+#include <vector>
 
 #include "frontends/onnx/import_table.h"
 
@@ -28,10 +30,22 @@ void set_value_info(onnx::ValueInfoProto* vi, const Value& v) {
   set_type(vi->mutable_type(), v.dtype(), v.shape());
 }
 
-void set_tensor(onnx::TensorProto* p, const Tensor& t, const std::string& name) {
+/// Tensors of at least this many bytes are streamed to the file by write_onnx_file
+/// instead of being copied into the ModelProto first.
+constexpr size_t kStreamedRawBytes = 4096;
+
+/// `deferred`: where to record a tensor whose raw_data is left out for the writer
+/// to stream (nullptr: always set raw_data).
+void set_tensor(onnx::TensorProto* p, const Tensor& t, const std::string& name,
+                std::vector<const Tensor*>* deferred = nullptr) {
   p->set_name(name);
   p->set_data_type(dtype_to_onnx(t.dtype()));
   for (int64_t d : t.dims()) p->add_dims(d);
+  if (deferred) {
+    const bool stream = t.raw() && t.nbytes() >= kStreamedRawBytes;
+    deferred->push_back(stream ? &t : nullptr);
+    if (stream) return;
+  }
   // raw_data is little-endian; so is every host ferry builds for.
   p->set_raw_data(t.raw() ? std::string(reinterpret_cast<const char*>(t.raw()), t.nbytes()) : std::string());
 }
@@ -132,7 +146,12 @@ int64_t required_opset(const Graph& g) {
   return opset;
 }
 
-Result<onnx::ModelProto> export_onnx_model(const Graph& g, const OnnxExportOptions& options) {
+namespace {
+
+/// export_onnx_model; with `deferred`, large initializers are left without raw_data and
+/// listed there by initializer index (nullptr for those that have it).
+Result<onnx::ModelProto> build_model(const Graph& g, const OnnxExportOptions& options,
+                                     std::vector<const Tensor*>* deferred) {
   const int64_t needed = required_opset(g);
   const int64_t opset = options.opset ? options.opset : needed;
   if (opset < needed)
@@ -170,7 +189,7 @@ Result<onnx::ModelProto> export_onnx_model(const Graph& g, const OnnxExportOptio
       a->set_type(AP::TENSOR);
       set_tensor(a->mutable_t(), *v->constant(), "");
     } else {
-      set_tensor(graph->add_initializer(), *v->constant(), v->name());
+      set_tensor(graph->add_initializer(), *v->constant(), v->name(), deferred);
     }
   }
 
@@ -224,18 +243,73 @@ Result<onnx::ModelProto> export_onnx_model(const Graph& g, const OnnxExportOptio
   return model;
 }
 
+size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) v >>= 7, ++n;
+  return n;
+}
+
+void put_varint(std::ostream& f, uint64_t v) {
+  char buf[10];
+  size_t n = 0;
+  while (v >= 0x80) buf[n++] = char(uint8_t(v) | 0x80), v >>= 7;
+  buf[n++] = char(v);
+  f.write(buf, std::streamsize(n));
+}
+
+/// A length-delimited field's key: (field << 3) | wire type 2.
+void put_key(std::ostream& f, int field) { put_varint(f, uint64_t(field) << 3 | 2); }
+
+}  // namespace
+
+Result<onnx::ModelProto> export_onnx_model(const Graph& g, const OnnxExportOptions& options) {
+  return build_model(g, options, nullptr);
+}
+
 Status write_onnx_file(const Graph& g, const std::string& path, const OnnxExportOptions& options) {
-  FERRY_ASSIGN_OR_RETURN(onnx::ModelProto model, export_onnx_model(g, options));
-  const size_t bytes = model.ByteSizeLong();
-  if (bytes > size_t(INT_MAX))
+  // The weights go from the tensors straight to the file: the ModelProto is built
+  // without their raw_data, and the writer emits ModelProto.graph (field 7) and
+  // each GraphProto.initializer (field 5) itself, appending TensorProto.raw_data
+  // (field 9). Protobuf parsers accept fields in any order; the bytes parse to the
+  // message export_onnx_model builds. (Copying BERT-base's 437 MB into the
+  // message first was most of `ferry convert`'s time.)
+  std::vector<const Tensor*> raw;
+  FERRY_ASSIGN_OR_RETURN(onnx::ModelProto model, build_model(g, options, &raw));
+  onnx::GraphProto graph;
+  graph.Swap(model.mutable_graph());
+  model.clear_graph();
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> inits;
+  inits.Swap(graph.mutable_initializer());
+  std::vector<uint64_t> init_sizes(size_t(inits.size()));
+  uint64_t graph_size = graph.ByteSizeLong();
+  for (int i = 0; i < inits.size(); ++i) {
+    uint64_t n = inits[i].ByteSizeLong();
+    if (const Tensor* t = raw[size_t(i)]) n += 1 + varint_size(t->nbytes()) + t->nbytes();
+    init_sizes[size_t(i)] = n;
+    graph_size += 1 + varint_size(n) + n;
+  }
+  const uint64_t bytes = model.ByteSizeLong() + 1 + varint_size(graph_size) + graph_size;
+  if (bytes > uint64_t(INT_MAX))
     return unsupported("the model is " + std::to_string(bytes) +
                        " bytes, over the 2 GiB protobuf limit (writing external data is not supported yet)");
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) return io_error("cannot open '" + path + "' for writing");
-  // Straight to the file: no second in-memory copy of the weights.
-  if (!model.SerializeToOstream(&f)) return io_error("writing '" + path + "' failed");
+  bool ok = model.SerializeToOstream(&f);
+  put_key(f, 7);
+  put_varint(f, graph_size);
+  ok = ok && graph.SerializeToOstream(&f);
+  for (int i = 0; ok && i < inits.size(); ++i) {
+    put_key(f, 5);
+    put_varint(f, init_sizes[size_t(i)]);
+    ok = inits[i].SerializeToOstream(&f);
+    if (const Tensor* t = raw[size_t(i)]) {
+      put_key(f, 9);
+      put_varint(f, t->nbytes());
+      f.write(reinterpret_cast<const char*>(t->raw()), std::streamsize(t->nbytes()));
+    }
+  }
   f.close();
-  if (!f) return io_error("writing '" + path + "' failed");
+  if (!ok || !f) return io_error("writing '" + path + "' failed");
   return Status::Ok();
 }
 
