@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   build-essential cmake ninja-build g++ python3-venv python3-dev
   libprotobuf-dev protobuf-compiler libonnx-dev
-  libdnnl-dev nlohmann-json3-dev libcli11-dev pybind11-dev
+  libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev libcli11-dev pybind11-dev
   libgtest-dev libgmock-dev libbenchmark-dev ccache
   # fuzzing (fuzz/, docs/fuzzing.md): clang and its libFuzzer runtime (libclang_rt.fuzzer)
   clang libclang-rt-14-dev
