@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <numeric>
+#include <thread>
 
 #include "cli_common.h"
 #include "runtime/random_inputs.h"
@@ -34,6 +35,7 @@ struct BenchOptions {
   std::string profile;
   std::string backend = "cpu";
   uint64_t seed = 0;
+  CpuFlags cpu;
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -62,14 +64,15 @@ int run_bench(const BenchOptions& o) {
   if (o.iters < 1 || o.warmup < 0) return usage_error(kCmd, "--iters must be >= 1 and --warmup >= 0");
   if (o.backend != "cpu" && o.backend != "reference")
     return usage_error(kCmd, "--backend must be cpu or reference, got '" + o.backend + "'");
-  SessionOptions sopts;
-  sopts.threads = o.threads;
-  sopts.reference_kernels = o.backend == "reference";
+  // --backend reference times the reference kernels on the cpu backend's plan (same steps, same arena).
+  CpuFlags flags = o.cpu;
+  flags.reference_kernels |= o.backend == "reference";
   auto t_load = std::chrono::steady_clock::now();
-  auto session = load_session(o.model, sopts);
-  if (!session.ok()) return model_error(o.model, session.status());
-  CpuSession& s = **session;
+  auto compiled = load_and_compile(o.model, compile_options("cpu", o.threads, flags));
+  if (!compiled.ok()) return model_error(o.model, compiled.status());
+  Session& s = compiled->session;
   const Graph& g = s.graph();
+  const int threads = o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency());
   if (o.batch > 0) {
     // --batch B: dim 0 of every input is B (it must be symbolic or already B).
     auto dims = resolve_input_dims(g, {}, ropts);
@@ -94,7 +97,7 @@ int run_bench(const BenchOptions& o) {
     inputs.push_back(named->at(v->name()));
     in_dims.push_back(inputs.back().dims());
   }
-  auto plan = s.plan_info(in_dims);
+  auto plan = s.plan(in_dims);
   if (!plan.ok()) return model_error(o.model, plan.status());
   const double compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
@@ -109,8 +112,10 @@ int run_bench(const BenchOptions& o) {
   const bool profile = !o.profile.empty();
   for (int i = 0; i < o.iters; ++i) {
     std::vector<double> us;
+    RunObserver observer;
+    observer.step_us = &us;
     auto t0 = std::chrono::steady_clock::now();
-    Status st = s.run(inputs, &outputs, profile ? &us : nullptr);
+    Status st = s.run(inputs, &outputs, profile ? &observer : nullptr);
     lat_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!st.ok()) return model_error(o.model, st);
     if (profile) step_us.push_back(std::move(us));
@@ -165,7 +170,8 @@ int run_bench(const BenchOptions& o) {
   if (o.json) {
     Json j = {{"model", o.model},
               {"backend", o.backend},
-              {"threads", s.threads()},
+              {"threads", threads},
+              {"isa", s.target().isa},
               {"batch", batch},
               {"iters", o.iters},
               {"warmup", o.warmup},
@@ -180,8 +186,8 @@ int run_bench(const BenchOptions& o) {
     std::cout << dump_json(j) << std::endl;
   } else {
     std::printf("model        %s\n", o.model.c_str());
-    std::printf("backend      %s, %d threads, batch %lld, %d iterations after %d warm-up\n", o.backend.c_str(),
-                s.threads(), static_cast<long long>(batch), o.iters, o.warmup);
+    std::printf("backend      %s (%s), %d threads, batch %lld, %d iterations after %d warm-up\n", o.backend.c_str(),
+                s.target().isa.c_str(), threads, static_cast<long long>(batch), o.iters, o.warmup);
     std::printf("latency      p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  (mean %.3f)\n", p50, p90, p99, mean);
     std::printf("throughput   %.2f inferences/s\n", throughput);
     std::printf("peak RSS     %.1f MiB (arena %.1f MiB)\n", peak_rss_mb(), double(plan->arena_bytes) / (1 << 20));
@@ -232,6 +238,7 @@ Action add_bench_command(CLI::App& app) {
   sub->add_option("--backend", o->backend, "cpu (default) or reference (reference kernels, same planner)")
       ->type_name("NAME");
   sub->add_option("--seed", o->seed, "seed for the random inputs (default 0)")->type_name("N");
+  add_cpu_flags(sub, &o->cpu);
   return [o] { return run_bench(*o); };
 }
 
