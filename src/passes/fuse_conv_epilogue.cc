@@ -25,7 +25,7 @@
 
 namespace ferry {
 
-Status fuse_conv_epilogue(Graph& g, PassStats& stats, const Target& target) {
+Status fuse_conv_epilogue_for(Graph& g, PassStats& stats, const Target& target) {
   std::vector<Pattern> patterns = {{"residual_add", Op::Add, [&target](Rewriter& rw, Node& n) {
                                       return fuse_residual_epilogue(rw, n, HostFamily::kConv, target);
                                     }}};

@@ -59,7 +59,7 @@ bool bias_or_residual(Rewriter& rw, Node& add, const Target& target) {
 
 }  // namespace
 
-Status fuse_matmul_epilogue(Graph& g, PassStats& stats, const Target& target) {
+Status fuse_matmul_epilogue_for(Graph& g, PassStats& stats, const Target& target) {
   std::vector<Pattern> patterns = {{"bias_or_residual_add", Op::Add, [&target](Rewriter& rw, Node& n) {
                                       return bias_or_residual(rw, n, target);
                                     }}};

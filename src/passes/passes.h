@@ -49,9 +49,16 @@ Status canonicalize_div_const(Graph& g, PassStats& stats);
 Status fuse_affine_into_conv(Graph& g, PassStats& stats);
 /// Residual Add and activation after Conv / ConvTranspose -> FusedConv / FusedConvTranspose,
 /// as far as `target` executes the fused op and applies the activation.
-Status fuse_conv_epilogue(Graph& g, PassStats& stats, const Target& target);
+Status fuse_conv_epilogue_for(Graph& g, PassStats& stats, const Target& target);
 /// Bias Add, residual Add and activation after MatMul -> FusedMatMul (as far as `target` runs it).
-Status fuse_matmul_epilogue(Graph& g, PassStats& stats, const Target& target);
+Status fuse_matmul_epilogue_for(Graph& g, PassStats& stats, const Target& target);
+/// The same for the reference target (every fused op, every activation).
+inline Status fuse_conv_epilogue(Graph& g, PassStats& stats) {
+  return fuse_conv_epilogue_for(g, stats, reference_target());
+}
+inline Status fuse_matmul_epilogue(Graph& g, PassStats& stats) {
+  return fuse_matmul_epilogue_for(g, stats, reference_target());
+}
 /// x * Sigmoid(x) -> Swish(x) {alpha = 1} (SiLU left after the epilogue fusions).
 Status fuse_swish(Graph& g, PassStats& stats);
 /// Depthwise -> pointwise and pointwise -> depthwise conv pairs -> FusedConv pairs marked `pair` for one kernel.

@@ -80,8 +80,8 @@ Status optimize(Graph& g, const Target& target, const OptimizeOptions& options, 
       // Conv / MatMul: fold affines into weights first (Conv+BN), then epilogues
       // (GELU must be one op by now for MatMul+Gelu), then mark conv pairs on the final FusedConvs.
       {"fuse_affine_into_conv", fuse_affine_into_conv},
-      {"fuse_conv_epilogue", [&](Graph& graph, PassStats& st) { return fuse_conv_epilogue(graph, st, target); }},
-      {"fuse_matmul_epilogue", [&](Graph& graph, PassStats& st) { return fuse_matmul_epilogue(graph, st, target); }},
+      {"fuse_conv_epilogue", [&](Graph& graph, PassStats& st) { return fuse_conv_epilogue_for(graph, st, target); }},
+      {"fuse_matmul_epilogue", [&](Graph& graph, PassStats& st) { return fuse_matmul_epilogue_for(graph, st, target); }},
       {"fuse_swish", fuse_swish, Op::Swish},  // SiLU the epilogues did not take
       {"mark_dw_pw_conv_pairs", mark_dw_pw_conv_pairs},
       {"eliminate_dead", eliminate_dead},

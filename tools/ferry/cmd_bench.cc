@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <thread>
 
@@ -49,6 +50,24 @@ double peak_rss_mb() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return double(ru.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
+size_t reference_steps(const PlanInfo& p) {
+  size_t n = 0;
+  for (const StepInfo& si : p.steps) n += si.reference;
+  return n;
+}
+
+/// "3 of 120 steps run a reference kernel: Resize x2, TopK" (nothing when none does).
+std::string reference_summary(const PlanInfo& p) {
+  std::map<std::string, int> ops;
+  for (const StepInfo& si : p.steps)
+    if (si.reference) ++ops[si.op];
+  if (ops.empty()) return "";
+  std::string list;
+  for (const auto& [op, n] : ops) list += (list.empty() ? "" : ", ") + op + (n > 1 ? " x" + std::to_string(n) : "");
+  return std::to_string(reference_steps(p)) + " of " + std::to_string(p.steps.size()) +
+         " steps run a reference kernel: " + list;
 }
 
 int run_bench(const BenchOptions& o) {
@@ -157,7 +176,8 @@ int run_bench(const BenchOptions& o) {
                         {"dur", med[k]},
                         {"pid", 0},
                         {"tid", 0},
-                        {"args", {{"nodes", si.nodes}, {"kernel", si.kernel}, {"shapes", si.shapes}}}});
+                        {"args", {{"nodes", si.nodes}, {"kernel", si.kernel}, {"shapes", si.shapes},
+                                  {"reference", si.reference}}}});
       ts += med[k];
     }
     Json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
@@ -181,7 +201,8 @@ int run_bench(const BenchOptions& o) {
               {"peak_rss_mb", peak_rss_mb()},
               {"compile_ms", compile_ms},
               {"arena_mb", double(plan->arena_bytes) / (1 << 20)},
-              {"steps", plan->steps.size()}};
+              {"steps", plan->steps.size()},
+              {"reference_steps", reference_steps(*plan)}};
     if (profile) j["profile"] = o.profile;
     std::cout << dump_json(j) << std::endl;
   } else {
@@ -192,6 +213,7 @@ int run_bench(const BenchOptions& o) {
     std::printf("throughput   %.2f inferences/s\n", throughput);
     std::printf("peak RSS     %.1f MiB (arena %.1f MiB)\n", peak_rss_mb(), double(plan->arena_bytes) / (1 << 20));
     std::printf("compile      %.0f ms (load, optimize, compile, reshape)\n", compile_ms);
+    if (std::string r = reference_summary(*plan); !r.empty()) std::printf("note         %s\n", r.c_str());
   }
   if (profile) {
     std::vector<size_t> idx(step_med.size());
@@ -201,12 +223,13 @@ int run_bench(const BenchOptions& o) {
     std::ostream& out = o.json ? std::cerr : std::cout;
     out << "top steps (median per step over " << step_us.size() << " iterations, sum " << total / 1000.0
         << " ms; trace: " << o.profile << ")\n";
-    for (size_t r = 0; r < std::min<size_t>(15, idx.size()); ++r) {
+    for (size_t r = 0; r < std::min<size_t>(20, idx.size()); ++r) {
       const StepInfo& si = plan->steps[idx[r]];
       char line[64];
       std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  ", step_med[idx[r]] / 1000.0,
                     total > 0 ? 100.0 * step_med[idx[r]] / total : 0.0);
-      out << line << si.op << " '" << si.nodes << "'  " << si.kernel << "  " << si.shapes << "\n";
+      out << line << si.op << " '" << si.nodes << "'  " << si.kernel << (si.reference ? " [reference kernel]" : "")
+          << "  " << si.shapes << "\n";
     }
   }
   return kExitOk;
