@@ -17,6 +17,7 @@
 // Folding one node can make shapes downstream static, so the pass re-infers
 // shapes and repeats while anything folded (a few rounds at most).
 #include "ops/registry.h"
+#include "passes/fuse_attention_internal.h"  // canonicalize_head_split
 #include "passes/pattern_driver.h"
 #include "passes/passes.h"
 #include "passes/pipeline.h"
@@ -145,6 +146,8 @@ Status fold_constants(Graph& g, PassStats& stats, size_t size_limit) {
     patterns.push_back({"shape_arithmetic", op, fold_shape_value});
   patterns.push_back({"shape_arithmetic", Op::Size, fold_size});
   patterns.push_back({"reshape_target", Op::Reshape, fold_reshape_target});
+  // Not a fold, but it turns unknown shapes into symbolic ones that the folds above then use.
+  patterns.push_back({"head_split", Op::Reshape, canonicalize_head_split});
 
   for (int round = 0; round < kMaxRounds; ++round) {
     int64_t before = total_applied(stats);
