@@ -46,6 +46,16 @@ bool same(const Dim& a, const Dim& b) { return a.same_as(b); }
 
 using Match = AttentionMatch;
 
+/// The masked scores keep the scores' shape: equal dims, or a dim the mask left unknown (taken
+/// not to broadcast S up, as the header says; torch's key padding mask arrives so).
+bool keeps_scores_shape(const Shape& masked, const Shape& scores) {
+  if (masked == scores) return true;
+  if (!masked.rank_known() || masked.rank() != scores.rank()) return false;
+  for (int64_t d = 0; d < masked.rank(); ++d)
+    if (!masked[size_t(d)].is_unknown() && !masked[size_t(d)].same_as(scores[size_t(d)])) return false;
+  return true;
+}
+
 bool fuse(Rewriter& rw, Node& pv) {
   Graph& g = rw.graph();
   Node* sm = producer_of(pv.input(0), Op::Softmax);
@@ -120,7 +130,7 @@ bool fuse(Rewriter& rw, Node& pv) {
                               ", " + ks.to_string() + ", " + vs.to_string(),
                           nodes);
   // K's and V's sequence lengths need no check: MatMul(P, V) already requires them equal.
-  if (!(t->shape() == ss)) return rw.near_miss("the mask broadcasts the scores to " + t->shape().to_string(), nodes);
+  if (!keeps_scores_shape(t->shape(), ss)) return rw.near_miss("the mask broadcasts the scores to " + t->shape().to_string(), nodes);
   if (m.mask && m.mask->shape().rank_known() && m.mask->shape().rank() == 0)
     return rw.near_miss("the added mask is a scalar (Attention's attn_mask needs rank 1..4)", nodes);
   if (m.mask && m.mask->dtype() != m.q->dtype())

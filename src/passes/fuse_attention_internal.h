@@ -37,8 +37,11 @@ Value* unwrap_heads(const Value* q4);
 bool fuse_einsum_attention(Rewriter& rw, Node& pv);
 
 /// torch MultiheadAttention's dynamic-shape head split as Transpose(Reshape(X, [0, 0, H, D]))
-/// (passes/canonicalize_head_split.cc), a pattern of fold_constants rooted at the outer Reshape.
+/// (passes/canonicalize_head_split.cc), a pattern of fold_constants rooted at the inner Reshape.
 bool canonicalize_head_split(Rewriter& rw, Node& reshape);
+/// `reshape` may be such a head split but its input's shape is not known yet (a pattern earlier
+/// in the sweep made it knowable): fold_constants' reshape_target leaves its target alone until then.
+bool awaits_head_split(const Graph& g, const Node& reshape);
 
 /// Swin's shifted-window mask as a plain added mask (passes/fuse_attention_window_mask.cc), rooted at the outer Reshape.
 bool unfold_window_mask(Rewriter& rw, Node& reshape);
