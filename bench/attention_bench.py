@@ -13,8 +13,8 @@
    4096, ferry vs ONNX Runtime (the opset-23 Attention op).
 Every runtime runs in its own subprocess (peak RSS = that process's ru_maxrss)
 with 2 threads. It also measures the fp32 FMA peak (bench/fma_peak.c, 2
-threads) and prints the Attention step's share of it (FLOPs 4 B S^2 d, from
-`ferry bench --profile`) and the module's error against PyTorch in float64.
+threads) and prints the Attention step's share of it (FLOPs 4 B S^2 d; the step's
+median from `ferry bench --profile`) and the module's error against PyTorch in float64.
 Writes OUT_DIR/attention_results.json, attention_results.md, attention_sweep.png.
 --quick: sequences 512-2048 at d = 64 only, fewer iterations (for direction).
 Timings on a loaded machine are noise: run it on a quiet one (check `uptime`).
@@ -165,13 +165,18 @@ def fma_peak(out_dir):
     return json.loads(so)
 
 
-def attention_step_ms(trace_path):
-    """Median duration of the Attention steps of one run in a `ferry bench --profile` trace, in ms."""
-    ev = json.load(open(trace_path))
-    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
-    durs = [e["dur"] for e in ev if "Attention" in json.dumps(e.get("args", {})) + e.get("name", "")
-            and "dur" in e]
-    return sum(durs) / 1000.0 if durs else None
+def attention_step_ms(stderr):
+    """Median time of the Attention step from `ferry bench --profile`'s "top steps" table, in ms."""
+    for line in stderr.splitlines():
+        parts = line.split()
+        if len(parts) > 3 and parts[1] == "ms" and parts[3] == "Attention":
+            return float(parts[0])
+    return None
+
+
+def json_out(so):
+    """The JSON object a command printed (ferry prints it over several lines; workers on the last)."""
+    return json.loads(so[so.index("{"):])
 
 
 def run_ferry(model, b, s, d, iters, profile=None):
@@ -179,9 +184,12 @@ def run_ferry(model, b, s, d, iters, profile=None):
            "--warmup", "2", "--iters", str(iters)]
     if profile:
         cmd += ["--profile", str(profile)]
-    so, _, rss = run_measured(cmd)
-    j = json.loads(so.strip().splitlines()[-1])
-    return {"p50_ms": j["latency_ms"]["p50"], "min_ms": j["latency_ms"]["min"], "rss_mb": rss}
+    so, se, rss = run_measured(cmd)
+    j = json_out(so)
+    r = {"p50_ms": j["latency_ms"]["p50"], "min_ms": j["latency_ms"]["min"], "rss_mb": rss}
+    if profile:
+        r["attention_step_ms"] = attention_step_ms(se)
+    return r
 
 
 def run_one(rt, model, b, s, d, iters):
@@ -289,9 +297,7 @@ def main():
     it = iters_for(flops_all, a.quick)
     head = {rt: run_one(rt, models[d], b, s, d, it) for rt in runtimes}
     if "ferry" in runtimes:
-        trace = tmp / "trace.json"
-        run_ferry(models[d], b, s, d, 3, profile=trace)
-        step = attention_step_ms(trace)
+        step = run_ferry(models[d], b, s, d, it, profile=tmp / "trace.json")["attention_step_ms"]
         if step:
             head["ferry"]["attention_step_ms"] = step
             head["ferry"]["attention_gflops"] = flops_attn / step / 1e6
@@ -331,7 +337,7 @@ def main():
         if "ferry" in runtimes:
             so, _, rss = run_measured([str(ferry_bin()), "bench", str(path), "--threads", str(THREADS), "--json",
                                        "--warmup", "5", "--iters", "50"])
-            j = json.loads(so.strip().splitlines()[-1])
+            j = json_out(so)
             row["ferry"] = {"p50_ms": j["latency_ms"]["p50"], "rss_mb": rss}
         if "ort" in runtimes:
             so, _, rss = run_measured([sys.executable, __file__, "--worker", "decode_ort", "--model", str(path),
