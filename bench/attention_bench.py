@@ -11,7 +11,7 @@
 3. A GPT-2-style decode step: one fused Attention node (12 heads, head size 64,
    one query, past_key/past_value of context - 1 keys) at context 128 / 1024 /
    4096, ferry vs ONNX Runtime (the opset-23 Attention op).
-Every runtime runs in its own subprocess (peak RSS = that process's ru_maxrss)
+Every runtime runs in its own subprocess (peak RSS = that process's VmHWM)
 with 2 threads. It also measures the fp32 FMA peak (bench/fma_peak.c, 2
 threads) and prints the Attention step's share of it (FLOPs 4 B S^2 d; the step's
 median from `ferry bench --profile`) and the module's error against PyTorch in float64.
@@ -47,26 +47,43 @@ def env2():
     return e
 
 
+def vm_hwm_mib(pid):
+    """The process's peak resident set (VmHWM), MiB; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None
+
+
 def run_measured(cmd, timeout=1800):
-    """Runs cmd; returns (stdout, stderr, peak RSS MiB of the child)."""
+    """Runs cmd; returns (stdout, stderr, peak RSS MiB of the child).
+
+    The peak is the child's own VmHWM, polled while it runs: ru_maxrss of a child forked
+    from this (torch-importing) process would count the parent's pages from before exec."""
+    peak = 0.0
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env2())
         t0 = time.time()
         while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            peak = max(peak, vm_hwm_mib(p.pid) or 0.0)
+            pid, status, _ = os.wait4(p.pid, os.WNOHANG)
             if pid:
                 break
             if time.time() - t0 > timeout:
                 p.kill()
-                pid, status, ru = os.wait4(p.pid, 0)
+                pid, status, _ = os.wait4(p.pid, 0)
                 break
-            time.sleep(0.01)
+            time.sleep(0.005)
         out.seek(0)
         err.seek(0)
         so, se = out.read().decode(), err.read().decode()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n{se[-2000:]}")
-    return so, se, ru.ru_maxrss / 1024.0
+    return so, se, peak
 
 
 def iters_for(flops, quick):

@@ -114,8 +114,10 @@ void check(const Case& c) {
 
 std::vector<Case> small_sweep() {
   std::vector<Case> cs;
-  // Ragged query / key counts around the tile sizes (L = 48 / 96 queries, N = 64 keys, R = 4 / 8 rows).
-  for (auto [sq, skv] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 70}, {5, 3}, {49, 65}, {100, 130}}) {
+  // Ragged query / key counts around the kernels' sizes: <= 4 queries take the row kernel (256 keys a
+  // block), <= 8 / 16 the narrow tile, more the wide one (L = 48 / 96 queries, N = 64 keys, R = 4 / 8 rows).
+  for (auto [sq, skv] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {1, 70}, {2, 300}, {5, 3}, {7, 65}, {49, 65}, {100, 130}}) {
     for (int64_t d : {8, 33}) {
       Case c;
       c.b = 2, c.hq = 2, c.hkv = 1, c.sq = sq, c.skv = skv, c.d = d, c.dv = d == 33 ? 17 : d;
@@ -129,6 +131,8 @@ std::vector<Case> small_sweep() {
     c.mask = m;
     cs.push_back(c);
     c.causal = true;
+    cs.push_back(c);
+    c.sq = 2, c.past = 7;  // the row kernel with the same mask (and past keys)
     cs.push_back(c);
   }
   for (bool three_d : {false, true}) {
@@ -155,7 +159,7 @@ std::vector<Case> big_sweep() {
     for (auto [hq, hkv] : std::vector<std::pair<int64_t, int64_t>>{{4, 4}, {4, 2}, {4, 1}})
       for (Mask m : {Mask::none, Mask::bool_padding, Mask::float_bias, Mask::bool_all_false_row})
         for (bool causal : {false, true})
-          for (int64_t sq : {3, 150}) {  // the narrow (one lane vector) and the wide tiles
+          for (int64_t sq : {3, 7, 150}) {  // the row kernel, the narrow (one lane vector) and the wide tiles
             const bool three_d = sq == 3;
             Case c;
             c.b = 2, c.hq = hq, c.hkv = hkv, c.sq = sq, c.skv = 200, c.d = d, c.dv = d, c.mask = m;

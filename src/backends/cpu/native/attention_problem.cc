@@ -16,7 +16,7 @@ namespace {
 bool is_f32(const Tensor& t) { return t.dtype() == DType::f32; }
 
 /// [B, S, H*E] (3-D) or [B, H, S, E] (4-D) as a View with E unit-strided.
-View view_of(const Tensor& t, bool three_d, int64_t heads, int64_t e) {
+View view_of(const Tensor& t, bool three_d, int64_t e) {
   if (three_d) return {t.data<float>(), t.dim(1) * t.dim(2), e, t.dim(2)};
   return {t.data<float>(), t.dim(1) * t.dim(2) * t.dim(3), t.dim(2) * t.dim(3), t.dim(3)};
 }
@@ -71,9 +71,9 @@ bool describe(KernelContext& ctx, Problem* p) {
   if (p->kv_heads <= 0 || p->q_heads % p->kv_heads || dk != p->head_dim || k.dim(0) != p->batch ||
       v.dim(0) != p->batch || (three_d ? v.dim(1) != p->kv_len : (v.dim(1) != p->kv_heads || v.dim(2) != p->kv_len)))
     return false;
-  p->q = view_of(q, three_d, p->q_heads, p->head_dim);
-  p->k = view_of(k, three_d, p->kv_heads, p->head_dim);
-  p->v = view_of(v, three_d, p->kv_heads, p->v_dim);
+  p->q = view_of(q, three_d, p->head_dim);
+  p->k = view_of(k, three_d, p->head_dim);
+  p->v = view_of(v, three_d, p->v_dim);
   if (ctx.has_input(4) != ctx.has_input(5)) return false;
   if (ctx.has_input(4)) {
     const Tensor &pk = ctx.input(4), &pv = ctx.input(5);
@@ -82,8 +82,8 @@ bool describe(KernelContext& ctx, Problem* p) {
     if (pk.dims() != std::vector<int64_t>{p->batch, p->kv_heads, p->past, p->head_dim} ||
         pv.dims() != std::vector<int64_t>{p->batch, p->kv_heads, p->past, p->v_dim})
       return false;
-    p->past_k = view_of(pk, false, p->kv_heads, p->head_dim);
-    p->past_v = view_of(pv, false, p->kv_heads, p->v_dim);
+    p->past_k = view_of(pk, false, p->head_dim);
+    p->past_v = view_of(pv, false, p->v_dim);
   }
   if (ctx.has_input(3) && !describe_mask(ctx.input(3), p)) return false;
   Tensor& y = ctx.output(0);
