@@ -17,7 +17,9 @@ threads) and prints the Attention step's share of it (FLOPs 4 B S^2 d; the step'
 median from `ferry bench --profile`) and the module's error against PyTorch in float64.
 Writes OUT_DIR/attention_results.json, attention_results.md, attention_sweep.png.
 --quick: sequences 512-2048 at d = 64 only, fewer iterations (for direction).
-Timings on a loaded machine are noise: run it on a quiet one (check `uptime`).
+Timings on a loaded machine are noise: run it on a quiet one (check `uptime`). On a busy
+one ferry's OpenMP threads spin-wait at every barrier for descheduled peers (issue 13): the
+environment's OMP_WAIT_POLICY (e.g. PASSIVE) is passed to every runtime and recorded.
 """
 
 from __future__ import annotations
@@ -305,6 +307,7 @@ def main():
         models[d] = tmp / f"attention_d{d}.onnx"
         export(str(models[d]), d)
     result = {"machine": platform.processor() or platform.machine(), "isa": peak["isa"], "threads": THREADS,
+              "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(default)"),
               "load_avg_start": load, "fma_peak_gflops": peak["gflops"], "headline": {}, "sweep": [], "decode": []}
 
     # 1. The seeds' module, and ferry's Attention step against the FMA peak.
