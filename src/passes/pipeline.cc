@@ -15,6 +15,7 @@
 
 #include "ir/verifier.h"
 #include "ops/shape_inference.h"
+#include "passes/shape_value.h"
 
 namespace ferry {
 namespace {
@@ -49,7 +50,7 @@ int64_t total_applied(const PassStats& s) {
 
 }  // namespace
 
-Status refresh_shapes(Graph& g) { return infer_shapes(g); }
+Status refresh_shapes(Graph& g) { return infer_shapes(g, nullptr, refine_reshape_shape); }
 
 Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
   return optimize(g, reference_target(), options, stats);

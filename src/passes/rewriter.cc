@@ -1,5 +1,7 @@
 #include "passes/rewriter.h"
 
+#include "passes/shape_value.h"
+
 #include <algorithm>
 
 #include "ops/registry.h"
@@ -41,7 +43,8 @@ void refresh_types(Node& n) {
   }
   std::vector<OutputInfo> outs;
   if (!infer_node(n, std::move(ins), &outs).ok()) return;
-  for (size_t i = 0; i < n.num_outputs() && i < outs.size(); ++i) n.output(i)->set_type(outs[i].dtype, outs[i].shape);
+  for (size_t i = 0; i < n.num_outputs() && i < outs.size(); ++i)
+    n.output(i)->set_type(outs[i].dtype, refine_reshape_shape(n, outs[i].shape));
 }
 
 Value* Rewriter::constant(Tensor t, const std::string& name_hint) {
