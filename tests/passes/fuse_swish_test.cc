@@ -19,7 +19,7 @@ TEST(FuseSwish, SigmoidTimesXEitherOrder) {
                               fuse_swish, &stats, 1e-6);
     EXPECT_EQ(out,
               "graph g (%x: f32[2,8]) -> (%y) {\n"
-              "  %y = Swish(%x) {alpha=1} : f32[2,8] @mul\n"
+              "  %y = Swish(%x) {alpha=1} : f32[2,8] @mul_1\n"
               "}\n")
         << mul;
     EXPECT_EQ(stats_of(stats, "fuse_swish", "silu").applied, 1);
