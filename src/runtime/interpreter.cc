@@ -22,6 +22,40 @@ Status check_input(const Value& input, const Tensor& t) {
   return Status::Ok();
 }
 
+Status run_node(const Node& n, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs) {
+  std::vector<InputInfo> infos(n.num_inputs());
+  for (size_t i = 0; i < n.num_inputs() && i < inputs.size(); ++i)
+    if (const Tensor* t = inputs[i]) infos[i] = {t->dtype(), t->shape(), t};
+  std::vector<OutputInfo> out_info;
+  FERRY_TRY(infer_node(n, infos, &out_info));
+  std::vector<Tensor>& outs = *outputs;
+  outs.assign(n.num_outputs(), Tensor());
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (out_info[i].shape.is_static() && out_info[i].dtype != DType::undefined) {
+      auto t = Tensor::zeros(out_info[i].dtype, out_info[i].shape.static_dims());
+      if (!t.ok()) return t.status().with_context("node " + n.describe());
+      outs[i] = std::move(t).value();
+    }
+  KernelContext kctx(n, inputs, &outs);
+  Status st = op_reference_kernel(n.op())(kctx);
+  if (!st.ok()) return std::move(st).with_context("running node " + n.describe());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].defined())
+      return internal_error("node " + n.describe() + ": kernel produced no output " + std::to_string(i));
+    if (outs[i].dtype() != out_info[i].dtype)
+      return internal_error("node " + n.describe() + ": kernel output " + std::to_string(i) + " is " +
+                            dtype_name(outs[i].dtype()) + ", inferred " + dtype_name(out_info[i].dtype));
+    const Shape& want = out_info[i].shape;
+    bool shape_ok = !want.rank_known() || want.rank() == outs[i].rank();
+    for (size_t d = 0; shape_ok && want.rank_known() && d < size_t(want.rank()); ++d)
+      shape_ok = !want[d].is_static() || want[d].value() == outs[i].dim(int64_t(d));
+    if (!shape_ok)
+      return internal_error("node " + n.describe() + ": kernel output " + std::to_string(i) + " has shape " +
+                            outs[i].shape().to_string() + ", inferred " + want.to_string());
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<Tensor>> interpret(const Graph& g, const std::map<std::string, Tensor>& inputs,
                                       const InterpreterOptions& options) {
   std::unordered_map<const Value*, Tensor> env;
@@ -52,41 +86,15 @@ Result<std::vector<Tensor>> interpret(const Graph& g, const std::map<std::string
 
   for (const Node* n : order) {
     std::vector<const Tensor*> in_tensors(n->num_inputs(), nullptr);
-    std::vector<InputInfo> infos(n->num_inputs());
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const Value* v = n->input(i);
       if (!v) continue;
       const Tensor* t = lookup(v);
       if (!t) return internal_error("node " + n->describe() + ": input '" + v->name() + "' was not computed");
       in_tensors[i] = t;
-      infos[i] = {t->dtype(), t->shape(), t};
     }
-    std::vector<OutputInfo> out_info;
-    FERRY_TRY(infer_node(*n, infos, &out_info));
-    std::vector<Tensor> outs(n->num_outputs());
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (out_info[i].shape.is_static() && out_info[i].dtype != DType::undefined) {
-        auto t = Tensor::zeros(out_info[i].dtype, out_info[i].shape.static_dims());
-        if (!t.ok()) return t.status().with_context("node " + n->describe());
-        outs[i] = std::move(t).value();
-      }
-    KernelContext kctx(*n, in_tensors, &outs);
-    Status st = op_reference_kernel(n->op())(kctx);
-    if (!st.ok()) return std::move(st).with_context("running node " + n->describe());
-    for (size_t i = 0; i < outs.size(); ++i) {
-      if (!outs[i].defined())
-        return internal_error("node " + n->describe() + ": kernel produced no output " + std::to_string(i));
-      if (outs[i].dtype() != out_info[i].dtype)
-        return internal_error("node " + n->describe() + ": kernel output " + std::to_string(i) + " is " +
-                              dtype_name(outs[i].dtype()) + ", inferred " + dtype_name(out_info[i].dtype));
-      const Shape& want = out_info[i].shape;
-      bool shape_ok = !want.rank_known() || want.rank() == outs[i].rank();
-      for (size_t d = 0; shape_ok && want.rank_known() && d < size_t(want.rank()); ++d)
-        shape_ok = !want[d].is_static() || want[d].value() == outs[i].dim(int64_t(d));
-      if (!shape_ok)
-        return internal_error("node " + n->describe() + ": kernel output " + std::to_string(i) + " has shape " +
-                              outs[i].shape().to_string() + ", inferred " + want.to_string());
-    }
+    std::vector<Tensor> outs;
+    FERRY_TRY(run_node(*n, in_tensors, &outs));
     if (options.on_node_done) options.on_node_done(*n, outs);
     for (size_t i = 0; i < outs.size(); ++i) env[n->output(i)] = std::move(outs[i]);
     if (!options.keep_intermediates)

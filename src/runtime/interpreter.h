@@ -26,6 +26,10 @@ struct InterpreterOptions {
 Result<std::vector<Tensor>> interpret(const Graph& g, const std::map<std::string, Tensor>& inputs,
                                       const InterpreterOptions& options = {});
 
+/// Runs one node on its reference kernel: output shapes from shape inference on the
+/// input values (a data-dependent one, e.g. NonZero's, is allocated by the kernel).
+Status run_node(const Node& n, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs);
+
 /// Checks a tensor against a graph input's declared dtype and shape.
 Status check_input(const Value& input, const Tensor& t);
 

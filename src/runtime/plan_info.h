@@ -29,6 +29,9 @@ struct PlanInfo {
   size_t in_place = 0;         ///< steps writing over their input
   size_t views = 0;            ///< Reshape-like nodes that became views
   size_t folded = 0;           ///< nodes evaluated ahead of the steps (shape subgraphs)
+  /// Set when the plan covers the graph only up to this node, whose output shape depends
+  /// on the data: from it on, the backend plans at run time (for the shapes that come out).
+  std::string runtime_planned_from;
 };
 
 /// What a run reports besides its outputs (all optional).

@@ -45,8 +45,19 @@ struct PlannedStep {
   StepInfo info;
 };
 
+/// A signature plans one segment of the topological order: [begin, end). A model
+/// whose shapes depend on its data (NonZero, a Reshape to a computed shape) is
+/// planned in segments: the schedule stops at the first node whose output shape it
+/// cannot know (`dynamic`), the session runs that segment, evaluates `dynamic` on its
+/// reference kernel with the actual values, and plans the next segment for the
+/// shapes that came out (cached like any signature).
 struct CpuSession::Signature {
-  std::vector<std::vector<int64_t>> dims;
+  size_t begin = 0, end = 0;              ///< the segment, as indices into the topological order
+  std::vector<const Value*> inputs;       ///< what the segment reads from outside (graph inputs at first)
+  std::vector<std::vector<int64_t>> dims; ///< their dims: the cache key, with begin
+  const Node* dynamic = nullptr;          ///< the node at `end` the next segment starts after (null: last segment)
+  std::vector<const Value*> carried;      ///< values later segments (or the graph outputs) read
+  std::vector<int> carried_slots;         ///< their (plain) slots
   std::deque<Slot> slots;  ///< a deque: pointers to slots (and their known tensors) stay valid as it grows
   std::vector<PlannedStep> steps;
   std::vector<int> input_slots;
@@ -70,8 +81,10 @@ struct CpuSession::Context {
   std::vector<std::unique_ptr<BoundStep>> bound;
 };
 
-/// Stage 1: a step per node of `order` for inputs of `dims` (graph-input order).
+/// Stage 1: a step per node of `order` from `begin`, for `inputs` of `dims`, up to the
+/// end or the first node with a data-dependent output shape (Signature::dynamic).
 Result<std::unique_ptr<CpuSession::Signature>> schedule_signature(const Graph& g, const std::vector<const Node*>& order,
+                                                                  size_t begin, const std::vector<const Value*>& inputs,
                                                                   const std::vector<std::vector<int64_t>>& dims,
                                                                   const SessionOptions& options);
 /// Stage 2: lifetimes of the arena slots (after in-place merging when `in_place`) and the arena plan.

@@ -98,9 +98,12 @@ class Scheduler {
   Scheduler(const Graph& g, CpuSession::Signature& sig, const SessionOptions& opt)
       : g_(g), sig_(sig), opt_(opt), fast_(!opt.reference_kernels) {}
 
-  Status add_inputs(const std::vector<std::vector<int64_t>>& dims);
-  Status schedule(const Node& n);
+  void add_inputs(const std::vector<const Value*>& values, const std::vector<std::vector<int64_t>>& dims);
+  /// False when `n`'s output shape depends on data: the segment ends before it.
+  Result<bool> schedule(const Node& n);
   Status finish_outputs();
+  /// Ends the segment before order[end]: the values order[end..] and the graph outputs read.
+  Status carry_from(const std::vector<const Node*>& order, size_t end);
 
  private:
   int add_slot(Slot s);
@@ -109,9 +112,10 @@ class Scheduler {
   static memory::desc plain_md(const Slot& s);
   Result<int> in_layout(int slot, const memory::desc& want);
   Result<int> plain_slot(int slot);
-  /// Output facts of `n` for this signature; false (outputs bound as known slots) when folded.
-  Result<bool> infer_or_fold(const Node& n, std::vector<OutputInfo>* outs);
-  Result<bool> fold_shape_root(const Node& n);
+  enum class Facts { kRunTime, kFolded, kDataDependent };
+  /// Output facts of `n` for this signature: kFolded binds the outputs as known slots.
+  Result<Facts> infer_or_fold(const Node& n, std::vector<OutputInfo>* outs);
+  Facts fold_shape_root(const Node& n);
   int new_out_slot(const Value* v, const OutputInfo& o, const memory::desc& layout);
   std::string shapes_of(const std::vector<int>& ins, const std::vector<int>& outs) const;
   Status schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs);
@@ -138,9 +142,9 @@ memory::desc Scheduler::plain_md(const Slot& s) {
   return onednn::dnnl_type(s.dtype) ? onednn::plain_desc(s.dtype, s.dims) : memory::desc();
 }
 
-Status Scheduler::add_inputs(const std::vector<std::vector<int64_t>>& dims) {
-  for (size_t i = 0; i < g_.inputs().size(); ++i) {
-    const Value* v = g_.inputs()[i];
+void Scheduler::add_inputs(const std::vector<const Value*>& values, const std::vector<std::vector<int64_t>>& dims) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Value* v = values[i];
     Slot s;
     s.kind = Slot::kInput;
     s.dtype = v->dtype();
@@ -151,7 +155,6 @@ Status Scheduler::add_inputs(const std::vector<std::vector<int64_t>>& dims) {
     slot_of_[v] = id;
     sig_.input_slots.push_back(id);
   }
-  return Status::Ok();
 }
 
 int Scheduler::slot_for(const Value* v) {
@@ -215,7 +218,7 @@ Result<int> Scheduler::plain_slot(int slot) {
   return in_layout(slot, plain_md(s));
 }
 
-Result<bool> Scheduler::fold_shape_root(const Node& n) {
+Scheduler::Facts Scheduler::fold_shape_root(const Node& n) {
   // Known from the input's dims alone: the root of every shape subgraph.
   const std::vector<int64_t>& d = sig_.slots[size_t(slot_for(n.input(0)))].dims;
   Tensor t;
@@ -236,10 +239,10 @@ Result<bool> Scheduler::fold_shape_root(const Node& n) {
   ks.value = n.output(0);
   slot_of_[n.output(0)] = add_slot(std::move(ks));
   ++sig_.info.folded;
-  return false;
+  return Facts::kFolded;
 }
 
-Result<bool> Scheduler::infer_or_fold(const Node& n, std::vector<OutputInfo>* outs) {
+Result<Scheduler::Facts> Scheduler::infer_or_fold(const Node& n, std::vector<OutputInfo>* outs) {
   std::vector<InputInfo> infos(n.num_inputs());
   bool all_known = n.num_inputs() > 0;
   std::vector<const Tensor*> known(n.num_inputs(), nullptr);
@@ -267,12 +270,12 @@ Result<bool> Scheduler::infer_or_fold(const Node& n, std::vector<OutputInfo>* ou
   size_t bytes = 0;
   for (size_t i = 0; i < outs->size(); ++i) {
     const OutputInfo& o = (*outs)[i];
-    if (!o.shape.is_static() || o.dtype == DType::undefined)
-      return unsupported("node " + n.describe() + ": output " + std::to_string(i) + " has a data-dependent shape (" +
-                         o.shape.to_string() + ")");
+    if (o.dtype == DType::undefined)
+      return internal_error("node " + n.describe() + ": output " + std::to_string(i) + " has no dtype");
+    if (!o.shape.is_static()) return all_known ? Facts::kRunTime : Facts::kDataDependent;
     bytes += size_t(numel(o.shape.static_dims())) * dtype_size(o.dtype);
   }
-  if (!all_known || bytes > kMaxFoldBytes) return true;
+  if (!all_known || bytes > kMaxFoldBytes) return Facts::kRunTime;
   std::vector<Tensor> results(outs->size());
   for (size_t i = 0; i < results.size(); ++i) {
     FERRY_ASSIGN_OR_RETURN(results[i], Tensor::zeros((*outs)[i].dtype, (*outs)[i].shape.static_dims()));
@@ -289,7 +292,7 @@ Result<bool> Scheduler::infer_or_fold(const Node& n, std::vector<OutputInfo>* ou
     slot_of_[n.output(i)] = add_slot(std::move(s));
   }
   ++sig_.info.folded;
-  return false;
+  return Facts::kFolded;
 }
 
 int Scheduler::new_out_slot(const Value* v, const OutputInfo& o, const memory::desc& layout) {
@@ -383,18 +386,39 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
   return Status::Ok();
 }
 
-Status Scheduler::schedule(const Node& n) {
+Result<bool> Scheduler::schedule(const Node& n) {
   std::vector<OutputInfo> outs;
-  FERRY_ASSIGN_OR_RETURN(bool run_time, infer_or_fold(n, &outs));
-  if (!run_time) return Status::Ok();
+  FERRY_ASSIGN_OR_RETURN(Facts facts, infer_or_fold(n, &outs));
+  if (facts == Facts::kDataDependent) return false;
+  if (facts == Facts::kFolded) return true;
   std::vector<int> ins(n.num_inputs(), -1);
   for (size_t i = 0; i < n.num_inputs(); ++i)
     if (n.input(i)) ins[i] = slot_for(n.input(i));
   if (fast_) {
     FERRY_ASSIGN_OR_RETURN(bool done, try_step_table(n, ins, outs));
-    if (done || try_view(n, ins, outs)) return Status::Ok();
+    if (done || try_view(n, ins, outs)) return true;
   }
-  return schedule_kernel(n, std::move(ins), outs);
+  FERRY_TRY(schedule_kernel(n, std::move(ins), outs));
+  return true;
+}
+
+Status Scheduler::carry_from(const std::vector<const Node*>& order, size_t end) {
+  std::vector<const Value*> needed;  // in first-use order, so the next segment's inputs are always the same
+  std::unordered_map<const Value*, bool> seen;
+  auto need = [&](const Value* v) {
+    if (v && !v->is_constant() && !seen[v]) needed.push_back(v), seen[v] = true;
+  };
+  for (size_t k = end; k < order.size(); ++k)
+    for (const Value* v : order[k]->inputs()) need(v);
+  for (const Value* v : g_.outputs()) need(v);
+  for (const Value* v : needed) {
+    auto it = slot_of_.find(v);
+    if (it == slot_of_.end()) continue;  // computed later (or a constant)
+    FERRY_ASSIGN_OR_RETURN(int s, plain_slot(it->second));
+    sig_.carried.push_back(v);
+    sig_.carried_slots.push_back(s);
+  }
+  return Status::Ok();
 }
 
 Status Scheduler::finish_outputs() {
@@ -418,14 +442,28 @@ std::string dims_text(DType t, const std::vector<int64_t>& d) {
 }
 
 Result<std::unique_ptr<CpuSession::Signature>> schedule_signature(const Graph& g, const std::vector<const Node*>& order,
+                                                                  size_t begin, const std::vector<const Value*>& inputs,
                                                                   const std::vector<std::vector<int64_t>>& dims,
                                                                   const SessionOptions& options) {
   auto sig = std::make_unique<CpuSession::Signature>();
+  sig->begin = begin;
+  sig->inputs = inputs;
   sig->dims = dims;
   Scheduler s(g, *sig, options);
-  FERRY_TRY(s.add_inputs(dims));
-  for (const Node* n : order) FERRY_TRY(s.schedule(*n));
-  FERRY_TRY(s.finish_outputs());
+  s.add_inputs(inputs, dims);
+  size_t k = begin;
+  for (; k < order.size(); ++k) {
+    FERRY_ASSIGN_OR_RETURN(bool scheduled, s.schedule(*order[k]));
+    if (!scheduled) break;
+  }
+  sig->end = k;
+  if (k < order.size()) {
+    sig->dynamic = order[k];
+    sig->info.runtime_planned_from = order[k]->name();
+    FERRY_TRY(s.carry_from(order, k));
+  } else {
+    FERRY_TRY(s.finish_outputs());
+  }
   return sig;
 }
 

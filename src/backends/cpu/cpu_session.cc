@@ -72,24 +72,81 @@ Result<std::unique_ptr<CpuSession>> CpuSession::compile(std::shared_ptr<const Gr
   register_cpu_kernels();
   FERRY_ASSIGN_OR_RETURN(auto order, s->graph_->topo_order());
   s->order_.assign(order.begin(), order.end());
+  s->graph_inputs_.assign(s->graph_->inputs().begin(), s->graph_->inputs().end());
   return s;
 }
 
 CpuSession::~CpuSession() = default;
 
-Result<CpuSession::Signature*> CpuSession::signature_for(const std::vector<const std::vector<int64_t>*>& dims) {
+Result<CpuSession::Signature*> CpuSession::signature_for(size_t begin, const std::vector<const Value*>& values,
+                                                         const std::vector<const std::vector<int64_t>*>& dims) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& s : signatures_) {
-    bool same = s->dims.size() == dims.size();
+    bool same = s->begin == begin && s->dims.size() == dims.size() && s->inputs == values;
     for (size_t i = 0; same && i < dims.size(); ++i) same = s->dims[i] == *dims[i];
     if (same) return s.get();
   }
   std::vector<std::vector<int64_t>> d;
   for (auto* p : dims) d.push_back(*p);
-  FERRY_ASSIGN_OR_RETURN(auto sig, schedule_signature(*graph_, order_, d, options_));
+  FERRY_ASSIGN_OR_RETURN(auto sig, schedule_signature(*graph_, order_, begin, values, d, options_));
   FERRY_TRY(plan_signature_memory(*sig, !options_.reference_kernels));
   signatures_.push_back(std::move(sig));
   return signatures_.back().get();
+}
+
+Status CpuSession::run_segment(Signature& sig, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs,
+                               std::vector<Tensor>* carried, const RunObserver* observer) {
+  std::unique_ptr<Context> ctx;
+  {
+    std::lock_guard<std::mutex> lock(sig.mu);
+    if (!sig.free_contexts.empty()) {
+      ctx = std::move(sig.free_contexts.back());
+      sig.free_contexts.pop_back();
+    }
+  }
+  if (!ctx) {
+    FERRY_ASSIGN_OR_RETURN(ctx, bind_context(sig));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) ctx->tensors[size_t(sig.input_slots[i])] = inputs[i];
+  const bool capture = observer && observer->on_value;
+  if (capture) std::call_once(sig.capture_once, [&] { fill_capture_lists(sig); });
+  std::vector<double>* step_us = observer ? observer->step_us : nullptr;
+  Status st = capture ? report_known(sig, *ctx, *observer) : Status::Ok();
+  for (size_t i = 0; i < ctx->bound.size() && st.ok(); ++i) {
+    if (step_us) {
+      auto t0 = std::chrono::steady_clock::now();
+      st = ctx->bound[i]->run();
+      step_us->push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    } else {
+      st = ctx->bound[i]->run();
+    }
+    if (st.ok() && capture) st = report_step(sig, *ctx, i, *observer);
+  }
+  // The values the next segment reads leave the arena (the context goes back to the pool).
+  for (size_t i = 0; st.ok() && sig.dynamic && i < sig.carried_slots.size(); ++i)
+    carried->push_back(ctx->tensors[size_t(sig.carried_slots[i])].clone());
+  if (st.ok() && !sig.dynamic) {
+    outputs->resize(sig.output_slots.size());
+    for (size_t i = 0; i < sig.output_slots.size(); ++i) {
+      const Tensor& src = ctx->tensors[size_t(sig.output_slots[i])];
+      Tensor& dst = (*outputs)[i];
+      // Reuse the caller's tensor only when nobody else shares its buffer.
+      bool reuse = dst.defined() && dst.dtype() == src.dtype() && dst.dims() == src.dims() &&
+                   dst.buffer().use_count() == 1;
+      if (!reuse) {
+        auto t = Tensor::zeros(src.dtype(), src.dims());
+        if (!t.ok()) { st = t.status(); break; }
+        dst = std::move(t).value();
+      }
+      std::memcpy(dst.raw(), src.raw(), src.nbytes());
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) ctx->tensors[size_t(sig.input_slots[i])] = Tensor();
+  {
+    std::lock_guard<std::mutex> lock(sig.mu);
+    sig.free_contexts.push_back(std::move(ctx));
+  }
+  return st;
 }
 
 Status CpuSession::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs, const RunObserver* observer) {
@@ -104,57 +161,43 @@ Status CpuSession::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* o
     FERRY_TRY(check_input(*g.inputs()[i], inputs[i]));
     dims.push_back(&inputs[i].dims());
   }
-  FERRY_ASSIGN_OR_RETURN(Signature * sig, signature_for(dims));
-  std::unique_ptr<Context> ctx;
-  {
-    std::lock_guard<std::mutex> lock(sig->mu);
-    if (!sig->free_contexts.empty()) {
-      ctx = std::move(sig->free_contexts.back());
-      sig->free_contexts.pop_back();
-    }
-  }
-  if (!ctx) {
-    FERRY_ASSIGN_OR_RETURN(ctx, bind_context(*sig));
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) ctx->tensors[size_t(sig->input_slots[i])] = inputs[i];
   omp_set_num_threads(threads_);
-  const bool capture = observer && observer->on_value;
-  if (capture) std::call_once(sig->capture_once, [&] { fill_capture_lists(*sig); });
-  std::vector<double>* step_us = observer ? observer->step_us : nullptr;
-  if (step_us) step_us->assign(ctx->bound.size(), 0.0);
-  Status st = capture ? report_known(*sig, *ctx, *observer) : Status::Ok();
-  for (size_t i = 0; i < ctx->bound.size() && st.ok(); ++i) {
-    if (step_us) {
-      auto t0 = std::chrono::steady_clock::now();
-      st = ctx->bound[i]->run();
-      (*step_us)[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    } else {
-      st = ctx->bound[i]->run();
+  if (observer && observer->step_us) observer->step_us->clear();
+  FERRY_ASSIGN_OR_RETURN(Signature * sig, signature_for(0, graph_inputs_, dims));
+  if (!sig->dynamic) return run_segment(*sig, inputs, outputs, nullptr, observer);  // the common case
+
+  // Planned in segments (cpu_plan.h): run one, evaluate the data-dependent node on the
+  // values that came out, plan (or find) the next segment for the shapes it produced.
+  std::vector<Tensor> feed = inputs;
+  std::vector<const Value*> values = graph_inputs_;
+  for (;;) {
+    std::vector<Tensor> carried;
+    FERRY_TRY(run_segment(*sig, feed, outputs, &carried, observer));
+    if (!sig->dynamic) return Status::Ok();
+    const Node& n = *sig->dynamic;
+    std::vector<const Tensor*> ins(n.num_inputs(), nullptr);
+    for (size_t i = 0; i < n.num_inputs(); ++i) {
+      const Value* v = n.input(i);
+      if (!v) continue;
+      if (v->is_constant()) { ins[i] = v->constant(); continue; }
+      for (size_t k = 0; k < sig->carried.size() && !ins[i]; ++k)
+        if (sig->carried[k] == v) ins[i] = &carried[k];
+      if (!ins[i]) return internal_error("node " + n.describe() + ": input '" + v->name() + "' was not carried");
     }
-    if (st.ok() && capture) st = report_step(*sig, *ctx, i, *observer);
-  }
-  if (st.ok()) {
-    outputs->resize(sig->output_slots.size());
-    for (size_t i = 0; i < sig->output_slots.size(); ++i) {
-      const Tensor& src = ctx->tensors[size_t(sig->output_slots[i])];
-      Tensor& dst = (*outputs)[i];
-      // Reuse the caller's tensor only when nobody else shares its buffer.
-      bool reuse = dst.defined() && dst.dtype() == src.dtype() && dst.dims() == src.dims() &&
-                   dst.buffer().use_count() == 1;
-      if (!reuse) {
-        auto t = Tensor::zeros(src.dtype(), src.dims());
-        if (!t.ok()) { st = t.status(); break; }
-        dst = std::move(t).value();
-      }
-      std::memcpy(dst.raw(), src.raw(), src.nbytes());
+    std::vector<Tensor> outs;
+    FERRY_TRY(run_node(n, ins, &outs));
+    if (observer && observer->on_value)
+      for (size_t i = 0; i < outs.size(); ++i) observer->on_value(n.output(i), outs[i]);
+    values = sig->carried;
+    feed = std::move(carried);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      values.push_back(n.output(i));
+      feed.push_back(std::move(outs[i]));
     }
+    std::vector<const std::vector<int64_t>*> next_dims;
+    for (const Tensor& t : feed) next_dims.push_back(&t.dims());
+    FERRY_ASSIGN_OR_RETURN(sig, signature_for(sig->end + 1, values, next_dims));
   }
-  for (size_t i = 0; i < inputs.size(); ++i) ctx->tensors[size_t(sig->input_slots[i])] = Tensor();
-  {
-    std::lock_guard<std::mutex> lock(sig->mu);
-    sig->free_contexts.push_back(std::move(ctx));
-  }
-  return st;
 }
 
 Result<std::vector<Tensor>> CpuSession::run(const std::map<std::string, Tensor>& inputs) {
@@ -177,7 +220,7 @@ Result<std::vector<Tensor>> CpuSession::run(const std::map<std::string, Tensor>&
 Result<PlanInfo> CpuSession::plan_info(const std::vector<std::vector<int64_t>>& input_dims) {
   std::vector<const std::vector<int64_t>*> d;
   for (const auto& x : input_dims) d.push_back(&x);
-  FERRY_ASSIGN_OR_RETURN(Signature * sig, signature_for(d));
+  FERRY_ASSIGN_OR_RETURN(Signature * sig, signature_for(0, graph_inputs_, d));
   return sig->info;
 }
 

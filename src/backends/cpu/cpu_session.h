@@ -69,12 +69,19 @@ class CpuSession {
 
  private:
   CpuSession() = default;
-  Result<Signature*> signature_for(const std::vector<const std::vector<int64_t>*>& dims);
+  /// The cached plan of the segment starting at order_[begin] for inputs `values` of `dims`.
+  Result<Signature*> signature_for(size_t begin, const std::vector<const Value*>& values,
+                                   const std::vector<const std::vector<int64_t>*>& dims);
+  /// Runs one segment's steps on `inputs` (its Signature::inputs); fills `outputs` (last
+  /// segment) or `carried` (the values the next segments read).
+  Status run_segment(Signature& sig, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs,
+                     std::vector<Tensor>* carried, const RunObserver* observer);
 
   std::shared_ptr<const Graph> graph_;
   SessionOptions options_;
   int threads_ = 1;
   std::vector<const Node*> order_;
+  std::vector<const Value*> graph_inputs_;
   std::mutex mu_;
   std::vector<std::unique_ptr<Signature>> signatures_;
 };

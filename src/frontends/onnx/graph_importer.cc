@@ -202,9 +202,11 @@ Result<Shape> shape_from_proto(const onnx::TensorShapeProto& s) {
       // Some exporters write -1 for "unknown"; anything above kMaxDim is corrupt.
       if (d.dim_value() > kMaxDim) return invalid_model("dimension " + std::to_string(d.dim_value()) + " is too large");
       dims.push_back(d.dim_value() >= 0 ? Dim(d.dim_value()) : Dim::unknown());
-    } else if (d.has_dim_param() && !d.dim_param().empty()) {
+    } else if (d.has_dim_param() && !d.dim_param().empty() && d.dim_param() != "?") {
       dims.push_back(Dim::symbol(d.dim_param()));
     } else {
+      // No name, or Paddle2ONNX's "?" on every unknown dim: "?" names no symbol (two "?"
+      // dims of one input are not equal: PP-OCR's [?, 3, ?, ?] takes 48 x 192 images).
       dims.push_back(Dim::unknown());
     }
   }

@@ -107,6 +107,21 @@ TEST(OnnxImporter, SymbolicAndUnknownDims) {
   EXPECT_EQ(s[2].value(), 4);
 }
 
+TEST(OnnxImporter, QuestionMarkDimsAreUnknownNotOneSymbol) {
+  // Paddle2ONNX writes dim_param "?" for every unknown dim.
+  onnx::ModelProto m = make_model(13);
+  add_input(m, "x", TP::FLOAT, {std::string("?"), int64_t(3), std::string("?"), std::string("?")});
+  add_node(m, "Relu", {"x"}, {"y"}, "r");
+  add_output(m, "y");
+  auto g = import_model(m);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  const Shape& s = (*g)->inputs()[0]->shape();
+  ASSERT_EQ(s.rank(), 4);
+  EXPECT_TRUE(s[0].is_unknown());
+  EXPECT_TRUE(s[2].is_unknown());
+  EXPECT_TRUE(s[3].is_unknown());
+}
+
 TEST(OnnxImporter, InputWithInitializerIsConstant) {
   onnx::ModelProto m = make_model(9, 3);
   add_input(m, "x", TP::FLOAT, {int64_t(2)});
