@@ -66,5 +66,32 @@ TEST(CpuSegments, EverySegmentIsTimedAndObserved) {
   EXPECT_GE(step_us.size(), 4u) << "steps of both segments are timed";
 }
 
+TEST(CpuSegments, ManyShapesEvictOldPlansAndStillRun) {
+  // More distinct input shapes than the session keeps plans for (cpu_session.h): the
+  // oldest plans go, and a shape seen long ago is planned again, with the same result.
+  auto make = [] {
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", DType::f32, Shape({Dim::symbol("n")}));
+    Value* y = g->add_node(Op::Relu, {x}, 1, {}, "r")->output(0);
+    g->set_outputs({y});
+    EXPECT_TRUE(infer_shapes(*g).ok());
+    return g;
+  };
+  auto s = CpuSession::compile(make());
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto ref = make();
+  std::vector<int64_t> sizes;
+  for (int64_t n = 1; n <= 80; ++n) sizes.push_back(n);
+  sizes.push_back(1);
+  sizes.push_back(2);
+  for (int64_t n : sizes) {
+    std::map<std::string, Tensor> feeds{{"x", randn({n}, uint32_t(n))}};
+    auto want = interpret(*ref, feeds);
+    auto got = (*s)->run(feeds);
+    ASSERT_TRUE(want.ok() && got.ok()) << "n=" << n;
+    EXPECT_TRUE(close((*got)[0], (*want)[0], 0)) << "n=" << n;
+  }
+}
+
 }  // namespace
 }  // namespace ferry::testing

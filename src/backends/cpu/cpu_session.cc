@@ -78,20 +78,32 @@ Result<std::unique_ptr<CpuSession>> CpuSession::compile(std::shared_ptr<const Gr
 
 CpuSession::~CpuSession() = default;
 
-Result<CpuSession::Signature*> CpuSession::signature_for(size_t begin, const std::vector<const Value*>& values,
-                                                         const std::vector<const std::vector<int64_t>*>& dims) {
+Result<std::shared_ptr<CpuSession::Signature>> CpuSession::signature_for(
+    size_t begin, const std::vector<const Value*>& values, const std::vector<const std::vector<int64_t>*>& dims) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& s : signatures_) {
-    bool same = s->begin == begin && s->dims.size() == dims.size() && s->inputs == values;
-    for (size_t i = 0; same && i < dims.size(); ++i) same = s->dims[i] == *dims[i];
-    if (same) return s.get();
+  for (size_t k = 0; k < signatures_.size(); ++k) {
+    const Signature& s = *signatures_[k];
+    bool same = s.begin == begin && s.dims.size() == dims.size() && s.inputs == values;
+    for (size_t i = 0; same && i < dims.size(); ++i) same = s.dims[i] == *dims[i];
+    if (same) {
+      last_used_[k] = ++clock_;
+      return signatures_[k];
+    }
   }
   std::vector<std::vector<int64_t>> d;
   for (auto* p : dims) d.push_back(*p);
   FERRY_ASSIGN_OR_RETURN(auto sig, schedule_signature(*graph_, order_, begin, values, d, options_));
   FERRY_TRY(plan_signature_memory(*sig, !options_.reference_kernels));
-  signatures_.push_back(std::move(sig));
-  return signatures_.back().get();
+  if (signatures_.size() >= kMaxSignatures) {
+    size_t oldest = 0;
+    for (size_t k = 1; k < last_used_.size(); ++k)
+      if (last_used_[k] < last_used_[oldest]) oldest = k;
+    signatures_.erase(signatures_.begin() + std::ptrdiff_t(oldest));
+    last_used_.erase(last_used_.begin() + std::ptrdiff_t(oldest));
+  }
+  signatures_.push_back(std::shared_ptr<Signature>(std::move(sig)));
+  last_used_.push_back(++clock_);
+  return signatures_.back();
 }
 
 Status CpuSession::run_segment(Signature& sig, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs,
@@ -163,7 +175,7 @@ Status CpuSession::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* o
   }
   omp_set_num_threads(threads_);
   if (observer && observer->step_us) observer->step_us->clear();
-  FERRY_ASSIGN_OR_RETURN(Signature * sig, signature_for(0, graph_inputs_, dims));
+  FERRY_ASSIGN_OR_RETURN(std::shared_ptr<Signature> sig, signature_for(0, graph_inputs_, dims));
   if (!sig->dynamic) return run_segment(*sig, inputs, outputs, nullptr, observer);  // the common case
 
   // Planned in segments (cpu_plan.h): run one, evaluate the data-dependent node on the
@@ -220,7 +232,7 @@ Result<std::vector<Tensor>> CpuSession::run(const std::map<std::string, Tensor>&
 Result<PlanInfo> CpuSession::plan_info(const std::vector<std::vector<int64_t>>& input_dims) {
   std::vector<const std::vector<int64_t>*> d;
   for (const auto& x : input_dims) d.push_back(&x);
-  FERRY_ASSIGN_OR_RETURN(Signature * sig, signature_for(0, graph_inputs_, d));
+  FERRY_ASSIGN_OR_RETURN(std::shared_ptr<Signature> sig, signature_for(0, graph_inputs_, d));
   return sig->info;
 }
 

@@ -70,7 +70,7 @@ class CpuSession {
  private:
   CpuSession() = default;
   /// The cached plan of the segment starting at order_[begin] for inputs `values` of `dims`.
-  Result<Signature*> signature_for(size_t begin, const std::vector<const Value*>& values,
+  Result<std::shared_ptr<Signature>> signature_for(size_t begin, const std::vector<const Value*>& values,
                                    const std::vector<const std::vector<int64_t>*>& dims);
   /// Runs one segment's steps on `inputs` (its Signature::inputs); fills `outputs` (last
   /// segment) or `carried` (the values the next segments read).
@@ -83,7 +83,12 @@ class CpuSession {
   std::vector<const Node*> order_;
   std::vector<const Value*> graph_inputs_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<Signature>> signatures_;
+  /// At most kMaxSignatures plans (input shapes x data-dependent segments); the least
+  /// recently used goes first, alive until the runs that hold it finish.
+  static constexpr size_t kMaxSignatures = 64;
+  std::vector<std::shared_ptr<Signature>> signatures_;
+  std::vector<uint64_t> last_used_;
+  uint64_t clock_ = 0;
 };
 
 }  // namespace ferry
