@@ -20,7 +20,9 @@ Per model (manifest.toml, inputs built by inputs.py as the package's own code bu
    InferenceSession (all graph optimizations, intra_op_num_threads T, the manifest's inputs); p50
    per round, the best round kept; ratio = ORT p50 / ferry p50 (above 1: ferry faster).
 4. For models where ferry is slower than ORT (ratio < 1, or --profile-all): `ferry bench --profile`,
-   the top steps with their kernels, and the share of step time on reference kernels (`ref_*`).
+   the top steps with their kernels, step time per kernel[implementation], and the share of step
+   time on reference implementations: ferry's `ref_<Op>` kernels and oneDNN primitives whose
+   implementation is oneDNN's reference one (`[ref:any]`).
 
 Every ferry call has a timeout; a signal or a timeout is reported as a crash / hang with the
 command line. Results: JSON (--json) and a markdown table (--markdown); both default to
@@ -220,6 +222,11 @@ def timing(path, entry, feeds, threads, rounds, cpu_secs, timeout):
             "ort_rounds_p50": o_p50, "iters": iters, "warmup": warmup}
 
 
+def is_reference(kernel):
+    """ferry's reference kernels (ref_Op) and oneDNN's reference implementations (impl name ref:...)."""
+    return kernel.startswith("ref_") or "[ref:" in kernel or "[ref_" in kernel
+
+
 STEP = re.compile(r"^\s*([\d.]+) ms\s+([\d.]+)%\s+(\S+) '([^']*)'\s+(\S+)\s+(.*)$")
 
 
@@ -238,16 +245,16 @@ def profile(path, entry, threads, tmp, timeout, top=8):
         events = json.loads(trace.read_text())
         events = events["traceEvents"] if isinstance(events, dict) else events
         for ev in events:
-            k = ev.get("args", {}).get("kernel", "?")
-            fam = k.split("[")[0].split("+")[0]
+            fam = ev.get("args", {}).get("kernel", "?").split("+")[0]  # kernel[impl], epilogues dropped
             by_kernel[fam] = by_kernel.get(fam, 0.0) + ev.get("dur", 0.0) / 1e3
             total += ev.get("dur", 0.0) / 1e3
     except (OSError, ValueError, KeyError):
         pass
-    ref_ms = sum(v for k, v in by_kernel.items() if k.startswith("ref_"))
+    ref_ms = sum(v for k, v in by_kernel.items() if is_reference(k))
     return {"top_steps": steps[:top], "trace_total_ms": total, "reference_kernel_ms": ref_ms,
             "reference_kernel_share": ref_ms / total if total else None,
-            "by_kernel_ms": dict(sorted(by_kernel.items(), key=lambda kv: -kv[1])[:12])}
+            "by_kernel_ms": dict(sorted(by_kernel.items(), key=lambda kv: -kv[1])[:12]),
+            "reference_kernels": sorted({s["kernel"] for s in steps if is_reference(s["kernel"])})}
 
 
 def run_model(entry, by_id, args):
