@@ -58,6 +58,9 @@ void register_kernel(const KernelEntry& entry) { kernel_table().push_back(entry)
 const KernelEntry* select_kernel(Op op, DType dtype, Isa isa) {
   const KernelEntry* best = nullptr;
   for (const KernelEntry& e : kernel_table())
+    if (e.op == op && e.dtype == dtype && e.overrides) best = &e;
+  if (best) return best;
+  for (const KernelEntry& e : kernel_table())
     if (e.op == op && e.dtype == dtype && e.isa <= isa && (!best || e.isa > best->isa)) best = &e;
   return best;
 }

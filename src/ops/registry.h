@@ -28,11 +28,15 @@ struct KernelEntry {
   const char* name;  ///< e.g. "add_f32__avx512"
   KernelFn fn;
   bool in_place = false;  ///< output 0 may alias input 0 (elementwise)
+  /// Wins over every ISA entry of its (op, dtype), whatever the host ISA: a
+  /// kernel plugin loaded by `ferry worker` (src/evaluate/kernel_plugin.h).
+  bool overrides = false;
 };
 
 /// Registers an optimized kernel (called from backend tables at start-up).
 void register_kernel(const KernelEntry& entry);
-/// Best registered kernel for (op, dtype) on `isa` or below; null if none.
+/// The last registered override of (op, dtype), else the best registered
+/// kernel for (op, dtype) on `isa` or below; null if none.
 const KernelEntry* select_kernel(Op op, DType dtype, Isa isa);
 const std::vector<KernelEntry>& registered_kernels();
 
