@@ -1,7 +1,7 @@
 """Writes saved_model/: the migration task's source model, a small Keras convnet
 with seeded weights (batch-norm statistics randomized too, so they matter),
-saved with tf.saved_model.save (signature serving_default, input named as the
-task's [[inputs]] entry). Needs tensorflow-cpu (requirements.txt).
+saved with tf.saved_model.save (signature serving_default: input named as the
+task's [[inputs]] entry, output "logits"). Needs tensorflow-cpu (requirements.txt).
 
     python make_saved_model.py [--task task.toml] [--out saved_model]
 """
@@ -59,10 +59,13 @@ def main():
             layer.beta.assign(rng.normal(0, 0.2, n).astype(np.float32))
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    tf.saved_model.save(model, str(tmp))
+    # The signature names its input like the task's input and its output "logits".
+    spec = tf.TensorSpec([None, *spec["shape"][1:]], tf.float32, name=spec["name"])
+    serve = tf.function(lambda x: {"logits": model(x, training=False)}).get_concrete_function(spec)
+    tf.saved_model.save(model, str(tmp), signatures={"serving_default": serve})
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
-    print(f"wrote {out} (input {spec['name']} {spec['shape']})")
+    print(f"wrote {out} (input {spec.name} {spec.shape})")
     return 0
 
 

@@ -7,12 +7,9 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-from conftest import FLASH, REPO, prebuilt_submission
+from conftest import FLASH, prebuilt_submission
 
 
 def ferry(ferry_bin, *args, timeout=600):

@@ -5,10 +5,8 @@ the SavedModel, compared with TensorFlow under the MAE < 0.01 rule."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
-
 from conftest import REPO
 
 

@@ -8,7 +8,6 @@ a slow plugin scores below a fast one."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import prebuilt_submission
 
 
@@ -35,7 +34,7 @@ def test_correct_plugin_scores_full_accuracy(tiny_task, plugin, evaluate, tmp_pa
     ("wrong_values", None),
     ("wrong_shape", "wrong output shape: infer() gives output 0 of node 'attention' (Attention) as f32[2,32,8], "
                     "ferry's shape inference f32[2,32,16]"),
-    ("nan", "1 NaN value where the baseline is finite"),
+    ("nan", "output 'y': 16 NaN values where the baseline is finite"),  # one NaN, through Linear(16, 16)
     ("bad_status", "returned FERRY_KERNEL_ERROR: deliberate failure from the bad_status test plugin"),
     ("crash", "crashed: killed by SIGSEGV while running trial 0"),
     ("hang", "timed out: no answer within 3 s while running trial 0"),
@@ -47,10 +46,10 @@ def test_wrong_plugins_score_zero_with_the_reason(tiny_task, plugin, evaluate, t
     assert r["score"]["accuracy"]["points"] == 0
     assert r["score"]["performance"]["points"] == 0
     assert r["accuracy"]["correct"] is False
-    if reason is None:                           # ran fine, numbers wrong: MAE 0.5 is out of every band
+    if reason is None:     # ran fine, numbers wrong: attention + 0.5, seen through the output projection
         assert r["status"] == "ok"
-        assert r["accuracy"]["mae"] == pytest.approx(0.5, rel=1e-3)
-        assert "MAE 0.5 >= 0.01" in r["score"]["accuracy"]["detail"]
+        assert r["accuracy"]["mae"] > 0.05
+        assert r["score"]["accuracy"]["detail"] == f"MAE {r['accuracy']['mae']:.3g} >= 0.01"
         assert "requires_accuracy" in r["score"]["performance"]["detail"]
     else:
         assert r["status"] == "failed"

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-
 from ferry.evaluate import metrics, score
 from ferry.evaluate.task import Band, EvaluateError, ScoreRule, load_task
 

@@ -145,7 +145,7 @@ class Harness:
         self.say(f"generating {ref.path.name} with {ref.generate.name} ...")
         log = self.work / f"generate_{ref.path.name}.log"
         with open(log, "wb") as f:
-            r = subprocess.run([sys.executable, str(ref.generate)], cwd=self.task.dir, stdout=f,
+            r = subprocess.run([sys.executable, str(ref.generate.resolve())], cwd=self.task.dir, stdout=f,
                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env, timeout=3600)
         if r.returncode != 0 or not ref.path.exists():
             from .workers import log_tail
@@ -186,6 +186,8 @@ class Harness:
         except CandidateFailure as e:
             raise EvaluateError(f"the baseline does not start: {e}", b.path) from None
         c.runtime = c.worker.ready.get("runtime", "")
+        if b.kind == "python" and c.runtime.startswith("torch "):
+            c.label = f"baseline (PyTorch, {b.path.name})"
         return c
 
     def start_submission(self):
@@ -225,6 +227,7 @@ class Harness:
         if "plugin" in c.worker.ready:
             p = c.worker.ready["plugin"]
             c.runtime += f", plugin '{p['name']}' for {p['nodes']} {p['op']} node{'s' if p['nodes'] != 1 else ''}"
+            c.label = f"submission (plugin {p['name']})"
             self.plugin_info = p
         return c
 
@@ -326,7 +329,9 @@ class Harness:
             # Peers: started now, compared on trial 0, timed with the others.
             peers = []
             for name, start in self.peer_candidates():
-                c = Candidate(f"peer:{name}", name)
+                label = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "pytorch": "PyTorch (torch.export)",
+                         "ferry": "ferry CPU backend (its own kernels)"}[name]
+                c = Candidate(f"peer:{name}", label)
                 try:
                     c.worker = start()
                     c.runtime = c.worker.ready.get("runtime", "")

@@ -39,8 +39,12 @@ def draw(result, path):
         base = cands["baseline"]["latency"]["p50_ns"] / 1e6 if cands["baseline"]["latency"] else None
         if base:
             ax1.axvline(base, color="#7f7f7f", linestyle="--", linewidth=1)
-        for i, v in enumerate(p50):
-            ax1.text(v, i, f" {v:.3g}" + (f" ({base / v:.2f}x)" if base else ""), va="center", fontsize=8)
+        if max(p90) / min(p50) > 20:  # a slow peer would squash the rest
+            ax1.set_xscale("log")
+        for i, (v, w) in enumerate(zip(p50, p90)):
+            text = f"  {v:.4g} ms" + (f", {base / v:.2f}x" if base else "")
+            ax1.text(w, i, text, va="center", fontsize=8)
+        ax1.set_xlim(right=max(p90) * (4 if ax1.get_xscale() == "log" else 1.35))
 
     # Accuracy: worst MAE over the trials for the submission, trial 0 for the peers.
     names, maes = [], []
@@ -52,7 +56,7 @@ def draw(result, path):
         if key.startswith("peer:") and c.get("accuracy_trial0"):
             vals = [o["mae"] for o in c["accuracy_trial0"] if o.get("mae") is not None]
             if vals:
-                names.append(key[5:])
+                names.append(c["label"])
                 maes.append(max(vals))
     floor = 1e-12
     ax2.bar(names, [max(m, floor) for m in maes], color=["#1f77b4"] + ["#ff7f0e"] * (len(names) - 1))
@@ -62,8 +66,9 @@ def draw(result, path):
     bands = [b["below"] for b in result["score"].get("rule", {}).get("accuracy", {}).get("bands", [])]
     for band, style in zip(bands, (":", "--", "-.", "-")):
         ax2.axhline(band, color="#d62728", linestyle=style, linewidth=1)
-        ax2.text(len(names) - 0.5 if names else 0, band, f" {band:g}", color="#d62728", fontsize=8, va="bottom")
-    ax2.tick_params(axis="x", labelsize=8)
+        ax2.text(-0.4, band, f"{band:g}", color="#d62728", fontsize=8, va="bottom")
+    ax2.set_xticks(range(len(names)), [n.replace(" (", "\n(") for n in names])
+    ax2.tick_params(axis="x", labelsize=7)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -103,8 +103,8 @@ def write_template(out_dir, task_dir, kind=None):
         dst = out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         if python_from_baseline and rel == Path("python/model.py"):
-            text = (f'"""Start from the baseline ({b.path.name}); make it faster, keep its results.\n\n'
-                    f'`ferry evaluate` builds Model(**{b.init!r}) after torch.manual_seed({b.seed}).\n"""\n\n'
+            text = (f"# Start from the baseline ({b.path.name}): make it faster, keep its results.\n"
+                    f"# `ferry evaluate` builds Model(**{b.init!r}) after torch.manual_seed({b.seed}).\n"
                     + b.path.read_text(encoding="utf-8"))
         elif python_from_baseline and rel == Path("python/test_model.py"):
             text = _fill(BASELINE_TEST, {

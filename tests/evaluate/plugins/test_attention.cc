@@ -66,7 +66,7 @@ int32_t run(void*, const ferry_tensor* in, int32_t, ferry_tensor* out, int32_t, 
   const float *q = static_cast<const float*>(in[0].data), *k = static_cast<const float*>(in[1].data),
               *v = static_cast<const float*>(in[2].data);
   float* y = static_cast<float*>(out[0].data);
-  std::vector<double> p(size_t(T));
+  std::vector<double> p(static_cast<size_t>(T));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < S; ++i) {
       double mx = -INFINITY, sum = 0;
