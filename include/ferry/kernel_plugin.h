@@ -26,8 +26,8 @@
  *
  * Every function but destroy returns a ferry_kernel_status; anything else than
  * FERRY_KERNEL_OK fails the run with the NUL-terminated text the plugin wrote
- * into `message` (message_size bytes, at least 256). Inputs are read-only and
- * valid only during the call. run() may use threads of its own; ferry calls
+ * into `message` (message_size bytes, at least 256). Inputs are read-only and,
+ * like the node and its attributes in create(), valid only during the call. run() may use threads of its own; ferry calls
  * one node at a time. An omitted optional input is a ferry_tensor with dtype
  * FERRY_DTYPE_UNDEFINED, rank 0 and data NULL.
  *

@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+
+from eval_util import FLASH, REPO  # noqa: E402
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-FLASH = REPO / "tasks" / "flash_attention"
-sys.path.insert(0, str(REPO / "python"))
 
 
 def unavailable(what):
@@ -124,19 +126,6 @@ def plugin(tmp_path_factory):
         return built[mode]
 
     return build
-
-
-FILLED_README = (FLASH / "example_submission" / "README.md").read_text()
-
-
-def prebuilt_submission(root, lib, readme=True):
-    """A plugin submission that uses `lib` as is."""
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "submission.toml").write_text(f'format = 1\nkind = "plugin"\n[plugin]\nprebuilt = "{lib}"\n')
-    if readme:
-        (root / "README.md").write_text(FILLED_README)
-    return root
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import FLASH, prebuilt_submission
+from eval_util import FLASH, prebuilt_submission
 
 
 def ferry(ferry_bin, *args, timeout=600):

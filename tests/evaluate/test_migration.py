@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import REPO
+from eval_util import REPO
 
 
 def test_keras_migration_task(ferry_bin, evaluate, tmp_path):

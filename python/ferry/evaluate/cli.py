@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -94,6 +95,7 @@ def main(argv=None):
     o = harness.Options(task=a.task, submission=a.submission, json=a.json, plot=a.plot, review=a.review,
                         work_dir=a.work_dir, ferry_bin=a.ferry_bin, trials=a.trials, rounds=a.rounds, iters=a.iters,
                         warmup=a.warmup, threads=a.threads or None, timeout=a.timeout, peers=peers, quiet=a.quiet)
+    h = None
     try:
         h = harness.Harness(o)
         result = h.evaluate()
@@ -105,6 +107,9 @@ def main(argv=None):
     except EvaluateError as e:
         print(f"ferry: error: {e}", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        if h is not None and not h.keep_work:  # a temporary work directory: inputs, outputs, logs, the plugin build
+            shutil.rmtree(h.work, ignore_errors=True)
     if a.json != "-":
         print(format_result(result))
     if a.plot:

@@ -125,8 +125,13 @@ class Harness:
         self.ferry_bin = None
         self.env = worker_env()
         # Generated task models first: a submission may name one (a migration run of the source model).
-        self.ensure(t.baseline, "the baseline")
-        self.sub = load_submission(o.submission)
+        try:
+            self.ensure(t.baseline, "the baseline")
+            self.sub = load_submission(o.submission)
+        except BaseException:
+            if not self.keep_work:
+                shutil.rmtree(self.work, ignore_errors=True)
+            raise
 
     # --- output ------------------------------------------------------------------------
     def say(self, text):
