@@ -61,14 +61,15 @@ def test_wrong_plugins_score_zero_with_the_reason(tiny_task, plugin, evaluate, t
 
 
 def test_slow_plugin_scores_below_a_fast_one(tiny_task, plugin, evaluate, tmp_path):
-    # The slow plugin sleeps 20 ms per call; the tiny task runs in well under 1 ms,
-    # so the margin is tens of times whatever the machine's load does to timings.
+    # The slow plugin sleeps 20 ms per call; the tiny task runs in well under 1 ms.
     more = ("--rounds", "3", "--iters", "8")
     fast = evaluate(tiny_task, prebuilt_submission(tmp_path / "fast", plugin("ok")), *more)[1]
     slow = evaluate(tiny_task, prebuilt_submission(tmp_path / "slow", plugin("slow")), *more)[1]
     f, s = fast["score"]["performance"]["points"], slow["score"]["performance"]["points"]
-    fast_ns = fast["timing"]["candidates"]["submission"]["latency"]["p50_ns"]
-    slow_ns = slow["timing"]["candidates"]["submission"]["latency"]["p50_ns"]
+    # On a loaded machine a sub-millisecond run waits for the scheduler often, so the
+    # wide margin is asserted on the fastest runs; the score (p50) only has to order them.
+    fast_ns = fast["timing"]["candidates"]["submission"]["latency"]["min_ns"]
+    slow_ns = slow["timing"]["candidates"]["submission"]["latency"]["min_ns"]
     assert slow["score"]["accuracy"]["points"] == 20
     assert slow_ns > 20e6                               # the sleep alone
     assert 4 * fast_ns < slow_ns, (fast_ns, slow_ns)

@@ -112,7 +112,11 @@ Action add_evaluate_command(CLI::App& app) {
   sub->add_option("--task", o->init_task, "the task the template is for (with --init)")->type_name("TASK_DIR");
   sub->add_option("--kind", o->kind, "with --init: the kind submission.toml names (default: plugin for operator tasks)")
       ->type_name("plugin|python|model")
-      ->check(CLI::IsMember({"plugin", "python", "model"}));
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "plugin" || v == "python" || v == "model" ? "" : "must be plugin, python or model, got " + v;
+          },
+          "", "kind"));
   for (CLI::Option* opt : sub->get_options())
     if (opt->get_type_name() == "N")
       opt->check(CLI::Validator(
