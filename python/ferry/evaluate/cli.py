@@ -88,7 +88,12 @@ def main(argv=None):
         print("ferry: error: --timeout must be > 0", file=sys.stderr)
         return EXIT_USAGE
 
-    from . import harness
+    try:
+        from . import harness
+    except ImportError as e:
+        print(f"ferry: error: ferry evaluate needs numpy in {sys.executable} ({e}); "
+              f"install it with: {sys.executable} -m pip install -r requirements.txt", file=sys.stderr)
+        return EXIT_ERROR
     from .report import format_result
 
     peers = [] if a.no_peers else ([p.strip() for p in a.peers.split(",") if p.strip()] if a.peers else None)
