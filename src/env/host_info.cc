@@ -49,7 +49,7 @@ struct Cpuid {
 };
 Cpuid cpuid(unsigned leaf, unsigned sub = 0) {
   Cpuid r;
-  if (__get_cpuid_max(leaf & 0x80000000u, nullptr) < leaf) return r;
+  if (unsigned(__get_cpuid_max(leaf & 0x80000000u, nullptr)) < leaf) return r;
   __cpuid_count(leaf, sub, r.a, r.b, r.c, r.d);
   return r;
 }
@@ -227,7 +227,7 @@ HostInfo read_host_info() {
     std::memcpy(vendor + 8, &v.c, 4);
     h.cpu_vendor = vendor;
     char brand[49] = {};
-    if (__get_cpuid_max(0x80000000u, nullptr) >= 0x80000004u)
+    if (unsigned(__get_cpuid_max(0x80000000u, nullptr)) >= 0x80000004u)
       for (unsigned i = 0; i < 3; ++i) {
         Cpuid r = cpuid(0x80000002u + i);
         std::memcpy(brand + 16 * i, &r, 16);

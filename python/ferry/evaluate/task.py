@@ -9,6 +9,7 @@ silently fall back to a default), and so is a value of the wrong type.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,10 +40,8 @@ def read_toml(path):
     try:
         import tomllib
     except ImportError:  # Python < 3.11
-        try:
-            import tomli as tomllib
-        except ImportError:
-            raise EvaluateError("reading TOML needs Python 3.11+ (tomllib) or the package tomli", path) from None
+        raise EvaluateError(f"reading TOML needs Python 3.11+ (tomllib); this is {sys.version.split()[0]}",
+                            path) from None
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
