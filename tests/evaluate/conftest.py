@@ -23,7 +23,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 
-from eval_util import FLASH, REPO  # noqa: E402
+from eval_util import FLASH, REPO, require  # noqa: E402
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -93,8 +93,8 @@ shape = [2, 32, 16]
 
 @pytest.fixture(scope="session")
 def tiny_task(tmp_path_factory):
-    pytest.importorskip("torch")
-    pytest.importorskip("onnx")
+    require("torch")
+    require("onnx")
     d = tmp_path_factory.mktemp("tiny_task")
     shutil.copy(FLASH / "baseline.py", d / "baseline.py")
     (d / "gen.toml").write_text(GEN_TASK)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 FLASH = REPO / "tasks" / "flash_attention"
@@ -18,3 +21,11 @@ def prebuilt_submission(root, lib, readme=True):
     if readme:
         (root / "README.md").write_text(FILLED_README)
     return root
+
+
+def require(module):
+    """Skips unless `module` is installed, without importing it: TensorFlow and PyTorch's
+    triton each bring an LLVM, and both in the pytest process abort it, so the
+    frameworks are only ever imported inside the workers and generators."""
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")

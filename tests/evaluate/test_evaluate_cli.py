@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 import pytest
-from eval_util import FLASH, prebuilt_submission
+from eval_util import FLASH, prebuilt_submission, require
 
 
 def ferry(ferry_bin, *args, timeout=600):
@@ -70,7 +70,7 @@ def test_reviewer_score_above_the_tasks_points_is_an_error(tiny_task, plugin, ev
 
 
 def test_peers_and_plot(ferry_bin, tiny_task, plugin, tmp_path):
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     sub = prebuilt_submission(tmp_path / "s", plugin("ok"))
     for plot in ("plot.png", "plot.svg"):
         out = tmp_path / plot
@@ -112,7 +112,7 @@ threads = 1
 
 
 def test_python_submission_from_the_template(ferry_bin, evaluate, tmp_path):
-    pytest.importorskip("torch")
+    require("torch")
     task = tmp_path / "task"
     task.mkdir()
     shutil.copy(FLASH / "baseline.py", task / "baseline.py")
@@ -191,7 +191,7 @@ def test_help_lists_evaluate_and_env_not_worker(ferry_bin):
 @pytest.mark.full
 def test_the_real_flash_attention_task(ferry_bin, tmp_path):
     """The shipped task at its size (b8 s1024 d64, 5 trials) with the example submission and all peers."""
-    pytest.importorskip("torch")
+    require("torch")
     task = tmp_path / "flash_attention"
     shutil.copytree(FLASH, task, ignore=shutil.ignore_patterns("baseline.onnx", "__pycache__"))
     out = tmp_path / "r.json"

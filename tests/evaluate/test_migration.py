@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-from eval_util import REPO
+from eval_util import REPO, require
 
 
 def test_keras_migration_task(ferry_bin, evaluate, tmp_path):
-    pytest.importorskip("tensorflow")
+    require("tensorflow")
     task = tmp_path / "keras_migration"
     shutil.copytree(REPO / "tasks" / "keras_migration", task,
                     ignore=shutil.ignore_patterns("saved_model", "__pycache__"))

@@ -1,7 +1,7 @@
 // Kernel plugins for tests/evaluate: single-head attention (3-D [B, S, D]) that is
 // correct, or misbehaves in one way chosen at compile time with -DMODE=<name>:
 //   ok            correct
-//   slow          correct, and sleeps 20 ms per call
+//   slow          correct, and sleeps 250 ms per call
 //   wrong_values  correct + 0.5 everywhere
 //   wrong_shape   infer() reports the last dim halved
 //   nan           writes NaN into the first element
@@ -57,7 +57,7 @@ int32_t run(void*, const ferry_tensor* in, int32_t, ferry_tensor* out, int32_t, 
   }
   if (MODE_IS(hang))
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-  if (MODE_IS(slow)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (MODE_IS(slow)) std::this_thread::sleep_for(std::chrono::milliseconds(250));
   if (in[0].rank != 3) {
     std::snprintf(msg, n, "test plugin: 3-D single-head attention only");
     return FERRY_KERNEL_UNSUPPORTED;
