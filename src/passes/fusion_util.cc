@@ -78,19 +78,25 @@ std::optional<double> clip_bound(const Node& clip, size_t i, std::string* why) {
 
 std::optional<EpilogueActivation> epilogue_activation(const Node& n, std::string* why) {
   switch (n.op()) {
-    case Op::Relu: return EpilogueActivation{"Relu"};
-    case Op::Sigmoid: return EpilogueActivation{"Sigmoid"};
-    case Op::HardSwish: return EpilogueActivation{"HardSwish"};
-    case Op::Tanh: return EpilogueActivation{"Tanh"};
-    case Op::LeakyRelu: return EpilogueActivation{"LeakyRelu", n.attr_float("alpha")};
-    case Op::HardSigmoid: return EpilogueActivation{"HardSigmoid", n.attr_float("alpha"), n.attr_float("beta")};
-    case Op::Gelu: return EpilogueActivation{n.attr_string("approximate") == "tanh" ? "GeluTanh" : "Gelu"};
+    case Op::Relu: return EpilogueActivation{Activation::kRelu};
+    case Op::Sigmoid: return EpilogueActivation{Activation::kSigmoid};
+    case Op::HardSwish: return EpilogueActivation{Activation::kHardSwish};
+    case Op::Tanh: return EpilogueActivation{Activation::kTanh};
+    case Op::LeakyRelu: return EpilogueActivation{Activation::kLeakyRelu, n.attr_float("alpha")};
+    case Op::HardSigmoid:
+      return EpilogueActivation{Activation::kHardSigmoid, n.attr_float("alpha"), n.attr_float("beta")};
+    case Op::Gelu:
+      return EpilogueActivation{n.attr_string("approximate") == "tanh" ? Activation::kGeluTanh : Activation::kGelu};
+    case Op::Swish:
+      if (n.attr_float("alpha") == 1.0) return EpilogueActivation{Activation::kSiLU};
+      *why = "Swish with alpha " + std::to_string(n.attr_float("alpha")) + " is not SiLU (alpha 1)";
+      return std::nullopt;
     case Op::Clip: {
       auto lo = clip_bound(n, 1, why);
       if (!lo) return std::nullopt;
       auto hi = clip_bound(n, 2, why);
       if (!hi) return std::nullopt;
-      return EpilogueActivation{"Clip", *lo, *hi};
+      return EpilogueActivation{Activation::kClip, *lo, *hi};
     }
     default: return std::nullopt;
   }

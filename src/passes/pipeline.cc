@@ -3,7 +3,9 @@
 // Order: clean up, fold constants (shapes become constants, so more folds and
 // canonical forms become visible), canonicalize (BatchNorm, Gemm, Div into
 // Mul/Add/MatMul, the forms fusions expect), move transposes out of the way
-// (NHWC imports), clean up again, fuse, sweep.
+// (NHWC imports), clean up again, fuse, sweep. Each fusion asks the target
+// (passes/target.h): a pass that forms an op the target does not execute does
+// not run, and the epilogue fusions absorb only what the target's fused ops apply.
 // After every pass shapes are re-inferred and, in debug builds or with
 // verify_each_pass, the graph is verified, so a broken pass is caught at once
 // and named.
@@ -13,6 +15,7 @@
 
 #include "ir/verifier.h"
 #include "ops/shape_inference.h"
+#include "passes/shape_value.h"
 
 namespace ferry {
 namespace {
@@ -22,6 +25,7 @@ using PassFn = std::function<Status(Graph&, PassStats&)>;
 struct PassEntry {
   const char* name;
   PassFn run;
+  Op forms = Op::Identity;  ///< the op a fusion makes: it runs only when the target executes it
 };
 
 #ifdef NDEBUG
@@ -46,9 +50,13 @@ int64_t total_applied(const PassStats& s) {
 
 }  // namespace
 
-Status refresh_shapes(Graph& g) { return infer_shapes(g); }
+Status refresh_shapes(Graph& g) { return infer_shapes(g, nullptr, refine_reshape_shape); }
 
 Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
+  return optimize(g, reference_target(), options, stats);
+}
+
+Status optimize(Graph& g, const Target& target, const OptimizeOptions& options, PassStats* stats) {
   PassStats local;
   PassStats& s = stats ? *stats : local;
   auto fold = [&](Graph& graph, PassStats& st) { return fold_constants(graph, st, options.fold_size_limit); };
@@ -66,15 +74,16 @@ Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
       // Fusions (passes/fuse_*.cc) go here, one line each.
       // transformer fusions (LayerNorm, RMSNorm, GELU, Attention)
-      {"fuse_layernorm", fuse_layernorm},
-      {"fuse_rmsnorm", fuse_rmsnorm},
-      {"fuse_gelu", fuse_gelu},
-      {"fuse_attention", fuse_attention},
+      {"fuse_layernorm", fuse_layernorm, Op::LayerNormalization},
+      {"fuse_rmsnorm", fuse_rmsnorm, Op::RMSNormalization},
+      {"fuse_gelu", fuse_gelu, Op::Gelu},
+      {"fuse_attention", fuse_attention, Op::Attention},
       // Conv / MatMul: fold affines into weights first (Conv+BN), then epilogues
       // (GELU must be one op by now for MatMul+Gelu), then mark conv pairs on the final FusedConvs.
       {"fuse_affine_into_conv", fuse_affine_into_conv},
-      {"fuse_conv_epilogue", fuse_conv_epilogue},
-      {"fuse_matmul_epilogue", fuse_matmul_epilogue},
+      {"fuse_conv_epilogue", [&](Graph& graph, PassStats& st) { return fuse_conv_epilogue_for(graph, st, target); }},
+      {"fuse_matmul_epilogue", [&](Graph& graph, PassStats& st) { return fuse_matmul_epilogue_for(graph, st, target); }},
+      {"fuse_swish", fuse_swish, Op::Swish},  // SiLU the epilogues did not take
       {"mark_dw_pw_conv_pairs", mark_dw_pw_conv_pairs},
       {"eliminate_dead", eliminate_dead},
   };
@@ -82,7 +91,7 @@ Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
   FERRY_TRY(verify(g).with_context("before optimizing"));
   FERRY_TRY(refresh_shapes(g).with_context("before optimizing"));
   for (const PassEntry& p : passes) {
-    if (std::find(options.skip_passes.begin(), options.skip_passes.end(), p.name) != options.skip_passes.end()) continue;
+    if (p.forms != Op::Identity && !target.executes(p.forms)) continue;  // the target would not run it
     const int64_t applied_before = total_applied(s);
     Status st = p.run(g, s);
     if (!st.ok()) return std::move(st).with_context(std::string("pass ") + p.name);

@@ -9,6 +9,7 @@
 #include "ir/graph.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
+#include "passes/target.h"
 
 namespace ferry {
 
@@ -20,12 +21,12 @@ struct OptimizeOptions {
   /// Called after each pass with its name and the graph (shapes re-inferred);
   /// a failed Status stops the pipeline. For per-pass checks and dumps.
   std::function<Status(const std::string& pass, const Graph& g)> after_pass;
-  /// Passes (by pipeline name) not to run: a backend that cannot run an op fast asks not to
-  /// have it formed (tools/ferry/session_util.cc, docs/backend.md).
-  std::vector<std::string> skip_passes;
 };
 
-/// Optimizes `g` in place; fills `stats` (the fusion report's data; may be null).
+/// Optimizes `g` in place for `target` (passes/target.h): a fusion runs only where the
+/// target executes what it forms. Fills `stats` (the fusion report's data; may be null).
+Status optimize(Graph& g, const Target& target, const OptimizeOptions& options = {}, PassStats* stats = nullptr);
+/// optimize() for the reference target: every fusion (tests, the reference backend).
 Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats);
 
 /// infer_shapes(), tolerating op families whose shape inference is not written
