@@ -3,36 +3,36 @@
 namespace ferry {
 namespace {
 
-struct Row {
+struct ActivationRow {
   Activation act;
   const char* name;
   Op op;
   int params;
 };
 
-constexpr Row kRows[] = {
+constexpr ActivationRow kActivationRows[] = {
 #define FERRY_ACTIVATION_ROW(e, name, op, params) {Activation::e, name, Op::op, params},
     FERRY_ACTIVATIONS(FERRY_ACTIVATION_ROW)
 #undef FERRY_ACTIVATION_ROW
 };
 
-constexpr Activation kAll[] = {
+constexpr Activation kAllActivations[] = {
 #define FERRY_ACTIVATION_ENUM(e, name, op, params) Activation::e,
     FERRY_ACTIVATIONS(FERRY_ACTIVATION_ENUM)
 #undef FERRY_ACTIVATION_ENUM
 };
 
-const Row& row(Activation a) { return kRows[static_cast<size_t>(a)]; }
+const ActivationRow& activation_row(Activation a) { return kActivationRows[static_cast<size_t>(a)]; }
 
 }  // namespace
 
-std::span<const Activation> all_activations() { return kAll; }
-const char* activation_name(Activation a) { return row(a).name; }
-Op activation_op(Activation a) { return row(a).op; }
-int activation_params(Activation a) { return row(a).params; }
+std::span<const Activation> all_activations() { return kAllActivations; }
+const char* activation_name(Activation a) { return activation_row(a).name; }
+Op activation_op(Activation a) { return activation_row(a).op; }
+int activation_params(Activation a) { return activation_row(a).params; }
 
 std::optional<Activation> activation_from_name(std::string_view name) {
-  for (const Row& r : kRows)
+  for (const ActivationRow& r : kActivationRows)
     if (name == r.name) return r.act;
   return std::nullopt;
 }
