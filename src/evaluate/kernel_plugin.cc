@@ -243,7 +243,10 @@ Result<std::unique_ptr<KernelPlugin>> KernelPlugin::load(const std::string& path
 
 KernelPlugin::~KernelPlugin() {
   destroy_states();
-  if (g_installed == this) g_installed = nullptr;
+  if (g_installed == this) {
+    unregister_kernel("plugin:" + name_);  // ferry's own kernels run that op again
+    g_installed = nullptr;
+  }
   // Never dlclose: the kernel registry keeps pointing at the adapter, and a
   // plugin's own threads or atexit handlers may still live in the library.
 }

@@ -146,13 +146,37 @@ struct Worker {
     reply["outputs"] = files;
     if (plugin) {
       const int64_t calls = plugin->calls() - calls_before;
-      if (calls == 0)
-        return internal_error("kernel plugin '" + plugin->name() + "' was never called: the CPU backend runs " +
-                              op_name(plugin->op()) +
-                              " with a oneDNN primitive, not through its kernel table (docs/evaluate.md)");
+      if (calls == 0) return internal_error(never_called(in));
       reply["plugin_calls"] = calls;
+      // The plan's steps the plugin runs (PlanInfo kernel names, as `ferry bench --profile` shows them).
+      std::vector<std::vector<int64_t>> dims;
+      for (const TensorSpec& t : session->inputs()) dims.push_back(in.at(t.name).dims());
+      if (auto plan = session->plan(dims); plan.ok()) {
+        Json steps = Json::array();
+        for (const StepInfo& st : plan->steps)
+          if (st.kernel == plugin_kernel_name()) steps.push_back({{"node", st.nodes}, {"shapes", st.shapes}});
+        reply["plugin_steps"] = steps;
+      }
     }
     return reply;
+  }
+
+  std::string plugin_kernel_name() const { return "plugin:" + plugin->name(); }
+
+  /// Why a run did not reach the plugin: the interpreter fallback, or the kernel the plan gave its op.
+  std::string never_called(const std::map<std::string, Tensor>& in) {
+    std::string why = "kernel plugin '" + plugin->name() + "' was never called";
+    if (std::string fb = session->fallback_reason(); !fb.empty())
+      return why + ": the CPU backend runs this model in the reference interpreter (" + fb + ")";
+    std::vector<std::vector<int64_t>> dims;
+    for (const TensorSpec& t : session->inputs()) dims.push_back(in.at(t.name).dims());
+    auto plan = session->plan(dims);
+    if (!plan.ok()) return why;
+    std::string kernels;
+    for (const StepInfo& st : plan->steps)
+      if (st.op == op_name(plugin->op())) kernels += (kernels.empty() ? "" : ", ") + st.nodes + ": " + st.kernel;
+    return why + ": the CPU backend's plan runs " + op_name(plugin->op()) + " nodes on " +
+           (kernels.empty() ? std::string("no step (none is left in the plan)") : kernels);
   }
 
   Result<Json> time(const Json& req) {

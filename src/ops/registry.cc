@@ -77,11 +77,20 @@ Isa host_isa() { return std::min(detected_isa(), isa_cap()); }
 
 void register_kernel(const KernelEntry& entry) { kernel_table().push_back(entry); }
 
-const KernelEntry* select_kernel(Op op, DType dtype, Isa isa) {
-  const KernelEntry* best = nullptr;
+size_t unregister_kernel(const std::string& name) {
+  return std::erase_if(kernel_table(), [&](const KernelEntry& e) { return e.name && name == e.name; });
+}
+
+const KernelEntry* kernel_override(Op op, DType dtype) {
+  const KernelEntry* last = nullptr;
   for (const KernelEntry& e : kernel_table())
-    if (e.op == op && e.dtype == dtype && e.overrides) best = &e;
-  if (best) return best;
+    if (e.op == op && e.dtype == dtype && e.overrides) last = &e;
+  return last;
+}
+
+const KernelEntry* select_kernel(Op op, DType dtype, Isa isa) {
+  if (const KernelEntry* o = kernel_override(op, dtype)) return o;
+  const KernelEntry* best = nullptr;
   for (const KernelEntry& e : kernel_table())
     if (e.op == op && e.dtype == dtype && e.isa <= isa && (!best || e.isa > best->isa)) best = &e;
   return best;

@@ -120,6 +120,7 @@ def test_ferry_worker_alone(ferry_bin, tiny_task, plugin, tmp_path):
     assert lines[0]["ready"] and lines[0]["inputs"][0] == {"name": "x", "dtype": "f32", "shape": [2, 32, 16]}
     assert lines[0]["plugin"]["name"] == "test_attention_ok" and lines[0]["plugin"]["infer"] is True
     assert lines[1]["ok"] and lines[1]["plugin_calls"] == 1 and lines[1]["outputs"][0]["name"] == "y"
+    assert [s["node"] for s in lines[1]["plugin_steps"]] == ["attention"]   # the plan's step is the plugin
     assert np.load(lines[1]["outputs"][0]["file"]).shape == (2, 32, 16)
     assert lines[2]["ok"] and len(lines[2]["ns"]) == 4
     assert lines[3] == {"ok": False, "error": "unknown request 'bogus'"}
