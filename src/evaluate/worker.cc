@@ -148,7 +148,7 @@ struct Worker {
       const int64_t calls = plugin->calls() - calls_before;
       if (calls == 0) return internal_error(never_called(in));
       reply["plugin_calls"] = calls;
-      // The plan's steps the plugin runs (PlanInfo kernel names, as `ferry bench --profile` shows them).
+      // The plan's steps the plugin runs (their PlanInfo kernel is "plugin:<name>").
       std::vector<std::vector<int64_t>> dims;
       for (const TensorSpec& t : session->inputs()) dims.push_back(in.at(t.name).dims());
       if (auto plan = session->plan(dims); plan.ok()) {
