@@ -77,7 +77,19 @@ Isa host_isa() { return std::min(detected_isa(), isa_cap()); }
 
 void register_kernel(const KernelEntry& entry) { kernel_table().push_back(entry); }
 
+size_t unregister_kernel(const std::string& name) {
+  return std::erase_if(kernel_table(), [&](const KernelEntry& e) { return e.name && name == e.name; });
+}
+
+const KernelEntry* kernel_override(Op op, DType dtype) {
+  const KernelEntry* last = nullptr;
+  for (const KernelEntry& e : kernel_table())
+    if (e.op == op && e.dtype == dtype && e.overrides) last = &e;
+  return last;
+}
+
 const KernelEntry* select_kernel(Op op, DType dtype, Isa isa) {
+  if (const KernelEntry* o = kernel_override(op, dtype)) return o;
   const KernelEntry* best = nullptr;
   for (const KernelEntry& e : kernel_table())
     if (e.op == op && e.dtype == dtype && e.isa <= isa && (!best || e.isa > best->isa)) best = &e;

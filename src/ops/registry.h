@@ -28,11 +28,22 @@ struct KernelEntry {
   const char* name;  ///< e.g. "add_f32__avx512"
   KernelFn fn;
   bool in_place = false;  ///< output 0 may alias input 0 (elementwise)
+  /// Wins over every other way of running its (op, dtype), whatever the host ISA:
+  /// the CPU backend's step table (oneDNN primitives, own layout-agnostic kernels)
+  /// and every ISA row of the kernel table. A kernel plugin loaded by `ferry worker`
+  /// (src/evaluate/kernel_plugin.h).
+  bool overrides = false;
 };
 
 /// Registers an optimized kernel (called from backend tables at start-up).
 void register_kernel(const KernelEntry& entry);
-/// Best registered kernel for (op, dtype) on `isa` or below; null if none.
+/// Removes every entry named `name` (a kernel plugin's, when it is unloaded);
+/// the number removed. Sessions compiled before keep their steps.
+size_t unregister_kernel(const std::string& name);
+/// The last registered override of (op, dtype); null if none.
+const KernelEntry* kernel_override(Op op, DType dtype);
+/// kernel_override(op, dtype), else the best registered kernel for (op, dtype)
+/// on `isa` or below; null if none.
 const KernelEntry* select_kernel(Op op, DType dtype, Isa isa);
 const std::vector<KernelEntry>& registered_kernels();
 

@@ -108,9 +108,9 @@ Result<PythonBridge> find_python_bridge() {
                      "); set FERRY_PYTHON=/path/to/python, an interpreter with numpy, onnx and onnxruntime");
 }
 
-Status run_python_bridge(const PythonBridge& bridge, const std::vector<std::string>& args,
-                         const std::string& log_path) {
-  std::vector<std::string> argv_s = {bridge.python, "-m", "ferry.reference"};
+Result<int> spawn_python_module(const PythonBridge& bridge, const std::string& module,
+                                const std::vector<std::string>& args, const std::string& log_path) {
+  std::vector<std::string> argv_s = {bridge.python, "-m", module};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& s : argv_s) argv.push_back(s.data());
@@ -137,9 +137,11 @@ Status run_python_bridge(const PythonBridge& bridge, const std::vector<std::stri
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (!log_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  }
   pid_t pid = 0;
   int rc = posix_spawn(&pid, bridge.python.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -149,12 +151,16 @@ Status run_python_bridge(const PythonBridge& bridge, const std::vector<std::stri
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return internal_error(std::string("waitpid failed: ") + std::strerror(errno));
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
 
+Status run_python_bridge(const PythonBridge& bridge, const std::vector<std::string>& args,
+                         const std::string& log_path) {
+  FERRY_ASSIGN_OR_RETURN(int code, spawn_python_module(bridge, "ferry.reference", args, log_path));
   const std::string who = bridge.python + " -m ferry.reference (interpreter from " + bridge.found_via + ")";
-  if (WIFSIGNALED(status))
-    return internal_error(who + " was killed by signal " + std::to_string(WTERMSIG(status)) + ":\n" +
-                          log_tail(log_path));
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code > 128)
+    return internal_error(who + " was killed by signal " + std::to_string(code - 128) + ":\n" + log_tail(log_path));
   if (code == 0) return Status::Ok();
   std::string tail = log_tail(log_path);
   if (tail.find("No module named ferry") != std::string::npos ||

@@ -34,6 +34,13 @@ struct PythonBridge {
 /// Fails, saying what was tried, when no interpreter exists.
 Result<PythonBridge> find_python_bridge();
 
+/// Runs `<python> -m <module> <args...>` with the bridge's environment and
+/// waits. stdout and stderr go to `log_path` (stdin from /dev/null), or stay
+/// the caller's when `log_path` is "". Returns the exit status, 128 + the
+/// signal number when the interpreter was killed; fails only when it cannot start.
+Result<int> spawn_python_module(const PythonBridge& bridge, const std::string& module,
+                                const std::vector<std::string>& args, const std::string& log_path);
+
 /// Runs `<python> -m ferry.reference <args...>` and waits. stdout and stderr
 /// go to `log_path`. Errors carry the exit status and the log's last lines.
 Status run_python_bridge(const PythonBridge& bridge, const std::vector<std::string>& args, const std::string& log_path);

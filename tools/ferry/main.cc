@@ -15,7 +15,10 @@
   X(ops)  /* TensorFlow frontend: import tables */ \
   X(run)                  \
   X(validate)             \
-  X(bench)  /* fast CPU backend */
+  X(bench)  /* fast CPU backend */ \
+  X(env)      /* evaluate: the machine and the frameworks */ \
+  X(evaluate) /* evaluate: the challenge harness */ \
+  X(worker)   /* evaluate: one candidate in a child process (hidden) */
 
 namespace ferry::cli {
 #define FERRY_DECLARE_COMMAND(name) Action add_##name##_command(CLI::App& app);
@@ -27,7 +30,7 @@ namespace {
 
 int run_cli(int argc, char** argv) {
   using namespace ferry::cli;
-  CLI::App app("ferry: import, run and inspect neural network models (ONNX, TensorFlow).", "ferry");
+  CLI::App app("ferry: import, run, validate and evaluate neural network models (ONNX, TensorFlow).", "ferry");
   app.set_version_flag("--version", std::string("ferry ") + kVersion);
   app.footer(exit_code_footer());
   app.require_subcommand(1);
@@ -52,7 +55,7 @@ int run_cli(int argc, char** argv) {
     std::string names;
     bool known = false;
     for (auto& [sub, action] : commands) {
-      names += (names.empty() ? "" : ", ") + sub->get_name();
+      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();  // hidden: group ""
       known |= sub->get_name() == argv[1];
     }
     if (!known) return usage_error("", "unknown command '" + std::string(argv[1]) + "' (commands: " + names + ")");

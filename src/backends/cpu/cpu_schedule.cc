@@ -5,7 +5,8 @@
 // subgraphs: Shape, Size, arithmetic on them) are evaluated here and become known
 // slots; every other node gets a step from cpu_step_table.h (oneDNN primitive,
 // own layout-agnostic kernel), a view (Reshape-like over an arena value), ferry's
-// kernel-table kernel (plain layouts) or its reference kernel, in that order.
+// kernel-table kernel (plain layouts) or its reference kernel, in that order — but
+// a kernel override of the node's (op, dtype) (a plugin, ops/registry.h) comes first.
 // Operands are reordered to the layout a step wants once per (value, layout);
 // graph outputs end plain.
 #include <algorithm>
@@ -394,7 +395,10 @@ Result<bool> Scheduler::schedule(const Node& n) {
   std::vector<int> ins(n.num_inputs(), -1);
   for (size_t i = 0; i < n.num_inputs(); ++i)
     if (n.input(i)) ins[i] = slot_for(n.input(i));
-  if (fast_) {
+  // A kernel override (a plugin, ops/registry.h) takes its op's nodes before the step table does.
+  const bool overridden =
+      fast_ && !ins.empty() && ins[0] >= 0 && kernel_override(n.op(), sig_.slots[size_t(ins[0])].dtype);
+  if (fast_ && !overridden) {
     FERRY_ASSIGN_OR_RETURN(bool done, try_step_table(n, ins, outs));
     if (done || try_view(n, ins, outs)) return true;
   }

@@ -1,6 +1,7 @@
 // backends/cpu/cpu_step_table.h — which step runs a node on the CPU: one row per op
 // that a oneDNN primitive or one of ferry's layout-agnostic kernels runs, tried in
 // the order the scheduler gives (cpu_schedule.cc):
+//   0. a kernel override of the node's (op, dtype) (a kernel plugin, ops/registry.h),
 //   1. the row of the node's op here (a maker may decline: unsupported),
 //   2. a view, for a Reshape-like node over an arena value,
 //   3. ferry's own kernel from the kernel table (backends/cpu/kernels.def), plain layouts,
