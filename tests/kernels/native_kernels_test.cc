@@ -24,7 +24,7 @@ std::vector<Case> cases_for(Op op) {
   // gelu_test.cc, rms_normalization_test.cc.
   if (op == Op::Attention || op == Op::Gelu || op == Op::RMSNormalization) return cs;
   const auto& sch = op_schema(op);
-  if (sch.min_inputs == 2) {  // binary with broadcasting
+  if (sch.min_inputs == 2 || op == Op::Max || op == Op::Min) {  // binary with broadcasting
     std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
         {{37}, {37}},           {{1000}, {}},          {{}, {1000}},        {{3, 17}, {17}},
         {{3, 17}, {3, 1}},      {{2, 3, 4, 5}, {3, 1, 1}}, {{2, 1, 5}, {1, 4, 1}}, {{1, 8, 128, 128}, {1, 1, 1, 128}},
@@ -35,6 +35,12 @@ std::vector<Case> cases_for(Op op) {
       if (op == Op::Div)  // keep divisors away from 0
         for (int64_t i = 0; i < tb.numel(); ++i) tb.data<float>()[i] = 0.5f + std::fabs(tb.data<float>()[i]);
       cs.push_back({{randn(a, seed++), tb}, {}, ""});
+    }
+    if (op == Op::Max || op == Op::Min) {  // NaN on either side propagates
+      Tensor a = randn({67}, 90), b = randn({67}, 91);
+      for (int64_t i = 0; i < 67; i += 5) a.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+      for (int64_t i = 2; i < 67; i += 7) b.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+      cs.push_back({{a, b}, {}, "nan"});
     }
     return cs;
   }

@@ -202,7 +202,7 @@ Result<int> Scheduler::in_layout(int slot, const memory::desc& want) {
   PlannedStep ps;
   ps.ins = {slot};
   ps.outs = {rs};
-  ps.info = {"(reorder)", "Reorder", made.step->kernel_name(), shapes, false};
+  ps.info = {"(reorder)", "Reorder", made.step->kernel_name(), shapes, made.step->kernel_name().find("[ref") != std::string::npos};
   ps.step = std::move(made.step);
   sig_.steps.push_back(std::move(ps));
   sig_.slots[size_t(slot)].reorders[key] = rs;
@@ -325,7 +325,9 @@ Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, 
   ps.outs.push_back(new_out_slot(n.output(0), outs[0], made.out));
   // Outputs a oneDNN step does not write (LayerNormalization's unused statistics): plain zeros.
   for (size_t i = 1; i < n.num_outputs(); ++i) new_out_slot(n.output(i), outs[i], {});
-  ps.info = {n.name(), op_name(n.op()), made.step->kernel_name(), shapes_of(ps.ins, ps.outs), false};
+  // A oneDNN step on one of oneDNN's reference implementations ("[ref:any]") is as slow as ours: say so.
+  const std::string kernel = made.step->kernel_name();
+  ps.info = {n.name(), op_name(n.op()), kernel, shapes_of(ps.ins, ps.outs), kernel.find("[ref") != std::string::npos};
   ps.step = std::move(made.step);
   sig_.steps.push_back(std::move(ps));
   return Status::Ok();
