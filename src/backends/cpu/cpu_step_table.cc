@@ -78,6 +78,7 @@ Result<Made> fused_matmul(const StepRequest& r) {
 }
 
 Result<Made> pool(const StepRequest& r) { return onednn::make_pool(r.node, r.ops, r.out_dims, r.blocked); }
+Result<Made> concat(const StepRequest& r) { return onednn::make_concat(r.node, r.ops, r.out_dims, r.blocked); }
 Result<Made> softmax(const StepRequest& r) { return onednn::make_softmax(r.node, r.ops); }
 Result<Made> layer_norm(const StepRequest& r) { return onednn::make_layer_norm(r.node, r.ops); }
 
@@ -133,6 +134,7 @@ const std::vector<StepRow>& step_table() {
       {Op::AveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalAveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalMaxPool, pool, -1, "oneDNN pooling"},
+      {Op::Concat, concat, -1, "oneDNN concat (any axis; blocked when every operand's block is whole)"},
       {Op::Softmax, softmax, 1, "oneDNN softmax (last axis)"},
       {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias)"},
       {Op::Add, binary, -1, "oneDNN binary on blocked operands"},

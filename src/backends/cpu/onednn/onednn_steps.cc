@@ -550,6 +550,76 @@ Result<Made> make_layer_norm(const Node& n, const std::vector<Operand>& ops) {
   });
 }
 
+Result<Made> make_concat(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
+                         bool blocked) {
+  if (ops.empty() || out_dims.empty()) return unsupported("oneDNN concat: no operands");
+  for (const Operand& o : ops)
+    if (!o.present() || o.dtype != DType::f32 || o.dims.size() != out_dims.size() || numel(o.dims) == 0)
+      return unsupported("oneDNN concat: f32 operands of the output's rank, none empty");
+  int64_t axis = n.attr_int("axis");
+  if (axis < 0) axis += int64_t(out_dims.size());
+  if (axis < 0 || axis >= int64_t(out_dims.size())) return unsupported("oneDNN concat: axis");
+  // One format for every operand and the output: that of the first blocked computed
+  // operand (DenseNet's growing feature maps stay nChw8c), else plain. oneDNN's
+  // "simple" concat copies each source into its slice of the destination; when it
+  // cannot (a channel count that pads a block in the middle) the plain form is tried.
+  auto build = [&](const std::optional<memory::desc>& like) -> Result<Made> {
+    return guarded([&]() -> Result<Made> {
+      std::vector<memory::desc> src_mds;
+      for (const Operand& o : ops) {
+        std::optional<memory::desc> md = like ? same_format(*like, o.dims) : plain_desc(o.dtype, o.dims);
+        if (!md) return unsupported("oneDNN concat: no " + layout_name(*like) + " form of an operand");
+        src_mds.push_back(*md);
+      }
+      std::optional<memory::desc> dst_md = like ? same_format(*like, out_dims) : plain_desc(DType::f32, out_dims);
+      if (!dst_md) return unsupported("oneDNN concat: no form of the output");
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::concat::primitive_desc pd(*dst_md, int(axis), src_mds, engine(), attr);
+      if (is_reference_impl(impl_name(pd))) return unsupported("oneDNN concat: only " + impl_name(pd));
+      Made made;
+      made.want.assign(ops.size(), std::nullopt);
+      std::vector<std::shared_ptr<AlignedBlock>> owned;
+      std::vector<ArgSource> args;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        ArgSource a{DNNL_ARG_MULTIPLE_SRC + int(i), src_mds[i]};
+        if (ops[i].constant) {
+          if (is_plain(src_mds[i])) {
+            a.fixed = ops[i].constant->raw();
+          } else {
+            owned.push_back(reorder_to(ops[i].constant->raw(), plain_desc(DType::f32, ops[i].dims), src_mds[i]));
+            a.fixed = owned.back()->data;
+          }
+        } else {
+          a.input = int(i);
+          made.want[i] = src_mds[i];
+        }
+        args.push_back(a);
+      }
+      args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
+      size_t scratch = pd.scratchpad_desc().get_size();
+      if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+      made.out = pd.dst_desc();
+      std::string name = "onednn_concat_f32_" + layout_name(pd.dst_desc()) + "[" + impl_name(pd) + "]";
+      made.step = std::make_unique<PrimitiveStep>(name, dnnl::concat(pd), std::move(args), scratch, std::move(owned),
+                                                  false);
+      return made;
+    });
+  };
+  std::optional<memory::desc> lead;
+  if (blocked)
+    for (const Operand& o : ops)
+      if (!o.constant && !is_plain(o.layout)) {
+        lead = o.layout;
+        break;
+      }
+  if (lead) {
+    Result<Made> made = build(lead);
+    if (made.ok() || made.status().code() != StatusCode::kUnsupported) return made;
+  }
+  return build(std::nullopt);
+}
+
 Result<Made> make_reorder(const memory::desc& from, const memory::desc& to) {
   return guarded([&]() -> Result<Made> {
     dnnl::primitive_attr attr;
