@@ -24,7 +24,7 @@ std::vector<Case> cases_for(Op op) {
   // gelu_test.cc, rms_normalization_test.cc.
   if (op == Op::Attention || op == Op::Gelu || op == Op::RMSNormalization) return cs;
   const auto& sch = op_schema(op);
-  if (sch.min_inputs == 2 || op == Op::Max || op == Op::Min) {  // binary with broadcasting
+  if ((sch.min_inputs == 2 && op != Op::Gather) || op == Op::Max || op == Op::Min) {  // binary with broadcasting
     std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
         {{37}, {37}},           {{1000}, {}},          {{}, {1000}},        {{3, 17}, {17}},
         {{3, 17}, {3, 1}},      {{2, 3, 4, 5}, {3, 1, 1}}, {{2, 1, 5}, {1, 4, 1}}, {{1, 8, 128, 128}, {1, 1, 1, 128}},
@@ -50,6 +50,33 @@ std::vector<Case> cases_for(Op op) {
       Tensor x = randn(dims, 7);
       for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 8.f;  // exercise the max shift
       cs.push_back({{x}, attrs({{"axis", axis}}), ""});
+    }
+    return cs;
+  }
+  if (op == Op::Gather) {  // any axis; negative, repeated and scalar indices; i64 and i32
+    struct G {
+      std::vector<int64_t> data;
+      std::vector<int64_t> idx_dims;
+      int64_t axis;
+      DType idx_type;
+    };
+    uint32_t seed = 40;
+    for (const G& g : std::vector<G>{{{30522 / 64, 32}, {1, 7}, 0, DType::i64},
+                                     {{1, 197, 64}, {}, 1, DType::i64},
+                                     {{3, 4, 5, 6}, {2, 3}, 2, DType::i32},
+                                     {{64, 1024}, {300}, 1, DType::i64},
+                                     {{5, 7}, {4}, -1, DType::i64},
+                                     {{2, 9}, {0}, 0, DType::i64}}) {
+      const int64_t ax = g.axis < 0 ? g.axis + int64_t(g.data.size()) : g.axis;
+      const int64_t dim = g.data[size_t(ax)];
+      Tensor idx = Tensor::empty(g.idx_type, g.idx_dims);
+      std::mt19937 rng(seed++);
+      for (int64_t i = 0; i < idx.numel(); ++i) {
+        const int64_t v = int64_t(rng() % uint32_t(2 * dim)) - dim;  // [-dim, dim)
+        if (g.idx_type == DType::i64) idx.data<int64_t>()[i] = v;
+        else idx.data<int32_t>()[i] = int32_t(v);
+      }
+      cs.push_back({{randn(g.data, seed++), idx}, attrs({{"axis", g.axis}}), ""});
     }
     return cs;
   }
@@ -81,7 +108,8 @@ TEST(NativeKernels, EveryRowMatchesItsReferenceKernel) {
     for (const Case& c : cases_for(k.op)) {
       Graph g;
       Node* n = detail::build_one_node(g, k.op, c.inputs, c.attrs, 1, {});
-      ASSERT_TRUE(infer_shapes(g).ok());
+      Status inferred = infer_shapes(g);
+      ASSERT_TRUE(inferred.ok()) << k.name << ": " << inferred.to_string();
       std::map<std::string, Tensor> feeds;
       for (size_t i = 0; i < c.inputs.size(); ++i) feeds[detail::input_name(i)] = c.inputs[i];
       auto want = interpret(g, feeds);
