@@ -24,7 +24,7 @@ std::vector<Case> cases_for(Op op) {
   // gelu_test.cc, rms_normalization_test.cc.
   if (op == Op::Attention || op == Op::Gelu || op == Op::RMSNormalization) return cs;
   const auto& sch = op_schema(op);
-  if ((sch.min_inputs == 2 && op != Op::Gather) || op == Op::Max || op == Op::Min) {  // binary with broadcasting
+  if ((sch.min_inputs == 2 && op != Op::Gather && op != Op::Pow) || op == Op::Max || op == Op::Min) {  // binary with broadcasting
     std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
         {{37}, {37}},           {{1000}, {}},          {{}, {1000}},        {{3, 17}, {17}},
         {{3, 17}, {3, 1}},      {{2, 3, 4, 5}, {3, 1, 1}}, {{2, 1, 5}, {1, 4, 1}}, {{1, 8, 128, 128}, {1, 1, 1, 128}},
@@ -51,6 +51,38 @@ std::vector<Case> cases_for(Op op) {
       for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 8.f;  // exercise the max shift
       cs.push_back({{x}, attrs({{"axis", axis}}), ""});
     }
+    return cs;
+  }
+  if (op == Op::ReduceMean || op == Op::ReduceSum) {  // contiguous axis runs; others fall back to the reference
+    struct R {
+      std::vector<int64_t> dims, axes;
+      int64_t keep;
+    };
+    uint32_t seed = 60;
+    for (const R& r : std::vector<R>{{{2, 64, 7, 7}, {2, 3}, 1},
+                                     {{2, 64, 7, 7}, {-1, -2}, 0},
+                                     {{3, 50, 768}, {-1}, 1},
+                                     {{3, 50, 300}, {1}, 0},
+                                     {{4, 1, 5, 1, 6}, {1, 2, 3}, 1},
+                                     {{2, 3, 4, 5}, {}, 0},
+                                     {{2, 3, 4, 5}, {0, 2}, 1},
+                                     {{1, 116, 14, 14}, {2, 3}, 0},
+                                     {{9}, {0}, 1}}) {
+      std::vector<Tensor> in{randn(r.dims, seed++)};
+      if (!r.axes.empty()) in.push_back(Tensor::from_vector<int64_t>(r.axes, {int64_t(r.axes.size())}));
+      cs.push_back({in, attrs({{"keepdims", r.keep}}), ""});
+    }
+    return cs;
+  }
+  if (op == Op::Pow) {  // f32 exponents: scalar 2 and 3, per-element; negative bases give NaN for fractions
+    Tensor base = randn({3, 17, 5}, 70), e = randn({17, 1}, 71);
+    for (float k : {2.f, 3.f, 0.5f}) {
+      Tensor b = base.clone();
+      if (k == 0.5f)
+        for (int64_t i = 0; i < b.numel(); ++i) b.data<float>()[i] = std::fabs(b.data<float>()[i]);
+      cs.push_back({{b, Tensor::scalar(k)}, {}, ""});
+    }
+    cs.push_back({{base, e}, {}, ""});
     return cs;
   }
   if (op == Op::Gather) {  // any axis; negative, repeated and scalar indices; i64 and i32
