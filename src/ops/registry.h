@@ -28,6 +28,11 @@ struct KernelEntry {
   const char* name;  ///< e.g. "add_f32__avx512"
   KernelFn fn;
   bool in_place = false;  ///< output 0 may alias input 0 (elementwise)
+  /// At plan time: whether the kernel computes this node itself for inputs of these dims
+  /// (`known`: the inputs' data where constant, else null); null: always. A node it
+  /// declines runs on the reference kernel and is reported as such.
+  bool (*accepts)(const Node& node, const std::vector<const Tensor*>& known,
+                  const std::vector<std::vector<int64_t>>& dims) = nullptr;
 };
 
 /// Registers an optimized kernel (called from backend tables at start-up).

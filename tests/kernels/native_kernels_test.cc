@@ -85,6 +85,36 @@ std::vector<Case> cases_for(Op op) {
     cs.push_back({{base, e}, {}, ""});
     return cs;
   }
+  if (op == Op::Resize) {  // nearest by whole factors; the other cases fall back to the reference kernel
+    struct Z {
+      std::vector<int64_t> dims;
+      std::vector<float> scales;  // empty: sizes
+      std::vector<int64_t> sizes;
+      const char* coord;
+      const char* rounding;
+      const char* mode;
+    };
+    uint32_t seed = 80;
+    for (const Z& z : std::vector<Z>{
+             {{1, 32, 4, 5}, {1, 1, 2, 2}, {}, "asymmetric", "floor", "nearest"},
+             {{2, 3, 7, 6}, {}, {2, 3, 21, 12}, "half_pixel", "round_prefer_floor", "nearest"},
+             {{1, 4, 5, 5}, {1, 1, 4, 1}, {}, "pytorch_half_pixel", "round_prefer_ceil", "nearest"},
+             {{1, 4, 5, 5}, {1, 1, 2, 2}, {}, "asymmetric", "round_prefer_floor", "nearest"},  // falls back
+             {{1, 4, 6, 6}, {1, 1, 1.5f, 1.5f}, {}, "asymmetric", "floor", "nearest"},          // falls back
+             {{1, 4, 5, 5}, {1, 1, 2, 2}, {}, "half_pixel", "round_prefer_floor", "linear"},    // falls back
+             {{3, 8, 8}, {}, {3, 16, 24}, "asymmetric", "floor", "nearest"}}) {
+      std::vector<Tensor> in{randn(z.dims, seed++), Tensor::empty(DType::f32, {0})};
+      if (!z.scales.empty()) {
+        in.push_back(Tensor::from_vector<float>(z.scales, {int64_t(z.scales.size())}));
+      } else {
+        in.push_back(Tensor::empty(DType::f32, {0}));
+        in.push_back(Tensor::from_vector<int64_t>(z.sizes, {int64_t(z.sizes.size())}));
+      }
+      cs.push_back({in, attrs({{"mode", std::string(z.mode)}, {"coordinate_transformation_mode", std::string(z.coord)},
+                               {"nearest_mode", std::string(z.rounding)}}), ""});
+    }
+    return cs;
+  }
   if (op == Op::Gather) {  // any axis; negative, repeated and scalar indices; i64 and i32
     struct G {
       std::vector<int64_t> data;

@@ -373,6 +373,15 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
   }
   const KernelEntry* k = nullptr;
   if (fast_ && n.num_inputs() > 0 && ins[0] >= 0) k = select_kernel(n.op(), sig_.slots[size_t(ins[0])].dtype, opt_.isa);
+  if (k && k->accepts) {  // a kernel for part of its op: the rest on the reference kernel, reported as such
+    std::vector<const Tensor*> known;
+    std::vector<std::vector<int64_t>> dims;
+    for (int s : ins) {
+      known.push_back(s >= 0 ? sig_.slots[size_t(s)].known_tensor() : nullptr);
+      dims.push_back(s >= 0 ? sig_.slots[size_t(s)].dims : std::vector<int64_t>{});
+    }
+    if (!k->accepts(n, known, dims)) k = nullptr;
+  }
   PlannedStep ps;
   ps.ins = ins;
   for (size_t i = 0; i < n.num_outputs(); ++i) ps.outs.push_back(new_out_slot(n.output(i), outs[i], {}));

@@ -88,6 +88,39 @@ Status reduce_native(KernelContext& ctx, bool mean) {
 
 }  // namespace
 
+bool cpu_kernel_accepts_reduce(const Node& n, const std::vector<const Tensor*>& known,
+                               const std::vector<std::vector<int64_t>>& dims) {
+  if (dims.empty() || dims[0].size() > size_t(kReduceMaxRank)) return false;
+  const std::vector<int64_t>& d = dims[0];
+  const int rank = int(d.size());
+  int64_t count = 1;
+  for (int64_t v : d) count *= v;
+  if (count == 0) return false;
+  bool red[kReduceMaxRank] = {};
+  const bool has_axes = n.num_inputs() > 1 && n.input(1);
+  if (has_axes && (known.size() < 2 || !known[1] || known[1]->dtype() != DType::i64)) return false;
+  const int64_t naxes = has_axes ? known[1]->numel() : 0;
+  if (naxes == 0) {
+    if (n.attr_int("noop_with_empty_axes") != 0) return false;
+    std::fill(red, red + rank, true);
+  }
+  for (int64_t i = 0; i < naxes; ++i) {
+    int64_t a = known[1]->data<int64_t>()[i];
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) return false;
+    red[a] = true;
+  }
+  int a0 = -1, a1 = -1;
+  for (int k = 0; k < rank; ++k)
+    if (red[k] && d[size_t(k)] > 1) {
+      if (a0 < 0) a0 = k;
+      a1 = k;
+    }
+  for (int k = std::max(a0, 0); k <= a1; ++k)
+    if (!red[k] && d[size_t(k)] > 1) return false;
+  return true;
+}
+
 Status reduce_mean_f32__generic(KernelContext& ctx) { return reduce_native(ctx, true); }
 Status reduce_sum_f32__generic(KernelContext& ctx) { return reduce_native(ctx, false); }
 
