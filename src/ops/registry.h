@@ -33,6 +33,11 @@ struct KernelEntry {
   /// and every ISA row of the kernel table. A kernel plugin loaded by `ferry worker`
   /// (src/evaluate/kernel_plugin.h).
   bool overrides = false;
+  /// At plan time: whether the kernel computes this node itself for inputs of these dims
+  /// (`known`: the inputs' data where constant, else null); null: always. A node it
+  /// declines runs on the reference kernel and is reported as such.
+  bool (*accepts)(const Node& node, const std::vector<const Tensor*>& known,
+                  const std::vector<std::vector<int64_t>>& dims) = nullptr;
 };
 
 /// Registers an optimized kernel (called from backend tables at start-up).

@@ -8,6 +8,18 @@ namespace ferry {
 
 void register_cpu_kernels();
 
+/// Plan-time conditions of the kernels that cover part of their op (KernelEntry::accepts).
+bool cpu_kernel_accepts_two_inputs(const Node& n, const std::vector<const Tensor*>& known,
+                                   const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_pow(const Node& n, const std::vector<const Tensor*>& known,
+                            const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_gather(const Node& n, const std::vector<const Tensor*>& known,
+                               const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_reduce(const Node& n, const std::vector<const Tensor*>& known,
+                               const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_resize(const Node& n, const std::vector<const Tensor*>& known,
+                               const std::vector<std::vector<int64_t>>& dims);
+
 // Declarations of every kernel in the table.
 #define FERRY_DECLARE_CPU_KERNEL(op, dtype, isa, fn, in_place) Status fn(KernelContext& ctx);
 #include "backends/cpu/kernels.def"

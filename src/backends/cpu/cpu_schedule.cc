@@ -206,7 +206,7 @@ Result<int> Scheduler::in_layout(int slot, const memory::desc& want) {
   PlannedStep ps;
   ps.ins = {slot};
   ps.outs = {rs};
-  ps.info = {"(reorder)", "Reorder", made.step->kernel_name(), shapes, false};
+  ps.info = {"(reorder)", "Reorder", made.step->kernel_name(), shapes, made.step->kernel_name().find("[ref") != std::string::npos};
   ps.step = std::move(made.step);
   sig_.steps.push_back(std::move(ps));
   sig_.slots[size_t(slot)].reorders[key] = rs;
@@ -329,7 +329,9 @@ Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, 
   ps.outs.push_back(new_out_slot(n.output(0), outs[0], made.out));
   // Outputs a oneDNN step does not write (LayerNormalization's unused statistics): plain zeros.
   for (size_t i = 1; i < n.num_outputs(); ++i) new_out_slot(n.output(i), outs[i], {});
-  ps.info = {n.name(), op_name(n.op()), made.step->kernel_name(), shapes_of(ps.ins, ps.outs), false};
+  // A oneDNN step on one of oneDNN's reference implementations ("[ref:any]") is as slow as ours: say so.
+  const std::string kernel = made.step->kernel_name();
+  ps.info = {n.name(), op_name(n.op()), kernel, shapes_of(ps.ins, ps.outs), kernel.find("[ref") != std::string::npos};
   ps.step = std::move(made.step);
   sig_.steps.push_back(std::move(ps));
   return Status::Ok();
@@ -375,6 +377,15 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
   }
   const KernelEntry* k = nullptr;
   if (fast_ && n.num_inputs() > 0 && ins[0] >= 0) k = select_kernel(n.op(), sig_.slots[size_t(ins[0])].dtype, opt_.isa);
+  if (k && k->accepts) {  // a kernel for part of its op: the rest on the reference kernel, reported as such
+    std::vector<const Tensor*> known;
+    std::vector<std::vector<int64_t>> dims;
+    for (int s : ins) {
+      known.push_back(s >= 0 ? sig_.slots[size_t(s)].known_tensor() : nullptr);
+      dims.push_back(s >= 0 ? sig_.slots[size_t(s)].dims : std::vector<int64_t>{});
+    }
+    if (!k->accepts(n, known, dims)) k = nullptr;
+  }
   PlannedStep ps;
   ps.ins = ins;
   for (size_t i = 0; i < n.num_outputs(); ++i) ps.outs.push_back(new_out_slot(n.output(i), outs[i], {}));

@@ -2,6 +2,7 @@
 
 #include "backends/cpu/cpu_epilogue.h"
 #include "backends/cpu/native/activation.h"
+#include "backends/cpu/native/strided_copy.h"
 
 namespace ferry {
 namespace {
@@ -78,6 +79,7 @@ Result<Made> fused_matmul(const StepRequest& r) {
 }
 
 Result<Made> pool(const StepRequest& r) { return onednn::make_pool(r.node, r.ops, r.out_dims, r.blocked); }
+Result<Made> concat(const StepRequest& r) { return onednn::make_concat(r.node, r.ops, r.out_dims, r.blocked); }
 Result<Made> softmax(const StepRequest& r) { return onednn::make_softmax(r.node, r.ops); }
 Result<Made> layer_norm(const StepRequest& r) { return onednn::make_layer_norm(r.node, r.ops); }
 
@@ -120,6 +122,56 @@ Result<Made> native_activation_step(const StepRequest& r) {
   return made;
 }
 
+/// Slice(data, starts, ends, axes?, steps?) with constant parameters over a dense layout of
+/// `data` (plain or channels-last): one parallel strided copy from the first element taken.
+/// The axis rules are the reference kernel's (ops/slice.cc); the output dims are given.
+Result<Made> slice_step(const StepRequest& r) {
+  const Operand& x = r.ops[0];
+  if (x.constant || x.dims.size() != r.out_dims.size() || x.dims.empty()) return unsupported("slice: computed data");
+  for (size_t i = 1; i < r.ops.size(); ++i)
+    if (r.ops[i].present() && !r.ops[i].constant) return unsupported("slice: computed starts/ends/axes/steps");
+  if (r.ops.size() < 3) return unsupported("slice: starts and ends");
+  auto ints_of = [&](size_t i) { return r.ops[i].constant->to_int_vector(); };
+  const std::vector<int64_t> starts = ints_of(1), ends = ints_of(2);
+  const size_t n = starts.size();
+  std::vector<int64_t> axes, steps(n, 1);
+  if (r.ops.size() > 3 && r.ops[3].present()) axes = ints_of(3);
+  else for (size_t i = 0; i < n; ++i) axes.push_back(int64_t(i));
+  if (r.ops.size() > 4 && r.ops[4].present()) steps = ints_of(4);
+  if (ends.size() != n || axes.size() != n || steps.size() != n) return unsupported("slice: parameter lengths");
+  const int64_t rank = int64_t(x.dims.size());
+  for (int64_t d : r.out_dims)
+    if (d == 0) return unsupported("slice: empty output");
+  auto strides = onednn::dense_strides(x.layout);
+  dnnl::memory::desc layout = x.layout;
+  if (!strides) {
+    layout = onednn::plain_desc(x.dtype, x.dims);
+    strides = onednn::dense_strides(layout);
+    if (!strides) return unsupported("slice: layout");
+  }
+  std::vector<int64_t> src = *strides;
+  int64_t offset = 0;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank || steps[i] == 0) return unsupported("slice: axis or step");
+    const int64_t d = x.dims[size_t(a)], step = steps[i];
+    int64_t start = starts[i] < 0 ? starts[i] + d : starts[i];
+    start = step > 0 ? std::clamp<int64_t>(start, 0, d) : std::clamp<int64_t>(start, 0, d - 1);
+    offset += start * src[size_t(a)];
+    src[size_t(a)] *= step;
+  }
+  std::vector<int64_t> dst(r.out_dims.size(), 1);
+  for (size_t d = r.out_dims.size() - 1; d-- > 0;) dst[d] = dst[d + 1] * r.out_dims[d + 1];
+  Made made;
+  made.step = make_strided_copy_step(r.out_dims, src, dst, dtype_size(x.dtype), "slice_strided_copy_" +
+                                     onednn::layout_name(layout), offset);
+  if (!made.step) return unsupported("slice: strided copy");
+  made.want.assign(r.ops.size(), std::nullopt);
+  made.want[0] = layout;
+  made.out = onednn::plain_desc(x.dtype, r.out_dims);
+  return made;
+}
+
 }  // namespace
 
 const std::vector<StepRow>& step_table() {
@@ -133,6 +185,8 @@ const std::vector<StepRow>& step_table() {
       {Op::AveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalAveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalMaxPool, pool, -1, "oneDNN pooling"},
+      {Op::Concat, concat, -1, "oneDNN concat (any axis; blocked when every operand's block is whole)"},
+      {Op::Slice, slice_step, 1, "own strided copy (constant starts/ends/axes/steps; plain or channels-last data)"},
       {Op::Softmax, softmax, 1, "oneDNN softmax (last axis)"},
       {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias)"},
       {Op::Add, binary, -1, "oneDNN binary on blocked operands"},

@@ -10,11 +10,13 @@
 // Every kernel writes all of its output and allows output 0 to alias input 0.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/native/simd_math.h"
+#include "ops/registry.h"
 
 namespace ferry {
 namespace {
@@ -179,6 +181,36 @@ FERRY_BINARY_KERNEL(add, a + b)
 FERRY_BINARY_KERNEL(sub, a - b)
 FERRY_BINARY_KERNEL(mul, a * b)
 FERRY_BINARY_KERNEL(div, a / b)
+// Max / Min of two inputs; NaN if either is NaN (the reference kernel's rule).
+FERRY_BINARY_KERNEL(max2, (a != a || b != b) ? a + b : (a > b ? a : b))
+FERRY_BINARY_KERNEL(min2, (a != a || b != b) ? a + b : (a < b ? a : b))
+// Pow with an f32 exponent: x*x for 2 (the same rounding as the reference's double pow),
+// else the reference's pow in double, rounded once.
+FERRY_INLINE float pow_f32_native(float a, float b) {
+  if (b == 2.f) return a * a;
+  if (b == 1.f) return a;
+  return float(std::pow(double(a), double(b)));
+}
+FERRY_BINARY_KERNEL(pow2, pow_f32_native(a, b))
+Status pow_f32__avx512(KernelContext& c) {
+  return c.input(1).dtype() == DType::f32 ? pow2_f32__avx512(c) : op_reference_kernel(Op::Pow)(c);
+}
+Status pow_f32__avx2(KernelContext& c) {
+  return c.input(1).dtype() == DType::f32 ? pow2_f32__avx2(c) : op_reference_kernel(Op::Pow)(c);
+}
+// Max and Min are variadic: the kernel takes two inputs, the reference kernel the other counts.
+Status max_f32__avx512(KernelContext& c) {
+  return c.num_inputs() == 2 ? max2_f32__avx512(c) : op_reference_kernel(Op::Max)(c);
+}
+Status max_f32__avx2(KernelContext& c) {
+  return c.num_inputs() == 2 ? max2_f32__avx2(c) : op_reference_kernel(Op::Max)(c);
+}
+Status min_f32__avx512(KernelContext& c) {
+  return c.num_inputs() == 2 ? min2_f32__avx512(c) : op_reference_kernel(Op::Min)(c);
+}
+Status min_f32__avx2(KernelContext& c) {
+  return c.num_inputs() == 2 ? min2_f32__avx2(c) : op_reference_kernel(Op::Min)(c);
+}
 
 FERRY_UNARY_KERNEL(relu, v > 0.f ? v : (v == v ? 0.f : v))  // NaN stays NaN
 FERRY_UNARY_KERNEL(sigmoid, simd::sigmoid(v))

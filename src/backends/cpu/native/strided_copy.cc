@@ -31,8 +31,8 @@ void copy_rows(const T* src, T* dst, int64_t rows, const int64_t* dims, const in
 class StridedCopyStep : public Step {
  public:
   StridedCopyStep(const std::vector<int64_t>& dims, const std::vector<int64_t>& ss, const std::vector<int64_t>& ds,
-                  size_t elem, std::string name)
-      : dims_(dims), ss_(ss), ds_(ds), elem_(elem), name_(std::move(name)) {
+                  size_t elem, std::string name, int64_t src_offset)
+      : dims_(dims), ss_(ss), ds_(ds), elem_(elem), offset_(src_offset), name_(std::move(name)) {
     rows_ = 1;
     for (size_t d = 0; d + 1 < dims_.size(); ++d) rows_ *= dims_[d];
   }
@@ -48,7 +48,7 @@ class StridedCopyStep : public Step {
    public:
     Bound(const StridedCopyStep& s, StepIO* io) : s_(s), io_(io) {}
     Status run() override {
-      const uint8_t* src = io_->inputs[0]->raw();
+      const uint8_t* src = io_->inputs[0]->raw() + s_.offset_ * int64_t(s_.elem_);
       uint8_t* dst = io_->outputs[0]->raw();
       const int rank = int(s_.dims_.size());
       const int64_t *d = s_.dims_.data(), *ss = s_.ss_.data(), *ds = s_.ds_.data();
@@ -67,6 +67,7 @@ class StridedCopyStep : public Step {
   };
   std::vector<int64_t> dims_, ss_, ds_;
   size_t elem_;
+  int64_t offset_;
   int64_t rows_ = 1;
   std::string name_;
 };
@@ -75,13 +76,13 @@ class StridedCopyStep : public Step {
 
 std::unique_ptr<Step> make_strided_copy_step(const std::vector<int64_t>& dims, const std::vector<int64_t>& src_strides,
                                              const std::vector<int64_t>& dst_strides, size_t elem_size,
-                                             std::string name) {
+                                             std::string name, int64_t src_offset) {
   if (dims.empty() || dims.size() > kMaxRank || src_strides.size() != dims.size() || dst_strides.size() != dims.size())
     return nullptr;
   if (elem_size != 1 && elem_size != 2 && elem_size != 4 && elem_size != 8) return nullptr;
   for (int64_t d : dims)
     if (d <= 0) return nullptr;
-  return std::make_unique<StridedCopyStep>(dims, src_strides, dst_strides, elem_size, std::move(name));
+  return std::make_unique<StridedCopyStep>(dims, src_strides, dst_strides, elem_size, std::move(name), src_offset);
 }
 
 }  // namespace ferry

@@ -15,10 +15,11 @@
 
 namespace ferry {
 
-/// dst[sum_i idx_i * dst_strides[i]] = src[sum_i idx_i * src_strides[i]] over every index of
-/// `dims` (strides in elements of `elem_size` bytes: 1, 2, 4 or 8), or null when unsupported.
+/// dst[sum_i idx_i * dst_strides[i]] = src[src_offset + sum_i idx_i * src_strides[i]] over every index of
+/// `dims` (strides in elements of `elem_size` bytes: 1, 2, 4 or 8; negative ones too: a Slice
+/// with negative steps), or null when unsupported.
 std::unique_ptr<Step> make_strided_copy_step(const std::vector<int64_t>& dims, const std::vector<int64_t>& src_strides,
                                              const std::vector<int64_t>& dst_strides, size_t elem_size,
-                                             std::string name);
+                                             std::string name, int64_t src_offset = 0);
 
 }  // namespace ferry

@@ -102,6 +102,33 @@ std::string layout_name(const memory::desc& md) {
   return s;
 }
 
+std::optional<memory::desc> same_format(const memory::desc& like, const std::vector<int64_t>& dims) {
+  using tag = memory::format_tag;
+  const dnnl_memory_desc_t& c = like.data;
+  if (c.ndims != int(dims.size()) || c.format_kind != dnnl_blocked) return std::nullopt;
+  const memory::data_type t = memory::data_type(c.data_type);
+  if (is_plain(like)) {
+    memory::dims d(dims.begin(), dims.end()), strides(dims.size(), 1);
+    for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+    return memory::desc(d, t, strides);
+  }
+  static const std::vector<tag> tags[] = {
+      {},
+      {tag::a},
+      {tag::ab, tag::ba},
+      {tag::abc, tag::acb, tag::aBc4b, tag::aBc8b, tag::aBc16b},
+      {tag::abcd, tag::acdb, tag::aBcd4b, tag::aBcd8b, tag::aBcd16b},
+      {tag::abcde, tag::acdeb, tag::aBcde4b, tag::aBcde8b, tag::aBcde16b},
+  };
+  if (c.ndims < 1 || size_t(c.ndims) >= std::size(tags)) return std::nullopt;
+  const memory::dims own(c.dims, c.dims + c.ndims);
+  for (tag f : tags[c.ndims])
+    if (memory::desc(own, t, f) == like) return memory::desc(memory::dims(dims.begin(), dims.end()), t, f);
+  return std::nullopt;
+}
+
+bool is_reference_impl(const std::string& impl) { return impl.rfind("ref", 0) == 0; }
+
 PrimitiveBoundStep::PrimitiveBoundStep(const dnnl::primitive& prim, const std::vector<ArgSource>& args, StepIO* io,
                                        int copy_input, size_t copy_bytes)
     : prim_(prim), stream_(engine()), sources_(args), io_(io), copy_input_(copy_input), copy_bytes_(copy_bytes) {

@@ -37,6 +37,12 @@ std::optional<std::vector<int64_t>> dense_strides(const memory::desc& md);
 Result<std::optional<ChannelPadding>> channel_padding(const memory::desc& md);
 /// "nChw16c"-like short text for reports ("plain" for row-major).
 std::string layout_name(const memory::desc& md);
+/// The layout of `like` (same format tag: plain, channels-last, nChw8c, nChw16c, ...)
+/// for a tensor of `dims` of the same rank, or nullopt when `like` has no such tag.
+std::optional<memory::desc> same_format(const memory::desc& like, const std::vector<int64_t>& dims);
+/// True for oneDNN's reference implementations ("ref:any", "ref_fused:any"): correct but
+/// slow (~35 ms for an elementwise op on a feature map); a maker declines them.
+bool is_reference_impl(const std::string& impl);
 
 /// One argument of a bound primitive: which StepIO tensor feeds it (or a fixed memory).
 struct ArgSource {

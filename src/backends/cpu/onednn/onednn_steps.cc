@@ -1,5 +1,6 @@
 #include "backends/cpu/onednn/onednn_steps.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ops/conv_util.h"
@@ -416,33 +417,69 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
   }
   const Operand& S0 = ops[size_t(big)];
   const Operand& S1 = ops[size_t(1 - big)];
+  // Both operands are read in one layout: that of the first full-shape operand that is
+  // not plain. oneDNN's jit binary takes src1 only in src0's format (a plain [1,C,1,1] or
+  // scalar beside an nChw8c src0, or a plain residual beside a blocked one, runs on
+  // ref:any), so a broadcast src1 is read as the same format of its own dims: a constant
+  // is reordered once here, a computed one by the scheduler.
+  memory::desc lead = S0.layout;
+  if (is_plain(lead) && S1.dims == out_dims && !is_plain(S1.layout)) lead = S1.layout;
+  std::vector<int64_t> e1 = expand_rank(S1.dims, out_dims.size());
+  // oneDNN's jit binary reads a src1 broadcast over the blocked channel axis (a scalar,
+  // a [1,1,H,W] map) wrongly where the channels pad a block (30 channels in nChw8c):
+  // a constant is spread over the channels here, a computed one takes the plain path.
+  std::vector<float> spread;
+  if (!is_plain(lead) && out_dims.size() >= 2 && e1[1] == 1 && out_dims[1] != 1) {
+    if (!S1.constant) return unsupported("oneDNN binary: computed operand broadcast over blocked channels");
+    const int64_t outer = e1[0], C = out_dims[1], inner = numel(e1) / std::max<int64_t>(1, outer);
+    const float* src = S1.constant->data<float>();
+    spread.resize(size_t(outer * C * inner));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < C; ++c)
+        std::copy(src + o * inner, src + (o + 1) * inner, spread.begin() + (o * C + c) * inner);
+    e1[1] = C;
+  }
+  std::optional<memory::desc> s1_md = same_format(lead, e1);
+  if (!s1_md) return unsupported("oneDNN binary: no " + layout_name(lead) + " form of the second operand");
+  if (!S1.constant && S1.dims != e1 && !is_plain(*s1_md))
+    return unsupported("oneDNN binary: blocked broadcast operand of a lower rank");
   return guarded([&]() -> Result<Made> {
-    memory::desc s1_md = S1.layout;
-    if (S1.dims.size() != out_dims.size()) {
-      if (!is_plain(S1.layout)) return unsupported("oneDNN binary: blocked broadcast operand");
-      s1_md = plain_desc(S1.dtype, expand_rank(S1.dims, out_dims.size()));
-    }
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::binary::desc d(alg, S0.layout, s1_md, S0.layout);
+    dnnl::binary::desc d(alg, lead, *s1_md, lead);
     dnnl::binary::primitive_desc pd(d, attr, engine());
+    if (is_reference_impl(impl_name(pd)))
+      return unsupported("oneDNN binary: only " + impl_name(pd) + " for " + layout_name(lead) + " " +
+                         dims_to_string(out_dims, 'x') + " with " + dims_to_string(e1, 'x'));
     Made made;
     made.want.assign(ops.size(), std::nullopt);
+    std::vector<std::shared_ptr<AlignedBlock>> owned;
     std::vector<ArgSource> args;
-    args.push_back({DNNL_ARG_SRC_0, S0.layout, big});
-    made.want[size_t(big)] = S0.layout;
-    ArgSource s1{DNNL_ARG_SRC_1, s1_md};
-    if (S1.constant) s1.fixed = S1.constant->raw();
-    else s1.input = 1 - big, made.want[size_t(1 - big)] = S1.layout;
+    args.push_back({DNNL_ARG_SRC_0, lead, big});
+    made.want[size_t(big)] = lead;
+    ArgSource s1{DNNL_ARG_SRC_1, *s1_md};
+    if (S1.constant) {
+      if (is_plain(*s1_md)) {
+        s1.fixed = S1.constant->raw();
+      } else {
+        const void* data = spread.empty() ? S1.constant->raw() : static_cast<const void*>(spread.data());
+        owned.push_back(reorder_to(data, plain_desc(DType::f32, e1), *s1_md));
+        s1.fixed = owned.back()->data;
+      }
+    } else {
+      s1.input = 1 - big;
+      // A lower-rank plain operand has the same memory as its rank-expanded form.
+      made.want[size_t(1 - big)] = S1.dims == e1 ? *s1_md : plain_desc(DType::f32, S1.dims);
+    }
     args.push_back(s1);
     args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
     size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.out = pd.dst_desc();
-    std::string name = "onednn_binary_f32_" + layout_name(S0.layout) + "[" + impl_name(pd) + "]";
+    std::string name = "onednn_binary_f32_" + layout_name(lead) + "[" + impl_name(pd) + "]";
     // In place only on src0 = input 0.
-    made.step = std::make_unique<PrimitiveStep>(name, dnnl::binary(pd), std::move(args), scratch,
-                                                std::vector<std::shared_ptr<AlignedBlock>>{}, big == 0);
+    made.step = std::make_unique<PrimitiveStep>(name, dnnl::binary(pd), std::move(args), scratch, std::move(owned),
+                                                big == 0);
     return made;
   });
 }
@@ -513,6 +550,76 @@ Result<Made> make_layer_norm(const Node& n, const std::vector<Operand>& ops) {
   });
 }
 
+Result<Made> make_concat(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
+                         bool blocked) {
+  if (ops.empty() || out_dims.empty()) return unsupported("oneDNN concat: no operands");
+  for (const Operand& o : ops)
+    if (!o.present() || o.dtype != DType::f32 || o.dims.size() != out_dims.size() || numel(o.dims) == 0)
+      return unsupported("oneDNN concat: f32 operands of the output's rank, none empty");
+  int64_t axis = n.attr_int("axis");
+  if (axis < 0) axis += int64_t(out_dims.size());
+  if (axis < 0 || axis >= int64_t(out_dims.size())) return unsupported("oneDNN concat: axis");
+  // One format for every operand and the output: that of the first blocked computed
+  // operand (DenseNet's growing feature maps stay nChw8c), else plain. oneDNN's
+  // "simple" concat copies each source into its slice of the destination; when it
+  // cannot (a channel count that pads a block in the middle) the plain form is tried.
+  auto build = [&](const std::optional<memory::desc>& like) -> Result<Made> {
+    return guarded([&]() -> Result<Made> {
+      std::vector<memory::desc> src_mds;
+      for (const Operand& o : ops) {
+        std::optional<memory::desc> md = like ? same_format(*like, o.dims) : plain_desc(o.dtype, o.dims);
+        if (!md) return unsupported("oneDNN concat: no " + layout_name(*like) + " form of an operand");
+        src_mds.push_back(*md);
+      }
+      std::optional<memory::desc> dst_md = like ? same_format(*like, out_dims) : plain_desc(DType::f32, out_dims);
+      if (!dst_md) return unsupported("oneDNN concat: no form of the output");
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::concat::primitive_desc pd(*dst_md, int(axis), src_mds, engine(), attr);
+      if (is_reference_impl(impl_name(pd))) return unsupported("oneDNN concat: only " + impl_name(pd));
+      Made made;
+      made.want.assign(ops.size(), std::nullopt);
+      std::vector<std::shared_ptr<AlignedBlock>> owned;
+      std::vector<ArgSource> args;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        ArgSource a{DNNL_ARG_MULTIPLE_SRC + int(i), src_mds[i]};
+        if (ops[i].constant) {
+          if (is_plain(src_mds[i])) {
+            a.fixed = ops[i].constant->raw();
+          } else {
+            owned.push_back(reorder_to(ops[i].constant->raw(), plain_desc(DType::f32, ops[i].dims), src_mds[i]));
+            a.fixed = owned.back()->data;
+          }
+        } else {
+          a.input = int(i);
+          made.want[i] = src_mds[i];
+        }
+        args.push_back(a);
+      }
+      args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
+      size_t scratch = pd.scratchpad_desc().get_size();
+      if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+      made.out = pd.dst_desc();
+      std::string name = "onednn_concat_f32_" + layout_name(pd.dst_desc()) + "[" + impl_name(pd) + "]";
+      made.step = std::make_unique<PrimitiveStep>(name, dnnl::concat(pd), std::move(args), scratch, std::move(owned),
+                                                  false);
+      return made;
+    });
+  };
+  std::optional<memory::desc> lead;
+  if (blocked)
+    for (const Operand& o : ops)
+      if (!o.constant && !is_plain(o.layout)) {
+        lead = o.layout;
+        break;
+      }
+  if (lead) {
+    Result<Made> made = build(lead);
+    if (made.ok() || made.status().code() != StatusCode::kUnsupported) return made;
+  }
+  return build(std::nullopt);
+}
+
 Result<Made> make_reorder(const memory::desc& from, const memory::desc& to) {
   return guarded([&]() -> Result<Made> {
     dnnl::primitive_attr attr;
@@ -524,7 +631,8 @@ Result<Made> make_reorder(const memory::desc& from, const memory::desc& to) {
     std::vector<ArgSource> args{{DNNL_ARG_FROM, from, 0}, {DNNL_ARG_TO, to, -1, 0}};
     size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
-    made.step = std::make_unique<PrimitiveStep>("onednn_reorder_" + layout_name(from) + "_to_" + layout_name(to),
+    made.step = std::make_unique<PrimitiveStep>("onednn_reorder_" + layout_name(from) + "_to_" + layout_name(to) + "[" +
+                                                    impl_name(pd) + "]",
                                                 dnnl::reorder(pd), std::move(args), scratch,
                                                 std::vector<std::shared_ptr<AlignedBlock>>{}, false);
     return made;

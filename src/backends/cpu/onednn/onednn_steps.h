@@ -67,6 +67,10 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
 Result<Made> make_softmax(const Node& n, const std::vector<Operand>& ops);
 /// LayerNormalization over the last axis with constant scale (and bias).
 Result<Made> make_layer_norm(const Node& n, const std::vector<Operand>& ops);
+/// Concat along any axis: in the first blocked operand's format when oneDNN copies it
+/// fast (and `blocked`), else plain; constants are baked in.
+Result<Made> make_concat(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
+                         bool blocked);
 /// A layout change of one tensor.
 Result<Made> make_reorder(const memory::desc& from, const memory::desc& to);
 
