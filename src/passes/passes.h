@@ -50,8 +50,6 @@ Status fuse_affine_into_conv(Graph& g, PassStats& stats);
 Status fuse_conv_epilogue(Graph& g, PassStats& stats);
 /// Bias Add, residual Add and activation after MatMul -> FusedMatMul.
 Status fuse_matmul_epilogue(Graph& g, PassStats& stats);
-/// Depthwise -> pointwise and pointwise -> depthwise conv pairs -> FusedConv pairs marked `pair` for one kernel.
-Status mark_dw_pw_conv_pairs(Graph& g, PassStats& stats);
 // --- transformer fusions (fuse-xfmr) ---------------------------------------------------
 /// Decomposed LayerNorm (ReduceMean, Sub, square, ReduceMean, + eps, Sqrt, Div, * gamma, + beta) -> LayerNormalization.
 Status fuse_layernorm(Graph& g, PassStats& stats);

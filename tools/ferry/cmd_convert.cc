@@ -155,7 +155,8 @@ Action add_convert_command(CLI::App& app) {
   auto opts = std::make_shared<ConvertOptions>();
   CLI::App* sub = app.add_subcommand("convert", "Optimize a model and write it as ONNX");
   sub->footer(
-      "Runs the optimizer (cleanup, constant folding with shape arithmetic, canonicalization, transpose propagation; fusion passes are not in the pipeline yet) and\n"
+      "Runs the optimizer (cleanup, constant folding with shape arithmetic, canonicalization, transpose\n"
+      "propagation, the Conv / MatMul / transformer fusions; `ferry opt` runs single passes) and\n"
       "writes valid ONNX: standard ops in the default domain (opset 18 or the lowest newer one the graph\n"
       "needs), ferry's fused ops in domain \"ferry\" (docs/ferry_ops.md), which `ferry run` loads again.\n"
       "Prints what each pass matched, applied and nearly matched (with the reason and the source nodes);\n"

@@ -11,10 +11,11 @@
   X(conformance)          \
   X(convert)              \
   X(inspect)              \
-  X(ops)  /* TensorFlow frontend: import tables */ \
+  X(ops)                  \
+  X(opt)                  \
   X(run)                  \
   X(validate)             \
-  X(bench)  /* fast CPU backend */
+  X(bench)
 
 namespace ferry::cli {
 #define FERRY_DECLARE_COMMAND(name) Action add_##name##_command(CLI::App& app);
