@@ -242,6 +242,16 @@ TEST(TfImporter, ArgMaxAndArgMinDropTheAxisAndCastToOutputType) {
   EXPECT_EQ(amin_y.to_int_vector(), (std::vector<int64_t>{2, 1}));
 }
 
+TEST(TfImporter, MatrixDeterminantIsDet) {
+  GraphDef g;
+  placeholder(g, "x", {2, 2, 2});
+  add_node(g, "MatrixDeterminant", "det", {"x"});
+  auto imported = import(g);
+  ASSERT_TRUE(imported.ok()) << imported.status().to_string();
+  EXPECT_EQ((*imported)->outputs()[0]->type_string(), "f32[2]");
+  EXPECT_EQ(run1(**imported, "x", iota({2, 2, 2})), (std::vector<float>{0 * 3 - 1 * 2, 4 * 7 - 5 * 6}));
+}
+
 TEST(TfImporter, FunctionCallsAreInlined) {
   GraphDef g;
   placeholder(g, "x", {3});
