@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI smoke run of ferry's libFuzzer targets (docs/fuzzing.md):
-#   1. builds them in build-fuzz/ (clang, -fsanitize=fuzzer,address,undefined);
+#   1. builds them in build-fuzz/ (fuzz/build.sh: clang, -fsanitize=fuzzer,address,undefined);
 #   2. replays the regression corpus fuzz/regressions/<target>/ (every input that
 #      once crashed ferry) through each target;
 #   3. fuzzes each target for FUZZ_SECONDS (default 60) from the seed corpus
@@ -18,9 +18,7 @@ BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 PY=${PYTHON:-.venv/bin/python}
 
 echo "fuzz: building the targets ($BUILD)"
-CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_FUZZ=ON \
-  -DFERRY_BUILD_TESTS=OFF >/dev/null
-ninja -C "$BUILD" ferry_fuzz_targets
+FUZZ_BUILD_DIR="$BUILD" fuzz/build.sh
 
 targets=${FUZZ_TARGETS:-$(cd "$BUILD/fuzz" && ls -1 *_fuzz 2>/dev/null | sort)}
 [ -n "$targets" ] || { echo "fuzz: no targets built" >&2; exit 1; }

@@ -1,22 +1,42 @@
 #!/usr/bin/env bash
-# Installs everything ferry needs (Debian packages, a Python virtualenv) and builds it.
+# Installs what ferry needs (Debian packages, a Python virtualenv) and builds it.
 # Idempotent: re-running only installs what is missing and rebuilds what changed.
-#   scripts/setup.sh            release build in build/
-#   FERRY_SANITIZE=1 scripts/setup.sh   also an ASan+UBSan build in build-asan/
+#   scripts/setup.sh            what the CLI, the Python package and the demo need:
+#                               build packages, .venv from requirements-core.txt, and
+#                               the `ferry` CLI + the extension in build/ (README command 1)
+#   scripts/setup.sh --tests    everything the tests and benchmarks need as well: test and
+#                               fuzzing packages, .venv from requirements.txt (reference
+#                               frameworks), and every target in build/ (README command 2)
+#   FERRY_SANITIZE=1 scripts/setup.sh --tests   also a gcc ASan+UBSan build of the CLI in build-asan/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+TESTS=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) TESTS=1 ;;
+    *) echo "setup: unknown argument '$arg' (usage: scripts/setup.sh [--tests])" >&2; exit 1 ;;
+  esac
+done
+
+# Debian packages. Keep each block free of parentheses in comments: ../shared/tools/apt-audit
+# reads the words between "APT_PACKAGES=(" and the first ")".
+# ocl-icd-opencl-dev: libdnnl-dev's CMake config asks for OpenCL, but Debian only recommends it.
 APT_PACKAGES=(
-  build-essential cmake ninja-build g++ python3-venv python3-dev
+  build-essential cmake ninja-build g++ python3-venv python3-dev ccache
   libprotobuf-dev protobuf-compiler libonnx-dev
   libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev libcli11-dev pybind11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev ccache
-  # fuzzing (fuzz/, docs/fuzzing.md): clang and its libFuzzer runtime (libclang_rt.fuzzer)
+)
+# tests, benchmarks and fuzzing: GoogleTest, Google Benchmark, clang with its libFuzzer runtime
+TEST_APT_PACKAGES=(
+  libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
 )
 
+want=("${APT_PACKAGES[@]}")
+[ "$TESTS" = 1 ] && want+=("${TEST_APT_PACKAGES[@]}")
 missing=()
-for p in "${APT_PACKAGES[@]}"; do
+for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -24,39 +44,32 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Python: requirements-core.txt (build + demo) or requirements.txt (which includes it, plus the
+# reference frameworks and test tools). Every package a script or test imports is pinned there
+# (tests/test_requirements.py checks it).
+REQS=requirements-core.txt
+[ "$TESTS" = 1 ] && REQS=requirements.txt
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python - <<'PYEOF' 2>/dev/null
-import importlib.metadata as m, sys
-want = {}
-for line in open("requirements.txt"):
-    line = line.split("#")[0].strip()
-    if "==" in line:
-        name, ver = line.split("==")
-        want[name.strip()] = ver.strip()
-bad = [n for n, v in want.items() if (lambda: m.version(n))() != v]
-sys.exit(1 if bad else 0)
-PYEOF
-then
-  echo "setup: installing Python packages into .venv"
-  .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -r requirements.txt
-  # --- TensorFlow frontend ---------------------------------------------------------
-  # tensorflow-cpu (requirements.txt) lives in this same .venv: with the pinned numpy,
-  # protobuf (pulled in by onnx) and onnx it resolves without changing any of them.
-  # Check that they really import together, so a broken combination fails here.
-  .venv/bin/python -c "import numpy, onnx, onnxruntime, tensorflow" \
-    || { echo "setup: tensorflow-cpu does not import next to numpy/onnx/onnxruntime" >&2; exit 1; }
-  # --- end TensorFlow frontend ---
+if ! .venv/bin/python scripts/check_requirements.py "$REQS" 2>/dev/null; then
+  echo "setup: installing Python packages into .venv ($REQS)"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r "$REQS"
+  # tensorflow-cpu (requirements.txt) lives in the same .venv as the pinned numpy, protobuf and
+  # onnx; check that they really import together, so a broken combination fails here.
+  if [ "$TESTS" = 1 ]; then
+    .venv/bin/python -c "import numpy, onnx, onnxruntime, tensorflow, torch" \
+      || { echo "setup: the reference frameworks do not import together in .venv" >&2; exit 1; }
+  fi
+  .venv/bin/python scripts/check_requirements.py "$REQS"
 fi
 
-# --- Python package `ferry` (issue 3) ----------------------------------------
+# --- Python package `ferry` ------------------------------------------------------
 # The extension is built by the ninja run below (build/python/ferry/); pip then
 # packages it with python/ferry through scikit-build-core, which reuses build/
 # (pyproject.toml), so nothing compiles twice. Skipped when the installed copy
@@ -65,7 +78,7 @@ install_python_package() {
   local stamp=.venv/ferry-package.stamp so
   so=$(ls build/python/ferry/_ferry.*.so 2>/dev/null | head -n 1)
   if [ -z "$so" ]; then
-    echo "setup: error: build/python/ferry/_ferry.*.so was not built (is pybind11 in .venv? see requirements.txt)" >&2
+    echo "setup: error: build/python/ferry/_ferry.*.so was not built (is pybind11 in .venv? see requirements-core.txt)" >&2
     exit 1
   fi
   local hash
@@ -77,13 +90,18 @@ install_python_package() {
   fi
   echo "setup: installing the Python package ferry into .venv"
   rm -f "$stamp"
-  .venv/bin/python -m pip install -q --no-build-isolation --no-deps .
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
   echo "$hash" > "$stamp"
 }
 
-echo "setup: building (build/)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE="$PWD/.venv/bin/python" >/dev/null
-ninja -C build
+# Build: the CLI and the extension; with --tests every target (test binaries, benchmarks).
+# A unity build (CMakeLists.txt: FERRY_UNITY_BUILD) compiles ~3x faster from scratch.
+targets=(ferry _ferry)
+config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE="$PWD/.venv/bin/python" -DFERRY_UNITY_BUILD=ON)
+if [ "$TESTS" = 1 ]; then targets=(all); config+=(-DFERRY_BUILD_TESTS=ON); fi
+echo "setup: building ${targets[*]} (build/)"
+cmake -S . -B build -G Ninja "${config[@]}" >/dev/null
+ninja -C build "${targets[@]}"
 install_python_package
 if [ "${FERRY_SANITIZE:-0}" = "1" ]; then
   echo "setup: building with ASan+UBSan (build-asan/)"

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Sets up, builds (release + ASan/UBSan) and runs every test: C++ unit tests
-# (ctest), the Python suites (pytest), the malformed-model corpus under the
-# sanitizers, the CPU session's concurrency tests under ThreadSanitizer, and a
-# one-minute smoke run of each fuzz target (fuzz/smoke.sh).
-# Exit status is non-zero if anything fails.
+# Sets up, builds and runs every test: C++ unit tests (ctest), the Python suites
+# (pytest), the malformed-model corpus under ASan+UBSan, the CPU session's
+# concurrency tests under ThreadSanitizer, and a one-minute smoke run of each
+# fuzz target (fuzz/smoke.sh). Exit status is non-zero if anything fails.
+#
+# Builds: build/ (release, every target), build-fuzz/ (clang, ASan+UBSan with
+# libFuzzer coverage: the fuzz targets and the `ferry` CLI the corpus runs on, one
+# instrumented build for both), build-tsan/ (the session tests; only the runtime's
+# sources are instrumented, the rest are ccache hits from build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FERRY_SANITIZE=1 scripts/setup.sh
+scripts/setup.sh --tests
 
 echo "== C++ unit tests (ctest)"
 ctest --test-dir build --output-on-failure -j2
@@ -14,20 +18,24 @@ ctest --test-dir build --output-on-failure -j2
 echo "== Python tests (pytest)"
 FERRY_BIN="$PWD/build/ferry" .venv/bin/python -m pytest -q
 
+echo "== building the ASan+UBSan (fuzzing) build (build-fuzz/)"
+fuzz/build.sh
+
 echo "== malformed-model corpus under ASan+UBSan"
-FERRY_BIN="$PWD/build-asan/ferry" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+FERRY_BIN="$PWD/build-fuzz/ferry" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   .venv/bin/python -m pytest -q tests/bad_inputs
 
 # --- thread safety (issue 5): concurrent runs of one compiled session under ThreadSanitizer ---
-# Only session_test.cc is built (target ferry_tsan_tests; ~4 min on 2 cores) to keep CI short.
 # The ConcurrentRuns* tests: 4 callers on one session, with 1 and with 2 OpenMP threads each
 # (libgomp is not TSan-instrumented: if it ever reports through the 2-thread variants, filter
 # to 'CpuSession.*:-*TwoOmpThreads*'; docs/backend.md).
 echo "== CpuSession tests (concurrent runs) under ThreadSanitizer (build-tsan/)"
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TSAN=ON -DFERRY_BUILD_PYTHON=OFF >/dev/null
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TSAN=ON -DFERRY_BUILD_TESTS=ON -DFERRY_UNITY_BUILD=ON \
+  -DFERRY_BUILD_PYTHON=OFF >/dev/null
 ninja -C build-tsan -j2 ferry_tsan_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/ferry_tsan_tests
 # --- end thread safety ---
 
 echo "== fuzz targets: regressions + ${FUZZ_SECONDS:-60} s each (fuzz/smoke.sh)"
 fuzz/smoke.sh
+

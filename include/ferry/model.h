@@ -34,6 +34,8 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "passes/rewriter.h"
+#include "passes/target.h"
+#include "runtime/plan_info.h"
 
 namespace ferry {
 
@@ -54,9 +56,13 @@ struct LoadOptions {
 /// What compile() may be asked for. Unknown backends are an invalid_argument
 /// error naming the ones available (available_backends()).
 struct CompileOptions {
-  bool optimize = true;             ///< run the optimizer (passes/pipeline.h) before compiling
+  bool optimize = true;             ///< run the optimizer (passes/pipeline.h) for the backend's target first
   std::string backend = "cpu";      ///< a row of the backend table (src/api/backends.cc): "cpu" or "reference"
   int threads = 0;                  ///< worker threads; 0 = the backend's default (cpu: the number of cores). The reference backend is single-threaded.
+  // --- cpu backend (docs/backend.md) ---
+  std::string isa;                  ///< highest ISA of ferry's own kernels: "avx2", "avx512", "amx", "generic"; "" = the host's
+  bool blocked_layouts = true;      ///< let oneDNN pick blocked activation layouts (nChw8c/16c) for conv chains
+  bool reference_kernels = false;   ///< every step on its reference kernel (same plan and arena): bisecting a difference
 };
 
 /// One backend compile() can target.
@@ -67,6 +73,10 @@ struct BackendInfo {
 
 /// The backends compile() accepts, in table order (the first is the default).
 std::vector<BackendInfo> available_backends();
+
+/// The target description of a backend for these options (what compile() optimizes for;
+/// `ferry convert --target`), or invalid_argument naming the backends.
+Result<Target> backend_target(const CompileOptions& options);
 
 /// Everything `ferry inspect` reports, also for a model that failed to load.
 struct Inspection {
@@ -82,8 +92,10 @@ struct Inspection {
 
 /// Inspects the model at `path` without requiring it to load: on failure the
 /// Inspection holds what the frontend learned and the error. `optimized`
-/// describes the graph after the optimizer, as `ferry convert` writes it.
-Inspection inspect_model(const std::string& path, bool optimized = false, const LoadOptions& options = {});
+/// describes the graph after the optimizer for `for_backend`'s target, as
+/// `ferry convert --target` writes it (and as that backend runs it).
+Inspection inspect_model(const std::string& path, bool optimized = false, const LoadOptions& options = {},
+                         const CompileOptions& for_backend = {});
 
 /// A compiled model, ready to run.
 class Session {
@@ -106,6 +118,17 @@ class Session {
   Status check_inputs(const std::map<std::string, Tensor>& inputs) const;
   /// check_inputs, then runs; outputs come in outputs() order.
   Result<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs);
+  /// The same with inputs in inputs() order; `outputs` entries of the right dtype and
+  /// dims are written in place (steady-state runs allocate nothing on the cpu backend).
+  /// `observer` (may be null) receives step times and every computed value.
+  Status run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs, const RunObserver* observer = nullptr);
+  /// How the backend runs inputs of these dims (inputs() order): steps and memory.
+  Result<PlanInfo> plan(const std::vector<std::vector<int64_t>>& input_dims);
+  /// The target the graph was optimized for (passes/target.h).
+  const Target& target() const;
+  /// Why the backend hands this model to the reference interpreter ("" when it does not):
+  /// e.g. a data-dependent shape it cannot plan.
+  std::string fallback_reason() const;
 
  private:
   friend class Model;
@@ -128,12 +151,14 @@ class Model {
   const Graph& graph() const;
   const ImportReport& import_report() const;
 
-  /// What `ferry inspect` shows for this model (of the optimized graph when `optimized`).
-  Inspection inspect(bool optimized = false) const;
-  /// Optimizes a copy of the graph (when asked) and hands it to the backend.
+  /// What `ferry inspect` shows for this model (of the graph optimized for `for_backend` when `optimized`).
+  Inspection inspect(bool optimized = false, const CompileOptions& for_backend = {}) const;
+  /// Optimizes a copy of the graph for the backend's target (when asked) and hands it to the backend.
   Result<Session> compile(const CompileOptions& options = {}) const;
-  /// Writes the model as ONNX (export/onnx_exporter.h), optimized first when `optimize`.
-  Status save(const std::string& path, bool optimize = true) const;
+  /// A copy of the graph optimized for `for_backend`'s target; `stats` (may be null) gets the pass counts.
+  Result<std::unique_ptr<Graph>> optimized(const CompileOptions& for_backend = {}, PassStats* stats = nullptr) const;
+  /// Writes the model as ONNX (export/onnx_exporter.h), optimized first for `for_backend` when `optimize`.
+  Status save(const std::string& path, bool optimize = true, const CompileOptions& for_backend = {}) const;
 
  private:
   struct State;

@@ -16,6 +16,7 @@ See docs/python.md.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,9 +54,20 @@ if (Path(__file__).resolve().parent.parent.parent / "CMakeLists.txt").is_file() 
     __path__.append(str(_SOURCE_BUILD))
 
 
+# Idle OpenMP threads spin briefly, then sleep (src/runtime/wait_policy.h): libgomp reads
+# this once, when the extension loads it, and only if the user chose neither setting.
+_SPIN_COUNT = "20000"  # keep in step with kSpinCount in src/runtime/wait_policy.h
+
+
+def _set_default_wait_policy():
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = _SPIN_COUNT
+
+
 def __getattr__(name: str):
     # PEP 562: the compiled extension loads on first use of the model API only.
     if name in _EXTENSION_NAMES:
+        _set_default_wait_policy()
         try:
             from . import _ferry
         except ImportError as e:

@@ -209,8 +209,16 @@ CompileOptions parse_compile_options(const py::kwargs& kw) {
       if (value.is_none()) continue;
       if (py::isinstance<py::bool_>(value) || !py::isinstance<py::int_>(value)) type_error("an int or None");
       o.threads = value.cast<int>();
+    } else if (name == "isa") {
+      if (value.is_none()) continue;
+      if (!py::isinstance<py::str>(value)) type_error("a str or None");
+      o.isa = value.cast<std::string>();
+    } else if (name == "blocked_layouts" || name == "reference_kernels") {
+      if (!py::isinstance<py::bool_>(value)) type_error("a bool");
+      (name == "blocked_layouts" ? o.blocked_layouts : o.reference_kernels) = value.cast<bool>();
     } else {
-      throw py::type_error("compile() got an unknown option '" + name + "' (options: optimize, backend, threads)");
+      throw py::type_error("compile() got an unknown option '" + name +
+                           "' (options: optimize, backend, threads, isa, blocked_layouts, reference_kernels)");
     }
   }
   return o;
@@ -221,6 +229,9 @@ py::dict options_dict(const CompileOptions& o) {
   d["optimize"] = o.optimize;
   d["backend"] = o.backend;
   d["threads"] = o.threads;
+  d["isa"] = o.isa;
+  d["blocked_layouts"] = o.blocked_layouts;
+  d["reference_kernels"] = o.reference_kernels;
   return d;
 }
 
@@ -341,12 +352,17 @@ PYBIND11_MODULE(_ferry, m) {
       .def_property_readonly("outputs", [](const Model& mo) { return copy_specs(mo.outputs()); },
                              "The model outputs (list of TensorInfo).")
       .def("inspect",
-           [](const Model& mo, bool optimized) { return json_to_python(inspection_json(mo.inspect(optimized))); },
-           py::arg("optimized") = false,
+           [](const Model& mo, bool optimized, const std::string& target) {
+             CompileOptions t;
+             t.backend = target;
+             return json_to_python(inspection_json(mo.inspect(optimized, t)));
+           },
+           py::arg("optimized") = false, py::arg("target") = "cpu",
            "What `ferry inspect --json` reports, as a dict: format, producer, opsets, inputs/outputs\n"
            "(name, dtype, shape with symbolic dims as str), op histograms, parameters, FLOPs, shape\n"
            "inference, coverage (supported, unsupported ops with reason and proposed_repair) and error.\n"
-           "With optimized=True, describes the graph after ferry's optimizer.")
+           "With optimized=True, describes the graph after ferry's optimizer for `target`'s backend\n"
+           "(as that backend runs it).")
       .def(
           "compile",
           [](const Model& mo, const py::kwargs& kw) {
@@ -358,22 +374,29 @@ PYBIND11_MODULE(_ferry, m) {
             }
             return value_or_raise(std::move(s));
           },
-          "compile(*, optimize=True, backend='cpu', threads=0) -> Session\n\n"
-          "Optimizes a copy of the graph (unless optimize=False) and compiles it for `backend`\n"
-          "(ferry.backends() lists them). threads: worker threads, 0 or None for the backend's default.\n"
+          "compile(*, optimize=True, backend='cpu', threads=0, isa=None, blocked_layouts=True,\n"
+          "        reference_kernels=False) -> Session\n\n"
+          "Optimizes a copy of the graph for the backend's target (unless optimize=False) and compiles\n"
+          "it for `backend` (ferry.backends() lists them). threads: worker threads, 0 or None for the\n"
+          "backend's default. cpu backend: isa caps ferry's own kernels ('generic', 'avx2', 'avx512',\n"
+          "'amx'; None: the host's); blocked_layouts=False keeps plain layouts; reference_kernels=True\n"
+          "runs every step on its reference kernel (for bisecting a numeric difference).\n"
           "An unknown option raises TypeError naming it; an unknown backend InvalidArgumentError.")
       .def(
           "save",
-          [](const Model& mo, const std::string& path, bool optimize) {
+          [](const Model& mo, const std::string& path, bool optimize, const std::string& target) {
             Status st;
+            CompileOptions t;
+            t.backend = target;
             {
               py::gil_scoped_release release;
-              st = mo.save(path, optimize);
+              st = mo.save(path, optimize, t);
             }
             if (!st.ok()) raise_status(st);
           },
-          py::arg("path"), py::arg("optimize") = true,
-          "Writes the model as ONNX (like `ferry convert`), optimized first unless optimize=False.")
+          py::arg("path"), py::arg("optimize") = true, py::arg("target") = "cpu",
+          "Writes the model as ONNX (like `ferry convert --target`), optimized first for `target`'s\n"
+          "backend unless optimize=False.")
       .def("__repr__", &model_repr);
 
   m.def("load", &load, py::arg("path"), py::arg("external_data_dir") = "",

@@ -28,13 +28,10 @@ std::vector<TensorSpec> specs_of(const std::vector<Value*>& values) {
   return out;
 }
 
-/// A copy of `g`, optimized when asked; `stats` (may be null) gets the pass counts.
-Result<std::unique_ptr<Graph>> prepared_copy(const Graph& g, bool optimize_it, PassStats* stats,
-                                             const std::vector<std::string>& skip_passes = {}) {
+/// A copy of `g`, optimized for `target` when asked; `stats` (may be null) gets the pass counts.
+Result<std::unique_ptr<Graph>> prepared_copy(const Graph& g, const Target* target, PassStats* stats) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, clone_graph(g));
-  OptimizeOptions oo;
-  oo.skip_passes = skip_passes;
-  if (optimize_it) FERRY_TRY(optimize(*copy, oo, stats).with_context("optimizing"));
+  if (target) FERRY_TRY(optimize(*copy, *target, {}, stats).with_context("optimizing for target " + target->name));
   return copy;
 }
 
@@ -72,7 +69,12 @@ const std::vector<TensorSpec>& Model::outputs() const { return state_->outputs; 
 const Graph& Model::graph() const { return *state_->graph; }
 const ImportReport& Model::import_report() const { return state_->report; }
 
-Inspection Model::inspect(bool optimized) const {
+Result<std::unique_ptr<Graph>> Model::optimized(const CompileOptions& for_backend, PassStats* stats) const {
+  FERRY_ASSIGN_OR_RETURN(Target target, backend_target(for_backend));
+  return prepared_copy(*state_->graph, &target, stats);
+}
+
+Inspection Model::inspect(bool optimized, const CompileOptions& for_backend) const {
   Inspection in;
   in.path = state_->path;
   in.import = state_->report;
@@ -81,7 +83,7 @@ Inspection Model::inspect(bool optimized) const {
   in.error = state_->shape_status;
   in.graph = state_->graph;
   if (optimized && in.error.ok()) {
-    auto copy = prepared_copy(*state_->graph, true, nullptr);
+    auto copy = this->optimized(for_backend);
     if (copy.ok()) in.graph = std::shared_ptr<const Graph>(std::move(copy).value());
     else in.error = copy.status();
   }
@@ -89,10 +91,11 @@ Inspection Model::inspect(bool optimized) const {
   return in;
 }
 
-Inspection inspect_model(const std::string& path, bool optimized, const LoadOptions& options) {
+Inspection inspect_model(const std::string& path, bool optimized, const LoadOptions& options,
+                         const CompileOptions& for_backend) {
   ImportReport report;
   auto model = Model::load(path, options, &report);
-  if (model.ok()) return model->inspect(optimized);
+  if (model.ok()) return model->inspect(optimized, for_backend);
   Inspection in;
   in.path = path;
   in.format = report.format;
@@ -102,19 +105,15 @@ Inspection inspect_model(const std::string& path, bool optimized, const LoadOpti
 }
 
 Result<Session> Model::compile(const CompileOptions& options) const {
-  const api::BackendEntry* backend = nullptr;
-  std::string names;
-  for (const api::BackendEntry& e : api::backend_table()) {
-    if (options.backend == e.name) backend = &e;
-    names += (names.empty() ? "" : ", ") + std::string(e.name);
-  }
-  if (!backend) return invalid_argument("unknown backend '" + options.backend + "' (available: " + names + ")");
+  FERRY_ASSIGN_OR_RETURN(const api::BackendEntry* backend, api::find_backend(options.backend));
   if (options.threads < 0) return invalid_argument("threads must be >= 0 (0 = the backend's default), got " +
                                                    std::to_string(options.threads));
+  if (!options.isa.empty()) { FERRY_TRY(api::parse_isa(options.isa).status()); }
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, prepared_copy(*state_->graph, options.optimize, &impl->stats,
-                                                                       backend->skip_passes));
+  impl->target = backend->target(options);
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g,
+                         prepared_copy(*state_->graph, options.optimize ? &impl->target : nullptr, &impl->stats));
   impl->inputs = specs_of(g->inputs());
   impl->outputs = specs_of(g->outputs());
   impl->graph = std::move(g);
@@ -124,8 +123,13 @@ Result<Session> Model::compile(const CompileOptions& options) const {
   return Session(std::move(impl));
 }
 
-Status Model::save(const std::string& path, bool optimize_it) const {
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, prepared_copy(*state_->graph, optimize_it, nullptr));
+Status Model::save(const std::string& path, bool optimize_it, const CompileOptions& for_backend) const {
+  std::unique_ptr<Graph> g;
+  if (optimize_it) {
+    FERRY_ASSIGN_OR_RETURN(g, optimized(for_backend));
+  } else {
+    FERRY_ASSIGN_OR_RETURN(g, prepared_copy(*state_->graph, nullptr, nullptr));
+  }
   return write_onnx_file(*g, path).with_context("writing '" + path + "'");
 }
 

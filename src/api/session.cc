@@ -64,13 +64,35 @@ Status Session::check_inputs(const std::map<std::string, Tensor>& inputs) const 
 }
 
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
-  std::lock_guard<std::mutex> lock(impl_->run_mutex);
   FERRY_TRY(check_inputs(inputs));
-  FERRY_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, impl_->executor->run(inputs));
-  if (outputs.size() != impl_->outputs.size())
-    return internal_error("backend '" + impl_->options.backend + "' returned " + std::to_string(outputs.size()) +
-                          " outputs, the model has " + std::to_string(impl_->outputs.size()));
+  std::vector<Tensor> ordered;
+  for (const Value* in : impl_->graph->inputs()) ordered.push_back(inputs.at(in->name()));
+  std::vector<Tensor> outputs;
+  FERRY_TRY(run(ordered, &outputs));
   return outputs;
 }
+
+Status Session::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs, const RunObserver* observer) {
+  if (inputs.size() != impl_->inputs.size())
+    return invalid_argument("expected " + std::to_string(impl_->inputs.size()) + " inputs (" +
+                            describe_inputs(impl_->inputs) + "), got " + std::to_string(inputs.size()));
+  std::lock_guard<std::mutex> lock(impl_->run_mutex);
+  FERRY_TRY(impl_->executor->run(inputs, outputs, observer));
+  if (outputs->size() != impl_->outputs.size())
+    return internal_error("backend '" + impl_->options.backend + "' returned " + std::to_string(outputs->size()) +
+                          " outputs, the model has " + std::to_string(impl_->outputs.size()));
+  return Status::Ok();
+}
+
+Result<PlanInfo> Session::plan(const std::vector<std::vector<int64_t>>& input_dims) {
+  if (input_dims.size() != impl_->inputs.size())
+    return invalid_argument("expected dims for " + std::to_string(impl_->inputs.size()) + " inputs, got " +
+                            std::to_string(input_dims.size()));
+  std::lock_guard<std::mutex> lock(impl_->run_mutex);
+  return impl_->executor->plan(input_dims);
+}
+
+const Target& Session::target() const { return impl_->target; }
+std::string Session::fallback_reason() const { return impl_->executor->fallback_reason(); }
 
 }  // namespace ferry

@@ -16,6 +16,7 @@ struct Session::Impl {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   PassStats stats;
+  Target target;
   std::unique_ptr<api::Executor> executor;
   std::mutex run_mutex;  // one run at a time: backends may keep per-run state (arenas)
 };

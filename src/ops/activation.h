@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "ir/activation.h"
+
 namespace ferry {
 
 namespace act {
@@ -41,13 +43,6 @@ inline double gelu_erf(double x) { return 0.5 * x * std::erfc(-x * kSqrt1_2); }
 inline double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x))); }
 
 }  // namespace act
-
-/// The activation of a fused op's epilogue (attribute `activation`; "" is kNone).
-enum class Activation { kNone, kRelu, kClip, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kSiLU, kGelu, kGeluTanh, kTanh };
-
-/// "" -> kNone, "Relu" -> kRelu, ...; nullopt for an unknown name.
-std::optional<Activation> activation_from_name(std::string_view name);
-const char* activation_name(Activation a);
 
 /// act(x) with its parameters: Clip [alpha, beta] = [min, max]; LeakyRelu alpha;
 /// HardSigmoid alpha, beta; the others take none. NaN stays NaN.

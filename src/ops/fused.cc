@@ -16,32 +16,15 @@
 
 namespace ferry {
 
-std::optional<Activation> activation_from_name(std::string_view name) {
-  for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kClip, Activation::kLeakyRelu,
-                       Activation::kSigmoid, Activation::kHardSigmoid, Activation::kHardSwish, Activation::kSiLU,
-                       Activation::kGelu, Activation::kGeluTanh, Activation::kTanh})
-    if (name == activation_name(a)) return a;
-  return std::nullopt;
-}
-
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::kNone: return "";
-    case Activation::kRelu: return "Relu";
-    case Activation::kClip: return "Clip";
-    case Activation::kLeakyRelu: return "LeakyRelu";
-    case Activation::kSigmoid: return "Sigmoid";
-    case Activation::kHardSigmoid: return "HardSigmoid";
-    case Activation::kHardSwish: return "HardSwish";
-    case Activation::kSiLU: return "SiLU";
-    case Activation::kGelu: return "Gelu";
-    case Activation::kGeluTanh: return "GeluTanh";
-    case Activation::kTanh: return "Tanh";
-  }
-  return "?";
-}
-
 namespace {
+
+/// " Relu, Clip, ..., Tanh": the activation names, for error messages.
+std::string activation_names() {
+  std::string s;
+  for (Activation a : all_activations())
+    if (a != Activation::kNone) s += std::string(s.empty() ? " " : ", ") + activation_name(a);
+  return s;
+}
 
 /// Where the epilogue operands sit among the node's inputs.
 struct FusedLayout {
@@ -75,9 +58,7 @@ Result<Activation> read_activation(const NodeContext& ctx) {
   const std::string& name = epilogue_attrs(ctx).activation;
   auto a = activation_from_name(name);
   if (!a)
-    return invalid_model("unknown activation '" + name +
-                         "' (expected none or one of Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, SiLU, "
-                         "Gelu, GeluTanh, Tanh)");
+    return invalid_model("unknown activation '" + name + "' (expected none or one of" + activation_names() + ")");
   return *a;
 }
 

@@ -1,5 +1,8 @@
 #include "ops/registry.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace ferry {
@@ -37,7 +40,9 @@ const char* isa_name(Isa isa) {
   return "?";
 }
 
-Isa host_isa() {
+namespace {
+
+Isa detected_isa() {
   static const Isa isa = [] {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
@@ -52,6 +57,23 @@ Isa host_isa() {
   }();
   return isa;
 }
+
+/// FERRY_CPU_MAX_ISA=generic|avx2|avx512|amx caps the ISA (like oneDNN's ONEDNN_MAX_CPU_ISA), so the
+/// lower rows of the kernel table can be run and compared on a bigger host.
+Isa isa_cap() {
+  static const Isa cap = [] {
+    const char* e = std::getenv("FERRY_CPU_MAX_ISA");
+    if (!e) return Isa::amx;
+    for (Isa i : {Isa::reference, Isa::generic, Isa::avx2, Isa::avx512, Isa::amx})
+      if (std::strcmp(e, isa_name(i)) == 0) return i;
+    return Isa::amx;
+  }();
+  return cap;
+}
+
+}  // namespace
+
+Isa host_isa() { return std::min(detected_isa(), isa_cap()); }
 
 void register_kernel(const KernelEntry& entry) { kernel_table().push_back(entry); }
 

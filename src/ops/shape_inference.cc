@@ -4,7 +4,7 @@
 
 namespace ferry {
 
-Status infer_shapes(Graph& g, const Node** failed) {
+Status infer_shapes(Graph& g, const Node** failed, RefineShapeFn refine) {
   FERRY_ASSIGN_OR_RETURN(auto order, g.topo_order());
   for (Node* n : order) {
     std::vector<InputInfo> ins(n->num_inputs());
@@ -20,7 +20,8 @@ Status infer_shapes(Graph& g, const Node** failed) {
       if (failed) *failed = n;
       return st;
     }
-    for (size_t i = 0; i < n->num_outputs(); ++i) n->output(i)->set_type(outs[i].dtype, outs[i].shape);
+    for (size_t i = 0; i < n->num_outputs(); ++i)
+      n->output(i)->set_type(outs[i].dtype, refine ? refine(*n, outs[i].shape) : outs[i].shape);
   }
   return Status::Ok();
 }

@@ -24,6 +24,12 @@ std::string replace_marker(std::string text, const std::string& with) {
 
 }  // namespace
 
+std::string fused_op_blocker(const Node& host, const Target& target) {
+  const Op fused = *fused_op_of(host.op());
+  if (target.executes(fused)) return "";
+  return "target " + target.name + " does not execute " + op_name(fused);
+}
+
 Node* epilogue_host(const Value* v, HostFamily family) {
   Node* p = v ? v->producer() : nullptr;
   if (!p) return nullptr;
@@ -40,17 +46,22 @@ std::string epilogue_blocker(const Graph& g, const Node& host, const Node& user)
   return single_use_problem(g, host.output(0), host);
 }
 
-bool fuse_activation_epilogue(Rewriter& rw, Node& act, HostFamily family) {
+bool fuse_activation_epilogue(Rewriter& rw, Node& act, HostFamily family, const Target& target) {
   Node* host = epilogue_host(act.input(0), family);
   if (!host) return false;
   std::string why;
   auto a = epilogue_activation(act, &why);
   if (!a) return why.empty() ? false : rw.near_miss(why, {host, &act});
   if (!is_floating(act.output(0)->dtype())) return false;
+  if (why = fused_op_blocker(*host, target); !why.empty()) return rw.near_miss(why, {host, &act});
+  if (!target.epilogue(host->op(), a->act))
+    return rw.near_miss("target " + target.name + " does not apply " + activation_name(a->act) + " in a " +
+                            op_name(*fused_op_of(host->op())) + " epilogue",
+                        {host, &act});
   if (why = epilogue_blocker(rw.graph(), *host, act); !why.empty()) return rw.near_miss(why, {host, &act});
   AttrMap set;
-  set.set("activation", a->name);
-  if (a->name == "Clip" || a->name == "LeakyRelu" || a->name == "HardSigmoid") {
+  set.set("activation", std::string(activation_name(a->act)));
+  if (activation_params(a->act) > 0) {
     set.set("alpha", a->alpha);
     set.set("beta", a->beta);
   }
@@ -59,7 +70,7 @@ bool fuse_activation_epilogue(Rewriter& rw, Node& act, HostFamily family) {
   return true;
 }
 
-bool fuse_silu_epilogue(Rewriter& rw, Node& mul, HostFamily family) {
+bool fuse_silu_epilogue(Rewriter& rw, Node& mul, HostFamily family, const Target& target) {
   for (size_t i = 0; i < 2; ++i) {
     Value* y = mul.input(i);
     Node* sig = producer_of(mul.input(1 - i), Op::Sigmoid);
@@ -75,8 +86,13 @@ bool fuse_silu_epilogue(Rewriter& rw, Node& mul, HostFamily family) {
       return rw.near_miss(why, {host, sig, &mul});
     if (std::string a = applied_activation(*host); !a.empty())
       return rw.near_miss(h + " already applies " + a + ": a second activation does not fuse", {host, sig, &mul});
+    if (std::string why = fused_op_blocker(*host, target); !why.empty()) return rw.near_miss(why, {host, sig, &mul});
+    if (!target.epilogue(host->op(), Activation::kSiLU))
+      return rw.near_miss("target " + target.name + " does not apply SiLU in a " + op_name(*fused_op_of(host->op())) +
+                              " epilogue",
+                          {host, sig, &mul});
     AttrMap set;
-    set.set("activation", std::string("SiLU"));
+    set.set("activation", std::string(activation_name(Activation::kSiLU)));
     Node* fused = rebuild_fused(rw, *host, host->inputs(), set, {host, sig, &mul});
     rw.replace_uses(mul.output(0), fused->output(0));
     return true;
@@ -84,7 +100,7 @@ bool fuse_silu_epilogue(Rewriter& rw, Node& mul, HostFamily family) {
   return false;
 }
 
-bool fuse_residual_epilogue(Rewriter& rw, Node& add, HostFamily family) {
+bool fuse_residual_epilogue(Rewriter& rw, Node& add, HostFamily family, const Target& target) {
   std::string first_why;
   const Node* first_host = nullptr;
   for (size_t i = 0; i < 2; ++i) {
@@ -92,7 +108,8 @@ bool fuse_residual_epilogue(Rewriter& rw, Node& add, HostFamily family) {
     if (!host) continue;
     Value* z = add.input(1 - i);
     const Shape& out = host->output(0)->shape();
-    std::string why = epilogue_blocker(rw.graph(), *host, add);
+    std::string why = fused_op_blocker(*host, target);
+    if (why.empty()) why = epilogue_blocker(rw.graph(), *host, add);
     if (why.empty() && host->has_input(3))
       why = std::string(op_name(host->op())) + " already has a residual input";
     if (why.empty() && !broadcasts_into(z->shape(), out)) {
@@ -117,6 +134,24 @@ bool fuse_residual_epilogue(Rewriter& rw, Node& add, HostFamily family) {
     return true;
   }
   return first_host ? rw.near_miss(first_why, {first_host, &add}) : false;
+}
+
+std::vector<Pattern> activation_patterns(HostFamily family, const Target& target) {
+  std::vector<Pattern> out;
+  for (Activation a : all_activations()) {
+    const Op op = activation_op(a);
+    if (a == Activation::kNone) continue;
+    bool seen = false;  // Gelu stands for two activations
+    for (const Pattern& p : out) seen |= p.root == op;
+    if (seen) continue;
+    out.push_back({"activation", op, [family, &target](Rewriter& rw, Node& n) {
+                     return fuse_activation_epilogue(rw, n, family, target);
+                   }});
+  }
+  out.push_back({"silu", Op::Mul, [family, &target](Rewriter& rw, Node& n) {
+                   return fuse_silu_epilogue(rw, n, family, target);
+                 }});
+  return out;
 }
 
 }  // namespace ferry

@@ -9,11 +9,17 @@
 // (kConv) or MatMul, FusedMatMul (kMatMul; float only). A fused op computes
 // act(core + bias + z), so a host that already applies an activation takes
 // nothing more, and one that has z takes no second one (near misses).
+//
+// Every rewrite asks the target first (passes/target.h): it must execute the fused
+// op it would form, and apply the activation in that op's epilogue.
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "passes/pattern_driver.h"
 #include "passes/rewriter.h"
+#include "passes/target.h"
 
 namespace ferry {
 
@@ -26,11 +32,18 @@ Node* epilogue_host(const Value* v, HostFamily family);
 /// (an activation already applied, the output used elsewhere or a graph output).
 std::string epilogue_blocker(const Graph& g, const Node& host, const Node& user);
 
-/// act(H(...)): Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Gelu, Tanh.
-bool fuse_activation_epilogue(Rewriter& rw, Node& act, HostFamily family);
+/// "" when `target` executes the fused op of `host` (FusedConv for a Conv, ...); else the near-miss reason.
+std::string fused_op_blocker(const Node& host, const Target& target);
+
+/// act(H(...)) for a standalone activation node (ir/activation.h's table).
+bool fuse_activation_epilogue(Rewriter& rw, Node& act, HostFamily family, const Target& target);
 /// y * Sigmoid(y) (either operand order) with y = H(...).
-bool fuse_silu_epilogue(Rewriter& rw, Node& mul, HostFamily family);
+bool fuse_silu_epilogue(Rewriter& rw, Node& mul, HostFamily family, const Target& target);
 /// H(...) + z, either operand: z becomes H's residual input (index 3).
-bool fuse_residual_epilogue(Rewriter& rw, Node& add, HostFamily family);
+bool fuse_residual_epilogue(Rewriter& rw, Node& add, HostFamily family, const Target& target);
+
+/// The activation and SiLU patterns of `family`, one per standalone activation op of the
+/// table, rooted at that op; the pass adds its Add pattern in front.
+std::vector<Pattern> activation_patterns(HostFamily family, const Target& target);
 
 }  // namespace ferry

@@ -18,6 +18,7 @@
 // shapes and repeats while anything folded (a few rounds at most).
 #include "ir/op_attrs.h"
 #include "ops/registry.h"
+#include "passes/fuse_attention_internal.h"  // canonicalize_head_split
 #include "passes/pattern_driver.h"
 #include "passes/passes.h"
 #include "passes/pipeline.h"
@@ -100,7 +101,7 @@ bool fold_size(Rewriter& rw, Node& n) {
 
 bool fold_reshape_target(Rewriter& rw, Node& reshape) {
   Value *x = reshape.input(0), *target = reshape.input(1);
-  if (constant_of(target)) return false;
+  if (constant_of(target) || awaits_head_split(rw.graph(), reshape)) return false;
   auto sv = shape_value_of(target);
   if (!sv || sv->scalar) return false;
   const Shape& xs = x->shape();
@@ -145,6 +146,9 @@ Status fold_constants(Graph& g, PassStats& stats, size_t size_limit) {
   for (Op op : {Op::Shape, Op::Gather, Op::Unsqueeze, Op::Squeeze, Op::Concat, Op::Slice, Op::Cast, Op::Identity})
     patterns.push_back({"shape_arithmetic", op, fold_shape_value});
   patterns.push_back({"shape_arithmetic", Op::Size, fold_size});
+  // Not a fold, but it turns unknown shapes into symbolic ones that the folds then use; before
+  // reshape_target, which would hide the B*H entry it reads.
+  patterns.push_back({"head_split", Op::Reshape, canonicalize_head_split});
   patterns.push_back({"reshape_target", Op::Reshape, fold_reshape_target});
 
   for (int round = 0; round < kMaxRounds; ++round) {

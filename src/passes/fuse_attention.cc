@@ -17,7 +17,9 @@
 //     ==>  Y3 = Attention(Q3, K3, V3, mask') {q_num_heads = kv_num_heads = H}
 // otherwise the node takes the 4-D [B, H, S, D] operands.
 // Keras's einsum form is the second pattern (passes/fuse_attention_einsum.cc).
-// Preconditions: Q, Kt, V, S of rank 4, floating point; batch and head dims
+// [B, S, D] operands (rank 3: one head, no head split) take the 3-D form with
+// one head (passes/fuse_attention_one_head.cc).
+// Preconditions: Q, Kt, V, S of rank 4 (or 3), floating point; batch and head dims
 // of Q, K, V known equal (no broadcasting in the MatMuls); the masked scores
 // S' have S's shape as inferred (a mask dim that is unknown, like GPT-2's
 // dynamic [seq, seq], is taken not to broadcast S up); Softmax over the last
@@ -43,12 +45,17 @@ Value* peel_scale(const Graph& g, Value* v, double* scale, std::vector<const Nod
 
 bool same(const Dim& a, const Dim& b) { return a.same_as(b); }
 
-struct Match {
-  Value *q = nullptr, *kt = nullptr, *v = nullptr, *mask = nullptr;
-  Node* where = nullptr;  ///< Where(m, S, fill) masking, turned into a mask or is_causal
-  bool causal = false;
-  double scale = 1;
-};
+using Match = AttentionMatch;
+
+/// The masked scores keep the scores' shape: equal dims, or a dim the mask left unknown (taken
+/// not to broadcast S up, as the header says; torch's key padding mask arrives so).
+bool keeps_scores_shape(const Shape& masked, const Shape& scores) {
+  if (masked == scores) return true;
+  if (!masked.rank_known() || masked.rank() != scores.rank()) return false;
+  for (int64_t d = 0; d < masked.rank(); ++d)
+    if (!masked[size_t(d)].is_unknown() && !masked[size_t(d)].same_as(scores[size_t(d)])) return false;
+  return true;
+}
 
 bool fuse(Rewriter& rw, Node& pv) {
   Graph& g = rw.graph();
@@ -58,10 +65,11 @@ bool fuse(Rewriter& rw, Node& pv) {
   Match m;
   m.v = pv.input(1);
   const Shape& ps = sm->output(0)->shape();
-  if (!ps.rank_known() || ps.rank() != 4)
-    return rw.near_miss("attention probabilities are not 4-D [B, H, Sq, Skv]: " + ps.to_string(), nodes);
-  const int64_t axis = sm->attrs<SoftmaxAttrs>().axis;
-  if (axis != -1 && axis != 3) return rw.near_miss("Softmax axis " + std::to_string(axis) + " is not the last", nodes);
+  if (!ps.rank_known() || (ps.rank() != 4 && ps.rank() != 3))
+    return rw.near_miss("attention probabilities are not [B, H, Sq, Skv] or [B, Sq, Skv]: " + ps.to_string(), nodes);
+  const int64_t rank = ps.rank(), axis = sm->attrs<SoftmaxAttrs>().axis;
+  if (axis != -1 && axis != rank - 1)
+    return rw.near_miss("Softmax axis " + std::to_string(axis) + " is not the last", nodes);
   if (!has_one_use(g, sm->output(0))) return rw.near_miss("Softmax output has other consumers", nodes);
 
   // The mask: Add(S, mask), Where(m, S, fill), or none.
@@ -112,22 +120,24 @@ bool fuse(Rewriter& rw, Node& pv) {
 
   const Shape &qs = m.q->shape(), &ks = m.kt->shape(), &vs = m.v->shape(), &ss = qk->output(0)->shape();
   for (const Shape* x : {&qs, &ks, &vs, &ss})
-    if (!x->rank_known() || x->rank() != 4)
-      return rw.near_miss("Q, K^T, V are not all 4-D: " + qs.to_string() + ", " + ks.to_string() + ", " +
-                              vs.to_string(),
+    if (!x->rank_known() || x->rank() != rank)
+      return rw.near_miss("Q, K^T, V are not all of the probabilities' rank: " + qs.to_string() + ", " +
+                              ks.to_string() + ", " + vs.to_string(),
                           nodes);
   if (!is_floating(m.q->dtype())) return rw.near_miss("Q is not floating point", nodes);
-  for (size_t d : {size_t(0), size_t(1)})
+  for (size_t d = 0; d + 2 < size_t(rank); ++d)
     if (!same(qs[d], ks[d]) || !same(qs[d], vs[d]))
       return rw.near_miss("Q, K, V batch/head dims are not known equal (broadcasting MatMul): " + qs.to_string() +
                               ", " + ks.to_string() + ", " + vs.to_string(),
                           nodes);
   // K's and V's sequence lengths need no check: MatMul(P, V) already requires them equal.
-  if (!(t->shape() == ss)) return rw.near_miss("the mask broadcasts the scores to " + t->shape().to_string(), nodes);
+  if (!keeps_scores_shape(t->shape(), ss)) return rw.near_miss("the mask broadcasts the scores to " + t->shape().to_string(), nodes);
   if (m.mask && m.mask->shape().rank_known() && m.mask->shape().rank() == 0)
     return rw.near_miss("the added mask is a scalar (Attention's attn_mask needs rank 1..4)", nodes);
   if (m.mask && m.mask->dtype() != m.q->dtype())
     return rw.near_miss("mask dtype " + std::string(dtype_name(m.mask->dtype())) + " is not the scores'", nodes);
+  if (rank == 3 && !pending_masks.empty()) return rw.near_miss("one-head attention with several added masks", nodes);
+  if (rank == 3) return fuse_one_head_attention(rw, pv, m, qk, nodes);
 
   // K from K^T: fold a Transpose producing K^T.
   static const std::vector<int64_t> kSwap = {0, 1, 3, 2};

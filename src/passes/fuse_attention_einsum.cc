@@ -1,10 +1,10 @@
 // passes/fuse_attention_einsum.cc — Keras MultiHeadAttention (einsum form) into Attention;
 // a pattern of the fuse_attention pass.
 //
-//   S = Einsum("aecd,abcd->acbe", K, Q * c)        Q, K, V: [B, S, H, D] (EinsumDense outputs)
-//   S' = S [+ mask]
+//   S = Einsum("aecd,abcd->acbe", K, Q * c) [* c']  Q, K, V: [B, S, H, D] (EinsumDense outputs)
+//   S' = S [+ mask]                                 (Keras 3 scales the scores, Keras 2 Q)
 //   Y = Einsum("acbe,aecd->abcd", Softmax(S'), V)   [B, Sq, H, Dv]
-//     ==>  Y = Reshape(Attention(Reshape(Q, [B, Sq, H*D]), ..K.., ..V.., mask) {heads = H, scale = c}, [B, Sq, H, Dv])
+//     ==>  Y = Reshape(Attention(Reshape(Q, [B, Sq, H*D]), ..K.., ..V.., mask) {heads = H, scale = c c'}, [B, Sq, H, Dv])
 //
 // Any subscript letters and operand order: roles are read from the equations
 // (batch and head letters are in all three terms, the contraction letter only
@@ -68,14 +68,22 @@ bool fuse_einsum_attention(Rewriter& rw, Node& pv) {
   Value* scores = t;
   Value* mask = nullptr;
   if (Node* add = producer_of(t, Op::Add)) {
-    for (int i = 0; i < 2 && !mask; ++i)
-      if (producer_of(add->input(size_t(i)), Op::Einsum)) scores = add->input(size_t(i)), mask = add->input(size_t(1 - i));
+    for (int i = 0; i < 2 && !mask; ++i) {
+      double unused = 1;
+      std::vector<const Node*> tmp;
+      if (producer_of(peel_attention_scale(g, add->input(size_t(i)), &unused, tmp), Op::Einsum))
+        scores = add->input(size_t(i)), mask = add->input(size_t(1 - i));
+    }
     nodes.push_back(add);
   }
-  Node* qk = producer_of(scores, Op::Einsum);
-  if (!qk || qk->num_inputs() != 2) return rw.near_miss("Softmax input is not an Einsum of Q and K: found " + found(scores), nodes);
+  // Keras 2 scales Q before the einsum, Keras 3 the scores after it: peel both.
+  double scale = 1;
+  Value* raw = peel_attention_scale(g, scores, &scale, nodes);
+  Node* qk = producer_of(raw, Op::Einsum);
+  if (!qk || qk->num_inputs() != 2) return rw.near_miss("Softmax input is not an Einsum of Q and K: found " + found(raw), nodes);
   nodes.push_back(qk);
   if (scores != t && !has_one_use(g, scores)) return rw.near_miss("attention scores have other consumers", nodes);
+  if (raw != scores && !has_one_use(g, raw)) return rw.near_miss("Q*K^T has other consumers", nodes);
   auto qk_terms = parse(qk->attrs<EinsumAttrs>().equation);
   if (!qk_terms) return rw.near_miss("Q*K Einsum is not a 4-D two-operand contraction", nodes);
 
@@ -122,7 +130,6 @@ bool fuse_einsum_attention(Rewriter& rw, Node& pv) {
   if (vt != pv_layout(pk) || ot != pv_layout(pq))
     return rw.near_miss("value Einsum " + pv.attrs<EinsumAttrs>().equation + " does not keep the scores' layout", nodes);
 
-  double scale = 1;
   q = peel_attention_scale(g, q, &scale, nodes);
   k = peel_attention_scale(g, k, &scale, nodes);
   Value* v = pv.input(1);
@@ -132,8 +139,12 @@ bool fuse_einsum_attention(Rewriter& rw, Node& pv) {
     if (!s->rank_known() || s->rank() != 4 || !(*s)[hd].is_static() || !(*s)[3].is_static())
       return rw.near_miss("Q, K, V heads and head sizes are not static", nodes);
   if (!is_floating(q->dtype())) return rw.near_miss("Q is not floating point", nodes);
-  if (!qs[0].same_as(ks[0]) || !qs[0].same_as(vs[0]) || qs[hd].value() != ks[hd].value() ||
-      ks[hd].value() != vs[hd].value() || !ks[sd].same_as(vs[sd]))
+  // Einsum letters do not broadcast: the batch letter makes Q, K, V's batch dims equal and the key
+  // letter K's and V's lengths (unknown dims, as a SavedModel import gives them, are fine); only
+  // dims known to differ are a near miss.
+  auto agree = [](const Dim& a, const Dim& b) { return a.same_as(b) || a.is_unknown() || b.is_unknown(); };
+  if (!agree(qs[0], ks[0]) || !agree(qs[0], vs[0]) || qs[hd].value() != ks[hd].value() ||
+      ks[hd].value() != vs[hd].value() || !agree(ks[sd], vs[sd]))
     return rw.near_miss("Q, K, V batch/head/sequence dims are not known equal", nodes);
   if (!(t->shape() == qk->output(0)->shape()))
     return rw.near_miss("the mask broadcasts the scores to " + t->shape().to_string(), nodes);

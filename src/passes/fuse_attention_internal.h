@@ -7,6 +7,17 @@
 
 namespace ferry {
 
+/// What the MatMul pattern (passes/fuse_attention.cc) matched before choosing a form.
+struct AttentionMatch {
+  Value *q = nullptr, *kt = nullptr, *v = nullptr, *mask = nullptr;
+  Node* where = nullptr;  ///< Where(m, S, fill) masking, turned into a mask or is_causal
+  bool causal = false;
+  double scale = 1;
+};
+/// The rank-3 (one head) form of the MatMul pattern (passes/fuse_attention_one_head.cc).
+bool fuse_one_head_attention(Rewriter& rw, Node& pv, const AttentionMatch& m, Node* qk,
+                             std::vector<const Node*>& nodes);
+
 /// Peels single-use Mul by a scalar constant (and Div by one) off `v`,
 /// multiplying *scale; the peeled nodes go to `nodes`.
 Value* peel_attention_scale(const Graph& g, Value* v, double* scale, std::vector<const Node*>& nodes);
@@ -24,6 +35,13 @@ bool keeps_batch_and_sequence(const Node* rs, bool split);
 Value* unwrap_heads(const Value* q4);
 /// The Keras MultiHeadAttention pattern (passes/fuse_attention_einsum.cc), rooted at the value Einsum.
 bool fuse_einsum_attention(Rewriter& rw, Node& pv);
+
+/// torch MultiheadAttention's dynamic-shape head split as Transpose(Reshape(X, [0, 0, H, D]))
+/// (passes/canonicalize_head_split.cc), a pattern of fold_constants rooted at the inner Reshape.
+bool canonicalize_head_split(Rewriter& rw, Node& reshape);
+/// `reshape` may be such a head split but its input's shape is not known yet (a pattern earlier
+/// in the sweep made it knowable): fold_constants' reshape_target leaves its target alone until then.
+bool awaits_head_split(const Graph& g, const Node& reshape);
 
 /// Swin's shifted-window mask as a plain added mask (passes/fuse_attention_window_mask.cc), rooted at the outer Reshape.
 bool unfold_window_mask(Rewriter& rw, Node& reshape);

@@ -9,7 +9,9 @@
 //
 // act: Relu; Clip with constant (or omitted) bounds, alpha = min, beta = max
 // (Relu6 is Clip 0..6); LeakyRelu (alpha); Sigmoid; HardSigmoid (alpha, beta);
-// HardSwish; Gelu (approximate=tanh: GeluTanh); Tanh; SiLU as y * Sigmoid(y).
+// HardSwish; Gelu (approximate=tanh: GeluTanh); Tanh; SiLU as y * Sigmoid(y)
+// or Swish; each only when the target applies it in the fused op's epilogue
+// (ir/activation.h's table, passes/target.h).
 // The result is always act(conv + b + z): an Add after an activation, a second
 // activation or a second residual stay outside (near misses). Preconditions:
 // the conv's output feeds only the absorbed node (for SiLU: the Sigmoid and
@@ -22,27 +24,12 @@
 #include "passes/pattern_driver.h"
 
 namespace ferry {
-namespace {
 
-bool activation(Rewriter& rw, Node& n) { return fuse_activation_epilogue(rw, n, HostFamily::kConv); }
-bool silu(Rewriter& rw, Node& n) { return fuse_silu_epilogue(rw, n, HostFamily::kConv); }
-bool residual(Rewriter& rw, Node& n) { return fuse_residual_epilogue(rw, n, HostFamily::kConv); }
-
-}  // namespace
-
-Status fuse_conv_epilogue(Graph& g, PassStats& stats) {
-  static const std::vector<Pattern> patterns = {
-      {"residual_add", Op::Add, residual},
-      {"activation", Op::Relu, activation},
-      {"activation", Op::Clip, activation},
-      {"activation", Op::LeakyRelu, activation},
-      {"activation", Op::Sigmoid, activation},
-      {"activation", Op::HardSigmoid, activation},
-      {"activation", Op::HardSwish, activation},
-      {"activation", Op::Gelu, activation},
-      {"activation", Op::Tanh, activation},
-      {"silu", Op::Mul, silu},
-  };
+Status fuse_conv_epilogue_for(Graph& g, PassStats& stats, const Target& target) {
+  std::vector<Pattern> patterns = {{"residual_add", Op::Add, [&target](Rewriter& rw, Node& n) {
+                                      return fuse_residual_epilogue(rw, n, HostFamily::kConv, target);
+                                    }}};
+  for (Pattern& p : activation_patterns(HostFamily::kConv, target)) patterns.push_back(std::move(p));
   return apply_patterns(g, "fuse_conv_epilogue", patterns, stats);
 }
 

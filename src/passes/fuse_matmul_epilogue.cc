@@ -5,7 +5,8 @@
 //   MatMul(a, b) + z               ==>  FusedMatMul(a, b, _, z)      any other z that broadcasts into the output
 //   act(MatMul(a, b))              ==>  FusedMatMul(a, b) {activation=act, alpha, beta}
 //   y * Sigmoid(y), y = MatMul(..) ==>  FusedMatMul(..) {activation=SiLU}
-//   (each also onto a FusedMatMul that has no activation yet)
+//   (each also onto a FusedMatMul that has no activation yet; each only when the
+//   target executes FusedMatMul and applies the activation, passes/target.h)
 //
 // c' is c as a 1-D [N] tensor (N = the output's last dim): a constant of any
 // such shape ([N], [1,N], a scalar) is rewritten to [N]; a non-constant c must
@@ -39,10 +40,11 @@ Value* as_bias(Rewriter& rw, Value* c, const Shape& out) {
   return s.rank_known() && s.rank() == 1 && s[0].is_static() && s[0].value() == n ? c : nullptr;
 }
 
-bool bias_or_residual(Rewriter& rw, Node& add) {
+bool bias_or_residual(Rewriter& rw, Node& add, const Target& target) {
   for (size_t i = 0; i < 2; ++i) {
     Node* host = epilogue_host(add.input(i), HostFamily::kMatMul);
     if (!host || host->has_input(2) || !epilogue_blocker(rw.graph(), *host, add).empty()) continue;
+    if (!fused_op_blocker(*host, target).empty()) continue;  // the residual pattern records why
     Value* bias = as_bias(rw, add.input(1 - i), host->output(0)->shape());
     if (!bias) continue;
     std::vector<Value*> inputs = host->inputs();
@@ -52,27 +54,16 @@ bool bias_or_residual(Rewriter& rw, Node& add) {
     rw.replace_uses(add.output(0), fused->output(0));
     return true;
   }
-  return fuse_residual_epilogue(rw, add, HostFamily::kMatMul);
+  return fuse_residual_epilogue(rw, add, HostFamily::kMatMul, target);
 }
-
-bool activation(Rewriter& rw, Node& n) { return fuse_activation_epilogue(rw, n, HostFamily::kMatMul); }
-bool silu(Rewriter& rw, Node& n) { return fuse_silu_epilogue(rw, n, HostFamily::kMatMul); }
 
 }  // namespace
 
-Status fuse_matmul_epilogue(Graph& g, PassStats& stats) {
-  static const std::vector<Pattern> patterns = {
-      {"bias_or_residual_add", Op::Add, bias_or_residual},
-      {"activation", Op::Relu, activation},
-      {"activation", Op::Clip, activation},
-      {"activation", Op::LeakyRelu, activation},
-      {"activation", Op::Sigmoid, activation},
-      {"activation", Op::HardSigmoid, activation},
-      {"activation", Op::HardSwish, activation},
-      {"activation", Op::Gelu, activation},
-      {"activation", Op::Tanh, activation},
-      {"silu", Op::Mul, silu},
-  };
+Status fuse_matmul_epilogue_for(Graph& g, PassStats& stats, const Target& target) {
+  std::vector<Pattern> patterns = {{"bias_or_residual_add", Op::Add, [&target](Rewriter& rw, Node& n) {
+                                      return bias_or_residual(rw, n, target);
+                                    }}};
+  for (Pattern& p : activation_patterns(HostFamily::kMatMul, target)) patterns.push_back(std::move(p));
   return apply_patterns(g, "fuse_matmul_epilogue", patterns, stats);
 }
 

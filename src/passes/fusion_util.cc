@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/op_attrs.h"
+
 namespace ferry {
 
 std::optional<Op> fused_op_of(Op op) {
@@ -78,19 +80,26 @@ std::optional<double> clip_bound(const Node& clip, size_t i, std::string* why) {
 
 std::optional<EpilogueActivation> epilogue_activation(const Node& n, std::string* why) {
   switch (n.op()) {
-    case Op::Relu: return EpilogueActivation{"Relu"};
-    case Op::Sigmoid: return EpilogueActivation{"Sigmoid"};
-    case Op::HardSwish: return EpilogueActivation{"HardSwish"};
-    case Op::Tanh: return EpilogueActivation{"Tanh"};
-    case Op::LeakyRelu: return EpilogueActivation{"LeakyRelu", n.attr_float("alpha")};
-    case Op::HardSigmoid: return EpilogueActivation{"HardSigmoid", n.attr_float("alpha"), n.attr_float("beta")};
-    case Op::Gelu: return EpilogueActivation{n.attr_string("approximate") == "tanh" ? "GeluTanh" : "Gelu"};
+    case Op::Relu: return EpilogueActivation{Activation::kRelu};
+    case Op::Sigmoid: return EpilogueActivation{Activation::kSigmoid};
+    case Op::HardSwish: return EpilogueActivation{Activation::kHardSwish};
+    case Op::Tanh: return EpilogueActivation{Activation::kTanh};
+    case Op::LeakyRelu: return EpilogueActivation{Activation::kLeakyRelu, n.attrs<LeakyReluAttrs>().alpha};
+    case Op::HardSigmoid:
+      return EpilogueActivation{Activation::kHardSigmoid, n.attrs<HardSigmoidAttrs>().alpha,
+                                n.attrs<HardSigmoidAttrs>().beta};
+    case Op::Gelu:
+      return EpilogueActivation{n.attrs<GeluAttrs>().approximate == "tanh" ? Activation::kGeluTanh : Activation::kGelu};
+    case Op::Swish:
+      if (n.attrs<SwishAttrs>().alpha == 1.0) return EpilogueActivation{Activation::kSiLU};
+      *why = "Swish with alpha " + std::to_string(n.attrs<SwishAttrs>().alpha) + " is not SiLU (alpha 1)";
+      return std::nullopt;
     case Op::Clip: {
       auto lo = clip_bound(n, 1, why);
       if (!lo) return std::nullopt;
       auto hi = clip_bound(n, 2, why);
       if (!hi) return std::nullopt;
-      return EpilogueActivation{"Clip", *lo, *hi};
+      return EpilogueActivation{Activation::kClip, *lo, *hi};
     }
     default: return std::nullopt;
   }

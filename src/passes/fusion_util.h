@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/activation.h"
 #include "ir/graph.h"
 #include "passes/rewriter.h"
 
@@ -35,14 +36,15 @@ bool broadcasts_into(const Shape& v, const Shape& out);
 /// `v` has exactly one use and is not a graph output.
 std::string single_use_problem(const Graph& g, const Value* v, const Node& producer);
 
-/// An activation node as a fused epilogue: its `activation` name and alpha, beta.
+/// An activation node as a fused epilogue: its activation and alpha, beta.
 struct EpilogueActivation {
-  std::string name;
+  Activation act = Activation::kNone;
   double alpha = 0, beta = 0;
 };
-/// The epilogue form of Relu, Clip (constant or omitted bounds), LeakyRelu,
-/// Sigmoid, HardSigmoid, HardSwish, Gelu (both forms) and Tanh; nullopt for
-/// other ops, or with *why set when the op is an activation that cannot fuse.
+/// The epilogue form of a standalone activation node (ir/activation.h's table:
+/// Relu, Clip with constant or omitted bounds, LeakyRelu, Sigmoid, HardSigmoid,
+/// HardSwish, Swish with alpha 1, Gelu in both forms, Tanh); nullopt for other
+/// ops, or with *why set when the op is an activation that cannot fuse.
 std::optional<EpilogueActivation> epilogue_activation(const Node& n, std::string* why);
 
 /// Returns `n` as its fused op (fused_op_of(n.op())) with `inputs` and attribute

@@ -6,15 +6,21 @@ namespace ferry {
 namespace {
 
 template <Status (*pass)(Graph&, PassStats&)>
-Status plain(Graph& g, PassStats& stats, const OptimizeOptions&) {
+Status plain(Graph& g, PassStats& stats, const OptimizeOptions&, const Target&) {
   return pass(g, stats);
 }
 
-Status fold(Graph& g, PassStats& stats, const OptimizeOptions& options) {
+template <Status (*pass)(Graph&, PassStats&, const Target&)>
+Status for_target(Graph& g, PassStats& stats, const OptimizeOptions&, const Target& target) {
+  return pass(g, stats, target);
+}
+
+Status fold(Graph& g, PassStats& stats, const OptimizeOptions& options, const Target&) {
   return fold_constants(g, stats, options.fold_size_limit);
 }
 
 #define FERRY_PASS(name) {#name, plain<name>}
+#define FERRY_FUSION(name, op) {#name, plain<name>, Op::op}
 constexpr NamedPass kPasses[] = {
     FERRY_PASS(canonicalize_batchnorm),
     FERRY_PASS(canonicalize_div_const),
@@ -24,15 +30,17 @@ constexpr NamedPass kPasses[] = {
     FERRY_PASS(eliminate_identity),
     {"fold_constants", fold},
     FERRY_PASS(fuse_affine_into_conv),
-    FERRY_PASS(fuse_attention),
-    FERRY_PASS(fuse_conv_epilogue),
-    FERRY_PASS(fuse_gelu),
-    FERRY_PASS(fuse_layernorm),
-    FERRY_PASS(fuse_matmul_epilogue),
-    FERRY_PASS(fuse_rmsnorm),
+    FERRY_FUSION(fuse_attention, Attention),
+    {"fuse_conv_epilogue", for_target<fuse_conv_epilogue_for>},  // asks the target per fused op and activation
+    FERRY_FUSION(fuse_gelu, Gelu),
+    FERRY_FUSION(fuse_layernorm, LayerNormalization),
+    {"fuse_matmul_epilogue", for_target<fuse_matmul_epilogue_for>},
+    FERRY_FUSION(fuse_rmsnorm, RMSNormalization),
+    FERRY_FUSION(fuse_swish, Swish),
     FERRY_PASS(propagate_transposes),
     FERRY_PASS(share_duplicate_constants),
 };
+#undef FERRY_FUSION
 #undef FERRY_PASS
 
 }  // namespace

@@ -13,7 +13,8 @@ namespace ferry {
 
 struct NamedPass {
   const char* name;  ///< the pass function's name: "fuse_gelu"
-  Status (*run)(Graph& g, PassStats& stats, const OptimizeOptions& options);
+  Status (*run)(Graph& g, PassStats& stats, const OptimizeOptions& options, const Target& target);
+  Op forms = Op::Identity;  ///< the op a fusion makes: it runs only when the target executes it
 };
 
 /// Every pass, sorted by name.

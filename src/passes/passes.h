@@ -13,6 +13,7 @@
 #include "ferry/status.h"
 #include "ir/graph.h"
 #include "passes/rewriter.h"
+#include "passes/target.h"
 
 namespace ferry {
 
@@ -46,10 +47,20 @@ Status canonicalize_div_const(Graph& g, PassStats& stats);
 // --- fuse: Conv / ConvTranspose / MatMul ---------------------------------------------
 /// Per-output-channel constant Mul / Add / Sub after Conv, ConvTranspose, MatMul -> folded into weights and bias.
 Status fuse_affine_into_conv(Graph& g, PassStats& stats);
-/// Residual Add and activation after Conv / ConvTranspose -> FusedConv / FusedConvTranspose.
-Status fuse_conv_epilogue(Graph& g, PassStats& stats);
-/// Bias Add, residual Add and activation after MatMul -> FusedMatMul.
-Status fuse_matmul_epilogue(Graph& g, PassStats& stats);
+/// Residual Add and activation after Conv / ConvTranspose -> FusedConv / FusedConvTranspose,
+/// as far as `target` executes the fused op and applies the activation.
+Status fuse_conv_epilogue_for(Graph& g, PassStats& stats, const Target& target);
+/// Bias Add, residual Add and activation after MatMul -> FusedMatMul (as far as `target` runs it).
+Status fuse_matmul_epilogue_for(Graph& g, PassStats& stats, const Target& target);
+/// The same for the reference target (every fused op, every activation).
+inline Status fuse_conv_epilogue(Graph& g, PassStats& stats) {
+  return fuse_conv_epilogue_for(g, stats, reference_target());
+}
+inline Status fuse_matmul_epilogue(Graph& g, PassStats& stats) {
+  return fuse_matmul_epilogue_for(g, stats, reference_target());
+}
+/// x * Sigmoid(x) -> Swish(x) {alpha = 1} (SiLU left after the epilogue fusions).
+Status fuse_swish(Graph& g, PassStats& stats);
 // --- transformer fusions (fuse-xfmr) ---------------------------------------------------
 /// Decomposed LayerNorm (ReduceMean, Sub, square, ReduceMean, + eps, Sqrt, Div, * gamma, + beta) -> LayerNormalization.
 Status fuse_layernorm(Graph& g, PassStats& stats);

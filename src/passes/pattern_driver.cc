@@ -45,6 +45,9 @@ Status apply_patterns(Graph& g, const std::string& pass_name, const std::vector<
           ++ps.matched;
           ++ps.applied;
           changed = true;
+          // A rewrite in place (a Reshape target folded) makes n's own outputs more precise: refresh
+          // them now, so the rest of this sweep sees them (nodes are only freed after the sweep).
+          refresh_types(*n);
           break;  // the node may be gone or changed: next node
         }
         changed |= rw.changed();

@@ -3,7 +3,10 @@
 // Order: clean up, fold constants (shapes become constants, so more folds and
 // canonical forms become visible), canonicalize (BatchNorm, Gemm, Div into
 // Mul/Add/MatMul, the forms fusions expect), move transposes out of the way
-// (NHWC imports), clean up again, fuse, sweep.
+// (NHWC imports), clean up again, fuse, sweep. Each fusion asks the target
+// (passes/target.h): a pass that forms an op the target does not execute does
+// not run (NamedPass::forms), and the epilogue fusions absorb only what the
+// target's fused ops apply.
 // After every pass shapes are re-inferred and, in debug builds or with
 // verify_each_pass, the graph is verified, so a broken pass is caught at once
 // and named.
@@ -14,6 +17,7 @@
 #include "ir/verifier.h"
 #include "ops/shape_inference.h"
 #include "passes/pass_registry.h"
+#include "passes/shape_value.h"
 
 namespace ferry {
 namespace {
@@ -41,6 +45,7 @@ constexpr const char* kPipeline[] = {
     "fuse_affine_into_conv",
     "fuse_conv_epilogue",
     "fuse_matmul_epilogue",
+    "fuse_swish",  // SiLU the epilogues did not take
     "eliminate_dead",
 };
 
@@ -64,17 +69,16 @@ int64_t total_applied(const PassStats& s) {
   return n;
 }
 
-Status run_list(Graph& g, const std::vector<const NamedPass*>& passes, const OptimizeOptions& options,
-                PassStats* stats) {
+Status run_list(Graph& g, const std::vector<const NamedPass*>& passes, const Target& target,
+                const OptimizeOptions& options, PassStats* stats) {
   PassStats local;
   PassStats& s = stats ? *stats : local;
   FERRY_TRY(verify(g).with_context("before optimizing"));
   FERRY_TRY(refresh_shapes(g).with_context("before optimizing"));
   for (const NamedPass* p : passes) {
-    if (std::find(options.skip_passes.begin(), options.skip_passes.end(), p->name) != options.skip_passes.end())
-      continue;
+    if (p->forms != Op::Identity && !target.executes(p->forms)) continue;  // the target would not run it
     const int64_t applied_before = total_applied(s);
-    Status st = p->run(g, s, options);
+    Status st = p->run(g, s, options, target);
     if (!st.ok()) return std::move(st).with_context(std::string("pass ") + p->name);
     // A pass that applied nothing left every shape as it was: skip the whole-graph
     // re-inference (it dominates on 100k-node graphs), unless verifying every pass.
@@ -89,25 +93,29 @@ Status run_list(Graph& g, const std::vector<const NamedPass*>& passes, const Opt
 
 }  // namespace
 
-Status refresh_shapes(Graph& g) { return infer_shapes(g); }
+Status refresh_shapes(Graph& g) { return infer_shapes(g, nullptr, refine_reshape_shape); }
 
 Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
+  return optimize(g, reference_target(), options, stats);
+}
+
+Status optimize(Graph& g, const Target& target, const OptimizeOptions& options, PassStats* stats) {
   std::vector<const NamedPass*> passes;
   for (const char* name : kPipeline) {
     passes.push_back(find_pass(name));
     FERRY_CHECK(passes.back() != nullptr, std::string("pipeline.cc names no pass '") + name + "'");
   }
-  return run_list(g, passes, options, stats);
+  return run_list(g, passes, target, options, stats);
 }
 
-Status run_passes(Graph& g, const std::vector<std::string>& names, const OptimizeOptions& options,
-                  PassStats* stats) {
+Status run_passes(Graph& g, const std::vector<std::string>& names, const Target& target,
+                  const OptimizeOptions& options, PassStats* stats) {
   std::vector<const NamedPass*> passes;
   for (const std::string& name : names) {
     passes.push_back(find_pass(name));
     if (!passes.back()) return invalid_argument("no pass named '" + name + "' (passes: " + pass_names() + ")");
   }
-  return run_list(g, passes, options, stats);
+  return run_list(g, passes, target, options, stats);
 }
 
 }  // namespace ferry

@@ -9,6 +9,7 @@
 #include "ir/graph.h"
 #include "passes/passes.h"
 #include "passes/rewriter.h"
+#include "passes/target.h"
 
 namespace ferry {
 
@@ -20,19 +21,19 @@ struct OptimizeOptions {
   /// Called after each pass with its name and the graph (shapes re-inferred);
   /// a failed Status stops the pipeline. For per-pass checks and dumps.
   std::function<Status(const std::string& pass, const Graph& g)> after_pass;
-  /// Passes (by pipeline name) not to run: a backend that cannot run an op fast asks not to
-  /// have it formed (tools/ferry/session_util.cc, docs/backend.md).
-  std::vector<std::string> skip_passes;
 };
 
-/// Optimizes `g` in place; fills `stats` (the fusion report's data; may be null).
+/// Optimizes `g` in place for `target` (passes/target.h): a fusion runs only where the
+/// target executes what it forms. Fills `stats` (the fusion report's data; may be null).
+Status optimize(Graph& g, const Target& target, const OptimizeOptions& options = {}, PassStats* stats = nullptr);
+/// optimize() for the reference target: every fusion (tests, the reference backend).
 Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats);
 
 /// Runs the named passes (passes/pass_registry.h) in order, the way optimize() runs
-/// its list: `ferry opt --passes a,b,c` and the .ir pass tests. An unknown name is
-/// an invalid-argument error that lists the passes there are.
-Status run_passes(Graph& g, const std::vector<std::string>& names, const OptimizeOptions& options,
-                  PassStats* stats);
+/// its list (for `target`): `ferry opt --passes a,b,c` and the .ir pass tests. An
+/// unknown name is an invalid-argument error that lists the passes there are.
+Status run_passes(Graph& g, const std::vector<std::string>& names, const Target& target,
+                  const OptimizeOptions& options, PassStats* stats);
 
 /// infer_shapes(), tolerating op families whose shape inference is not written
 /// yet (their outputs stay unknown).

@@ -1,5 +1,7 @@
 #include "passes/rewriter.h"
 
+#include "passes/shape_value.h"
+
 #include <algorithm>
 
 #include "ops/registry.h"
@@ -41,7 +43,8 @@ void refresh_types(Node& n) {
   }
   std::vector<OutputInfo> outs;
   if (!infer_node(n, std::move(ins), &outs).ok()) return;
-  for (size_t i = 0; i < n.num_outputs() && i < outs.size(); ++i) n.output(i)->set_type(outs[i].dtype, outs[i].shape);
+  for (size_t i = 0; i < n.num_outputs() && i < outs.size(); ++i)
+    n.output(i)->set_type(outs[i].dtype, refine_reshape_shape(n, outs[i].shape));
 }
 
 Value* Rewriter::constant(Tensor t, const std::string& name_hint) {
@@ -53,15 +56,19 @@ Node* Rewriter::create(Op op, std::vector<Value*> inputs, size_t num_outputs, At
                        const std::vector<const Node*>& from, const std::string& name_hint) {
   changed_ = true;
   std::string base = name_hint.empty() ? (from.empty() ? std::string(op_name(op)) : from.back()->name()) : name_hint;
-  Node* n = g_.add_node(op, std::move(inputs), num_outputs, std::move(attrs), g_.unique_name(base));
+  // Outputs are named after the node: "<name>", or "<name>:<i>" for several. Names are
+  // chosen before the node exists (the graph's name index answers in O(1); a search of
+  // every value per created node made the optimizer quadratic on big graphs).
+  const std::string node_name = g_.unique_name(base);
+  std::vector<std::string> out_names;
+  for (size_t i = 0; i < num_outputs; ++i)
+    out_names.push_back(g_.unique_name(num_outputs == 1 ? node_name : node_name + ":" + std::to_string(i)));
+  Node* n = g_.add_node(op, std::move(inputs), num_outputs, std::move(attrs), node_name);
   for (const Node* f : from)
     if (f) add_sources(*f, n->provenance());
-  // Outputs are named after the node: "<name>", or "<name>:<i>" for several.
   for (size_t i = 0; i < num_outputs; ++i) {
-    Value* out = n->output(i);
-    std::string want = num_outputs == 1 ? n->name() : n->name() + ":" + std::to_string(i);
-    out->set_name("");
-    out->set_name(g_.find_value(want) ? g_.unique_name(want) : want);
+    n->output(i)->set_name("");
+    n->output(i)->set_name(out_names[i]);
   }
   refresh_types(*n);
   return n;

@@ -71,12 +71,24 @@ std::optional<ShapeValue> of_squeeze(const Node& n, int& budget) {
   return data;
 }
 
+/// A 1-D integer value of static length whose entries are not followed: that many unknown entries.
+std::optional<ShapeValue> unknown_elems(const Value* v) {
+  const Shape& s = v->shape();
+  if (!is_integer(v->dtype()) || !s.rank_known() || s.rank() != 1 || !s[0].is_static() ||
+      s[0].value() > kMaxElements)
+    return std::nullopt;
+  ShapeValue out;
+  out.elems.assign(size_t(s[0].value()), ShapeElem{std::nullopt, Dim::unknown()});
+  return out;
+}
+
 std::optional<ShapeValue> of_concat(const Node& n, int& budget) {
   const int64_t axis = n.attrs<ConcatAttrs>().axis;
   if (axis != 0 && axis != -1) return std::nullopt;
   ShapeValue out;
   for (const Value* in : n.inputs()) {
     auto part = of(in, budget);
+    if (!part) part = unknown_elems(in);  // e.g. a product of dims: its entries unknown, the rest still known
     if (!part || part->scalar) return std::nullopt;
     out.elems.insert(out.elems.end(), part->elems.begin(), part->elems.end());
   }
@@ -146,6 +158,24 @@ std::vector<int64_t> ShapeValue::values() const {
 std::optional<ShapeValue> shape_value_of(const Value* v) {
   int budget = kMaxVisits;
   return of(v, budget);
+}
+
+Shape refine_reshape_shape(const Node& n, const Shape& inferred) {
+  if (n.op() != Op::Reshape || n.num_inputs() < 2 || inferred.is_static() || n.attrs<ReshapeAttrs>().allowzero) return inferred;
+  auto sv = shape_value_of(n.input(1));
+  if (!sv || sv->scalar) return inferred;
+  const Shape& xs = n.input(0)->shape();
+  const size_t r = sv->elems.size();
+  if (inferred.rank_known() && size_t(inferred.rank()) != r) return inferred;
+  std::vector<Dim> dims(r, Dim::unknown());
+  for (size_t i = 0; i < r; ++i) {
+    const ShapeElem& e = sv->elems[i];
+    if (inferred.rank_known() && !inferred[i].is_unknown()) dims[i] = inferred[i];
+    else if (!e.value) dims[i] = e.dim;  // a symbol (or unknown)
+    else if (*e.value > 0) dims[i] = Dim(*e.value);
+    else if (*e.value == 0 && xs.rank_known() && i < size_t(xs.rank())) dims[i] = xs[i];
+  }
+  return Shape(std::move(dims));
 }
 
 }  // namespace ferry

@@ -36,4 +36,11 @@ struct ShapeValue {
 /// and Identity back to constants and shapes; nullopt when `v` is not such a value.
 std::optional<ShapeValue> shape_value_of(const Value* v);
 
+/// The shape of Reshape `n`'s output as far as its target's shape value tells
+/// (symbols included), merged with `inferred` (what the op's own inference
+/// gave from constant targets only). Graph-level inference (refresh_shapes,
+/// the pattern driver) uses it, so [S, B*H, D] -> [B, H, S, D] style targets
+/// built from Shape -> Gather -> Concat keep their symbolic dims.
+Shape refine_reshape_shape(const Node& n, const Shape& inferred);
+
 }  // namespace ferry

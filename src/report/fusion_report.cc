@@ -94,4 +94,21 @@ std::string fusion_report_table(const PassStats& stats, const ReportTableOptions
   return out.str();
 }
 
+nlohmann::ordered_json target_json(const Target& t) {
+  nlohmann::ordered_json j;
+  j["name"] = t.name;
+  j["isa"] = t.isa;
+  j["ops"] = nlohmann::ordered_json::array();
+  for (Op op : t.ops) j["ops"].push_back(op_name(op));
+  for (const char* key : {"conv_epilogues", "matmul_epilogues"}) {
+    j[key] = nlohmann::ordered_json::array();
+    for (Activation a : key[0] == 'c' ? t.conv_epilogues : t.matmul_epilogues)
+      j[key].push_back(a == Activation::kNone ? "none" : activation_name(a));
+  }
+  j["dtypes"] = nlohmann::ordered_json::array();
+  for (DType d : t.dtypes) j["dtypes"].push_back(dtype_name(d));
+  j["layout"] = t.layout;
+  return j;
+}
+
 }  // namespace ferry

@@ -15,11 +15,16 @@
 #include <nlohmann/json.hpp>
 
 #include "passes/rewriter.h"
+#include "passes/target.h"
 
 namespace ferry {
 
 /// {"passes": [...]} as above; passes and patterns sorted by name.
 nlohmann::ordered_json fusion_report_json(const PassStats& stats);
+
+/// {"name": "cpu", "isa": "avx2", "ops": [...], "conv_epilogues": [...], "matmul_epilogues": [...],
+///  "dtypes": [...], "layout": "blocked"}: the target the graph was optimized for.
+nlohmann::ordered_json target_json(const Target& t);
 
 struct ReportTableOptions {
   /// Near misses listed per pattern (grouped by reason); the rest are counted. -1: all.

@@ -4,13 +4,14 @@ For each case: the exit code is one the manifest allows (2 for a model or input
 error, 1 only for usage errors, 0 where the case must run); a failure is ONE
 line on stderr naming the offending file, containing one of the expected
 fragments and every required name (node, tensor, input); nothing from a
-sanitizer, a crash or an internal assertion appears; `ferry
-inspect` uses at most 5 s of CPU time (issue 7; `ferry run`, which also executes
-the model and writes its outputs, 10 s), 5x that for an ASan build (wall time is only a hang guard: a
-shared CI machine's load says nothing about ferry), and at most MEMORY_LIMIT_MB
-of memory: address space (RLIMIT_AS) for a plain build, resident memory
-(ASan's hard_rss_limit_mb) for a sanitizer build, whose shadow memory makes an
-address-space limit meaningless.
+sanitizer, a crash or an internal assertion appears; no command takes more CPU
+time than a generous bound that only catches blow-ups (TIME_LIMIT_S: four times
+issue 7's "loads or fails within 5 s", 5x that for a sanitizer build; whether
+ferry holds the 5 s itself is measured by bench/import_bench.py, and whether work
+grows linearly with the model by test_scaling.py, both independent of how fast
+this machine is); and at most MEMORY_LIMIT_MB of memory: address space
+(RLIMIT_AS) for a plain build, resident memory (ASan's hard_rss_limit_mb) for a
+sanitizer build, whose shadow memory makes an address-space limit meaningless.
 
 Works with any build: point FERRY_BIN at an ASan+UBSan binary
 (cmake -DFERRY_SANITIZE=ON -B build-asan) and a sanitizer report fails the case.
@@ -35,15 +36,17 @@ sys.path.insert(0, str(HERE))
 
 import gen_bad_inputs  # noqa: E402
 
-# CPU seconds per command. `inspect` loads (or fails to load) and describes the model:
-# issue 7's bound, "a model of 10 MB or less loads or fails within 5 s". `run` also
-# executes it and writes every output (50,000 .npy files for many_graph_outputs), so it
-# gets twice that. The heaviest cases (the 9 MB 250k-node chain, 100k initializers)
-# inspect in ~1.2-2.5 s of CPU in a release build on this 2-core machine, depending on load.
-TIME_LIMIT_S = {"inspect": 5, "run": 10}
+# CPU seconds per command: a guard against blow-ups (a quadratic path, a hang that
+# burns CPU), not a speed test, so it must hold on the slowest machine CI may get.
+# Issue 7's bound, "a model of 10 MB or less loads or fails within 5 s", is measured
+# by bench/import_bench.py (the heaviest cases, the 9 MB 250k-node chain and 100k
+# initializers, inspect in ~1.2-2.5 s of CPU in a release build on a 2-core AMD EPYC);
+# here it is 4x that. `run` also executes the model and writes every output (50,000
+# .npy files for many_graph_outputs), so it gets twice as much.
+TIME_LIMIT_S = {"inspect": 20, "run": 40}
 # ASan+UBSan builds run ~2-5x slower, allocation-heavy loading at the top of that range.
 SANITIZER_SLOWDOWN = 5
-WALL_LIMIT_S = 120  # a hang guard only
+WALL_LIMIT_S = 300  # a hang guard only (above the sanitizer CPU bounds)
 MEMORY_LIMIT_MB = 4096
 slowdown = 1  # SANITIZER_SLOWDOWN once the `ferry` fixture finds a sanitizer build
 sanitized = False  # set by the `ferry` fixture

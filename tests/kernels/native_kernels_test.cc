@@ -20,6 +20,9 @@ struct Case {
 
 std::vector<Case> cases_for(Op op) {
   std::vector<Case> cs;
+  // Ops with attributes or inputs of several roles have their own sweeps: attention_f32_test.cc,
+  // gelu_test.cc, rms_normalization_test.cc.
+  if (op == Op::Attention || op == Op::Gelu || op == Op::RMSNormalization) return cs;
   const auto& sch = op_schema(op);
   if (sch.min_inputs == 2) {  // binary with broadcasting
     std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {

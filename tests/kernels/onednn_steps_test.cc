@@ -1,12 +1,16 @@
 // oneDNN steps through the compiled session against the reference
-// interpreter, over shape sweeps: Conv (strides, pads, dilations, groups,
-// depthwise, bias, fused activations and residual adds), MatMul (2-D weights,
-// batched, broadcast), pools, Softmax, LayerNormalization; each with blocked
-// and plain layouts.
+// interpreter on the unoptimized graph, over shape sweeps: Conv (strides, pads,
+// dilations, groups, depthwise, bias, fused activations and residual adds — the
+// graph is optimized for cpu_target() first, so these run as FusedConv /
+// FusedMatMul steps with post-ops and own-kernel epilogues), MatMul (2-D
+// weights, batched, broadcast), pools, Softmax, LayerNormalization; each with
+// blocked and plain layouts.
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.h"
-#include "runtime/session.h"
+#include "backends/cpu/cpu_session.h"
+#include "backends/cpu/cpu_target.h"
+#include "passes/pipeline.h"
 
 namespace ferry::testing {
 namespace {
@@ -21,9 +25,10 @@ void check_session(const std::string& label, Build build, const std::map<std::st
     ASSERT_TRUE(infer_shapes(*g).ok()) << label;
     auto want = interpret(*g, feeds);
     ASSERT_TRUE(want.ok()) << label << ": " << want.status().to_string();
+    PassStats stats;
+    ASSERT_TRUE(optimize(*g, cpu_target(), {}, &stats).ok()) << label;
     SessionOptions o;
     o.blocked_layouts = blocked;
-    o.fuse_transcendental = true;
     auto s = CpuSession::compile(std::move(g), o);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     for (int rep = 0; rep < 2; ++rep) {  // the second run reuses the bound context

@@ -242,4 +242,4 @@ def test_prerequisites():
         except ImportError as e:
             unavailable(f"{mod} not importable: {e}")
     assert ONNX_NAMES, "make_onnx_models.py defines no models"
-    assert len(export_models.MODEL_NAMES) == 21, export_models.MODEL_NAMES
+    assert len(export_models.MODEL_NAMES) == 23, export_models.MODEL_NAMES  # incl. encoder_dynamic, mha_dynamic

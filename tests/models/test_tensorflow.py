@@ -34,7 +34,8 @@ from common import generator_hash, read_sidecar
 RTOL = 1e-4
 TIMEOUT_S = 600
 # Run by default (a few seconds each once generated); the rest are marked `full`.
-DEFAULT_MODELS = ["mobilenet_v2", "resnet50", "transformer_encoder", "mixed_ops", "raw_ops", "grouped_conv"]
+DEFAULT_MODELS = ["mobilenet_v2", "resnet50", "transformer_encoder", "transformer_encoder_dynamic", "mixed_ops", "raw_ops",
+                  "grouped_conv"]
 
 
 def tensorflow_python():
@@ -89,7 +90,7 @@ def _params():
 # be put back in channel-last order once; it is a [0,2,1] Transpose of the
 # flattened sequence, between the last Conv and the MatMul, not between convolutions.
 EXPECTED_TRANSPOSES = {"mobilenet_v2": 1, "resnet50": 1, "grouped_conv": 1, "mixed_ops": 2,
-                       "transformer_encoder": 0, "raw_ops": 0}
+                       "transformer_encoder": 0, "transformer_encoder_dynamic": 0, "raw_ops": 0}
 CONV_LIKE = {"Conv", "FusedConv", "ConvTranspose", "AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool"}
 
 
@@ -169,6 +170,22 @@ def test_tf_model_matches_tensorflow(name, form, tmp_path):
         assert got.shape == ref.shape, f"{out_name}: shape {got.shape}, TensorFlow {ref.shape}"
         err = np.abs(got.astype(np.float64) - ref) / np.maximum(1.0, np.abs(ref))
         assert err.max() <= RTOL, f"{out_name}: max relative error {err.max():.3g} > {RTOL}"
+
+
+@pytest.mark.parametrize("name", ["transformer_encoder", "transformer_encoder_dynamic"])
+@pytest.mark.parametrize("form", ["saved_model", "frozen"])
+def test_keras_multi_head_attention_is_one_attention_node(name, form, tmp_path):
+    """Keras MultiHeadAttention (einsum form, scores scaled after the einsum in Keras 3; the
+    dynamic variant has a symbolic sequence axis) becomes one Attention node; the numbers are
+    checked against TensorFlow by test_tf_model_matches_tensorflow."""
+    import onnx
+
+    meta = ensure_tf_model(name)
+    out = tmp_path / "optimized.onnx"
+    r = run_ferry("convert", meta["root"] / meta[form]["file"], "-o", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    ops = [n.op_type for n in onnx.load(str(out)).graph.node]
+    assert ops.count("Attention") == 1 and "Softmax" not in ops, ops
 
 
 @pytest.mark.parametrize("form", ["saved_model", "frozen"])

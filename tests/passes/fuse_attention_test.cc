@@ -45,6 +45,41 @@ TEST(FuseAttention, BertBlockBecomesOne3dAttention) {
   EXPECT_TRUE(s.near_misses.empty());
 }
 
+TEST(FuseAttention, OneHeadAttentionOn3dOperands) {
+  // The seeds' module: softmax(Q K^T / 8) V on [B, S, D] (no head split): the 3-D form, one head.
+  PassStats stats;
+  std::string out = rewrite(R"(graph g (%q: f32[2,5,8], %k: f32[2,6,8], %v: f32[2,6,3]) -> (%y) {
+    %c = const f32[] [0.125]
+    %kt = Transpose(%k) {perm=[0,2,1]} @k_t
+    %s = MatMul(%q, %kt) @qk
+    %ss = Mul(%s, %c) @scale
+    %p = Softmax(%ss) {axis=-1} @softmax
+    %y = MatMul(%p, %v) @pv
+  })",
+                            fuse_attention, &stats, kRtol);
+  EXPECT_EQ(out,
+            "graph g (%q: f32[2,5,8], %k: f32[2,6,8], %v: f32[2,6,3]) -> (%y) {\n"
+            "  %y = Attention(%q, %k, %v) {kv_num_heads=1, q_num_heads=1, scale=0.125} : f32[2,5,3] @pv/attention\n"
+            "}\n");
+  EXPECT_EQ(stats_of(stats, "fuse_attention", "sdpa_to_attention").applied, 1);
+}
+
+TEST(FuseAttentionNearMiss, OneHeadAttentionWithABatchedMask) {
+  PassStats stats;
+  rewrite(R"(graph g (%q: f32[2,5,8], %k: f32[2,5,8], %v: f32[2,5,8], %m: f32[2,5,5]) -> (%y) {
+    %kt = Transpose(%k) {perm=[0,2,1]} @k_t
+    %s = MatMul(%q, %kt) @qk
+    %sm = Add(%s, %m) @mask
+    %p = Softmax(%sm) {axis=-1} @softmax
+    %y = MatMul(%p, %v) @pv
+  })",
+          fuse_attention, &stats, kRtol);
+  PatternStats s = stats_of(stats, "fuse_attention", "sdpa_to_attention");
+  EXPECT_EQ(s.applied, 0);
+  ASSERT_EQ(s.near_misses.size(), 1u);
+  EXPECT_NE(s.near_misses[0].reason.find("mask of rank 3"), std::string::npos) << s.near_misses[0].reason;
+}
+
 TEST(FuseAttention, TorchMultiheadAttention4dWithScaleOnQAndK) {
   // nn.MultiheadAttention / SDPA export: sqrt(scale) on Q and on K^T, no mask.
   std::string out = rewrite(R"(graph g (%q: f32[1,2,5,4], %k: f32[1,2,5,4], %v: f32[1,2,5,3]) -> (%y) {
@@ -255,18 +290,19 @@ TEST(FuseAttentionNearMiss, ProbabilitiesAlsoAnOutput) {
   EXPECT_EQ(s.near_misses[0].reason, "Softmax output has other consumers");
 }
 
-TEST(FuseAttentionNearMiss, ThreeDimensionalScores) {
+TEST(FuseAttentionNearMiss, TwoDimensionalScores) {
+  // [B, Sq, Skv] (one head) fuses since the seeds' module (OneHeadAttentionOn3dOperands); 2-D does not.
   PassStats stats;
   const std::string text =
-      "graph g (%q: f32[4,3,8], %kt: f32[4,8,3], %v: f32[4,3,8]) -> (%y) {\n"
-      "  %s = MatMul(%q, %kt) : f32[4,3,3] @qk\n"
-      "  %p = Softmax(%s) {axis=-1} : f32[4,3,3] @softmax\n"
-      "  %y = MatMul(%p, %v) : f32[4,3,8] @pv\n"
+      "graph g (%q: f32[3,8], %kt: f32[8,3], %v: f32[3,8]) -> (%y) {\n"
+      "  %s = MatMul(%q, %kt) : f32[3,3] @qk\n"
+      "  %p = Softmax(%s) {axis=-1} : f32[3,3] @softmax\n"
+      "  %y = MatMul(%p, %v) : f32[3,8] @pv\n"
       "}\n";
   EXPECT_EQ(rewrite(text, fuse_attention, &stats), text);
   PatternStats s = stats_of(stats, "fuse_attention", "sdpa_to_attention");
   ASSERT_EQ(s.near_misses.size(), 1u);
-  EXPECT_EQ(s.near_misses[0].reason, "attention probabilities are not 4-D [B, H, Sq, Skv]: [4,3,3]");
+  EXPECT_EQ(s.near_misses[0].reason, "attention probabilities are not [B, H, Sq, Skv] or [B, Sq, Skv]: [3,3]");
 }
 
 }  // namespace

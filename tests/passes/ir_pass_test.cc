@@ -34,7 +34,7 @@ TEST_P(IrPassTest, OutputMatches) {
   OptimizeOptions options;
   options.verify_each_pass = true;
   PassStats stats;
-  Status st = run_passes(*after, c.passes, options, &stats);
+  Status st = run_passes(*after, c.passes, reference_target(), options, &stats);
   ASSERT_TRUE(st.ok()) << st.to_string();
   expect_same_outputs(*before, *after, c.rtol);
   const std::string failures = check_ir(c, ir(*after), stats);

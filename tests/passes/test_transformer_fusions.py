@@ -11,7 +11,8 @@ Counts (`ferry inspect MODEL --optimized --json`, op_histogram of the graph
     is not tracked through Range, so the Trilu mask cannot be proven [Sq, Sq]:
     it becomes the additive attn_mask Where(tril, 0, -3.4e38), not is_causal),
     tanh GELU fused.
-  - DistilBERT, ViT (nn.MultiheadAttention exports): one Attention per layer.
+  - DistilBERT, ViT (nn.MultiheadAttention exports): one Attention per layer; also exported with
+    dynamic batch and sequence axes (TransformerEncoderLayer, MultiheadAttention with a key padding mask).
   - BERT exported at opset 16 (no LayerNormalization op: PyTorch writes
     ReduceMean/Sub/Pow/Sqrt/Div) fuses to the same counts.
 Numbers: `ferry run` on the converted model vs ONNX Runtime on the original,
@@ -140,6 +141,17 @@ def test_multihead_attention_exports(name, tmp_path):
     meta = models.ensure_model("torch", name, "small")
     hist = optimized_histogram(meta["path"])
     check_counts(hist, {"Attention": 2, "Gelu": 2}, ["Softmax", "Erf"])
+    convert_and_compare(meta["path"], meta["inputs"], tmp_path, max(1e-4, meta.get("rtol", 1e-4)))
+
+
+@pytest.mark.parametrize("name,layers", [("encoder_dynamic", 2), ("mha_dynamic", 1)])
+def test_dynamic_axes_multihead_attention_exports(name, layers, tmp_path):
+    """nn.TransformerEncoderLayer / nn.MultiheadAttention exported with dynamic batch and sequence axes:
+    the head split Reshapes take their targets from Shape -> Gather -> Concat chains
+    (passes/canonicalize_head_split.cc), and attention still fuses; numbers as ONNX Runtime's."""
+    meta = models.ensure_model("torch", name, "small")
+    hist = optimized_histogram(meta["path"])
+    check_counts(hist, {"Attention": layers}, ["Softmax"])
     convert_and_compare(meta["path"], meta["inputs"], tmp_path, max(1e-4, meta.get("rtol", 1e-4)))
 
 

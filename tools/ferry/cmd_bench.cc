@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <numeric>
+#include <thread>
 
 #include "cli_common.h"
 #include "runtime/random_inputs.h"
@@ -34,6 +36,7 @@ struct BenchOptions {
   std::string profile;
   std::string backend = "cpu";
   uint64_t seed = 0;
+  CpuFlags cpu;
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -49,6 +52,24 @@ double peak_rss_mb() {
   return double(ru.ru_maxrss) / 1024.0;  // KiB on Linux
 }
 
+size_t reference_steps(const PlanInfo& p) {
+  size_t n = 0;
+  for (const StepInfo& si : p.steps) n += si.reference;
+  return n;
+}
+
+/// "3 of 120 steps run a reference kernel: Resize x2, TopK" (nothing when none does).
+std::string reference_summary(const PlanInfo& p) {
+  std::map<std::string, int> ops;
+  for (const StepInfo& si : p.steps)
+    if (si.reference) ++ops[si.op];
+  if (ops.empty()) return "";
+  std::string list;
+  for (const auto& [op, n] : ops) list += (list.empty() ? "" : ", ") + op + (n > 1 ? " x" + std::to_string(n) : "");
+  return std::to_string(reference_steps(p)) + " of " + std::to_string(p.steps.size()) +
+         " steps run a reference kernel: " + list;
+}
+
 int run_bench(const BenchOptions& o) {
   RandomInputOptions ropts;
   ropts.seed = o.seed;
@@ -62,14 +83,15 @@ int run_bench(const BenchOptions& o) {
   if (o.iters < 1 || o.warmup < 0) return usage_error(kCmd, "--iters must be >= 1 and --warmup >= 0");
   if (o.backend != "cpu" && o.backend != "reference")
     return usage_error(kCmd, "--backend must be cpu or reference, got '" + o.backend + "'");
-  SessionOptions sopts;
-  sopts.threads = o.threads;
-  sopts.reference_kernels = o.backend == "reference";
+  // --backend reference times the reference kernels on the cpu backend's plan (same steps, same arena).
+  CpuFlags flags = o.cpu;
+  flags.reference_kernels |= o.backend == "reference";
   auto t_load = std::chrono::steady_clock::now();
-  auto session = load_session(o.model, sopts);
-  if (!session.ok()) return model_error(o.model, session.status());
-  CpuSession& s = **session;
+  auto compiled = load_and_compile(o.model, compile_options("cpu", o.threads, flags));
+  if (!compiled.ok()) return model_error(o.model, compiled.status());
+  Session& s = compiled->session;
   const Graph& g = s.graph();
+  const int threads = o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency());
   if (o.batch > 0) {
     // --batch B: dim 0 of every input is B (it must be symbolic or already B).
     auto dims = resolve_input_dims(g, {}, ropts);
@@ -94,7 +116,7 @@ int run_bench(const BenchOptions& o) {
     inputs.push_back(named->at(v->name()));
     in_dims.push_back(inputs.back().dims());
   }
-  auto plan = s.plan_info(in_dims);
+  auto plan = s.plan(in_dims);
   if (!plan.ok()) return model_error(o.model, plan.status());
   const double compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
@@ -109,8 +131,10 @@ int run_bench(const BenchOptions& o) {
   const bool profile = !o.profile.empty();
   for (int i = 0; i < o.iters; ++i) {
     std::vector<double> us;
+    RunObserver observer;
+    observer.step_us = &us;
     auto t0 = std::chrono::steady_clock::now();
-    Status st = s.run(inputs, &outputs, profile ? &us : nullptr);
+    Status st = s.run(inputs, &outputs, profile ? &observer : nullptr);
     lat_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!st.ok()) return model_error(o.model, st);
     if (profile) step_us.push_back(std::move(us));
@@ -152,7 +176,8 @@ int run_bench(const BenchOptions& o) {
                         {"dur", med[k]},
                         {"pid", 0},
                         {"tid", 0},
-                        {"args", {{"nodes", si.nodes}, {"kernel", si.kernel}, {"shapes", si.shapes}}}});
+                        {"args", {{"nodes", si.nodes}, {"kernel", si.kernel}, {"shapes", si.shapes},
+                                  {"reference", si.reference}}}});
       ts += med[k];
     }
     Json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
@@ -165,7 +190,8 @@ int run_bench(const BenchOptions& o) {
   if (o.json) {
     Json j = {{"model", o.model},
               {"backend", o.backend},
-              {"threads", s.threads()},
+              {"threads", threads},
+              {"isa", s.target().isa},
               {"batch", batch},
               {"iters", o.iters},
               {"warmup", o.warmup},
@@ -175,17 +201,19 @@ int run_bench(const BenchOptions& o) {
               {"peak_rss_mb", peak_rss_mb()},
               {"compile_ms", compile_ms},
               {"arena_mb", double(plan->arena_bytes) / (1 << 20)},
-              {"steps", plan->steps.size()}};
+              {"steps", plan->steps.size()},
+              {"reference_steps", reference_steps(*plan)}};
     if (profile) j["profile"] = o.profile;
     std::cout << dump_json(j) << std::endl;
   } else {
     std::printf("model        %s\n", o.model.c_str());
-    std::printf("backend      %s, %d threads, batch %lld, %d iterations after %d warm-up\n", o.backend.c_str(),
-                s.threads(), static_cast<long long>(batch), o.iters, o.warmup);
+    std::printf("backend      %s (%s), %d threads, batch %lld, %d iterations after %d warm-up\n", o.backend.c_str(),
+                s.target().isa.c_str(), threads, static_cast<long long>(batch), o.iters, o.warmup);
     std::printf("latency      p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  (mean %.3f)\n", p50, p90, p99, mean);
     std::printf("throughput   %.2f inferences/s\n", throughput);
     std::printf("peak RSS     %.1f MiB (arena %.1f MiB)\n", peak_rss_mb(), double(plan->arena_bytes) / (1 << 20));
     std::printf("compile      %.0f ms (load, optimize, compile, reshape)\n", compile_ms);
+    if (std::string r = reference_summary(*plan); !r.empty()) std::printf("note         %s\n", r.c_str());
   }
   if (profile) {
     std::vector<size_t> idx(step_med.size());
@@ -195,12 +223,13 @@ int run_bench(const BenchOptions& o) {
     std::ostream& out = o.json ? std::cerr : std::cout;
     out << "top steps (median per step over " << step_us.size() << " iterations, sum " << total / 1000.0
         << " ms; trace: " << o.profile << ")\n";
-    for (size_t r = 0; r < std::min<size_t>(15, idx.size()); ++r) {
+    for (size_t r = 0; r < std::min<size_t>(20, idx.size()); ++r) {
       const StepInfo& si = plan->steps[idx[r]];
       char line[64];
       std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  ", step_med[idx[r]] / 1000.0,
                     total > 0 ? 100.0 * step_med[idx[r]] / total : 0.0);
-      out << line << si.op << " '" << si.nodes << "'  " << si.kernel << "  " << si.shapes << "\n";
+      out << line << si.op << " '" << si.nodes << "'  " << si.kernel << (si.reference ? " [reference kernel]" : "")
+          << "  " << si.shapes << "\n";
     }
   }
   return kExitOk;
@@ -232,6 +261,7 @@ Action add_bench_command(CLI::App& app) {
   sub->add_option("--backend", o->backend, "cpu (default) or reference (reference kernels, same planner)")
       ->type_name("NAME");
   sub->add_option("--seed", o->seed, "seed for the random inputs (default 0)")->type_name("N");
+  add_cpu_flags(sub, &o->cpu);
   return [o] { return run_bench(*o); };
 }
 

@@ -1,6 +1,6 @@
-// ferry convert MODEL -o OUT.onnx [--report REPORT.json] [--no-optimize] [--opset N]
+// ferry convert MODEL -o OUT.onnx [--target cpu|reference] [--report REPORT.json] [--no-optimize] [--opset N]
 //               [--check-passes [--shape NAME=DIMS]...]
-// Loads a model, runs the optimizer (passes/pipeline.h) and writes the result
+// Loads a model, runs the optimizer for the target (passes/pipeline.h, passes/target.h) and writes the result
 // as ONNX (export/onnx_exporter.h): standard ops in the default domain, ferry's
 // fused ops in domain "ferry" (docs/ferry_ops.md). Prints the fusion report as
 // a table; --report also writes it as JSON. --check-passes runs the graph in
@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "cli_common.h"
+#include "ferry/model.h"
 #include "export/onnx_exporter.h"
 #include "frontends/frontend.h"
 #include "passes/pipeline.h"
@@ -31,6 +32,7 @@ struct ConvertOptions {
   std::string output;
   std::string report;
   bool no_optimize = false;
+  std::string target = "cpu";
   bool check_passes = false;
   std::vector<std::string> shapes;  ///< NAME=DIMS for --check-passes inputs
   int64_t opset = 0;
@@ -102,6 +104,10 @@ int run_convert(const ConvertOptions& o) {
   if (o.opset != 0 && o.opset < kMinExportOpset)
     return usage_error(kCmd, "--opset " + std::to_string(o.opset) + ": ferry writes opset " +
                                  std::to_string(kMinExportOpset) + " or newer");
+  CompileOptions for_backend;
+  for_backend.backend = o.target;
+  auto target = backend_target(for_backend);
+  if (!target.ok()) return usage_error(kCmd, "--target: " + target.status().message());
   auto loaded = load_model(o.model, nullptr, {.external_data_dir = "", .signature = o.signature});
   if (!loaded.ok()) return model_error(o.model, loaded.status());
   Graph& g = **loaded;
@@ -118,7 +124,8 @@ int run_convert(const ConvertOptions& o) {
         return checker.check(pass, graph, stats);
       };
     }
-    if (Status st = optimize(g, opts, &stats); !st.ok()) return model_error(o.model, st.with_context("optimizing"));
+    if (Status st = optimize(g, *target, opts, &stats); !st.ok())
+      return model_error(o.model, st.with_context("optimizing"));
   }
   OnnxExportOptions eo;
   eo.opset = o.opset;
@@ -131,6 +138,7 @@ int run_convert(const ConvertOptions& o) {
     report["model"] = o.model;
     report["output"] = o.output;
     report["optimized"] = !o.no_optimize;
+    if (!o.no_optimize) report["target"] = target_json(*target);
     report["opset"] = o.opset ? o.opset : required_opset(g);
     report["nodes_before"] = nodes_before;
     report["nodes_after"] = g.num_nodes();
@@ -142,7 +150,7 @@ int run_convert(const ConvertOptions& o) {
     f.close();
     if (!f) return model_error(o.report, io_error("cannot write the report"));
   }
-  if (!o.no_optimize) std::cout << fusion_report_table(stats) << "\n";
+  if (!o.no_optimize) std::cout << target_summary(*target) << "\n\n" << fusion_report_table(stats) << "\n";
   std::cout << o.model << ": " << nodes_before << " nodes -> " << g.num_nodes() << " nodes\nwrote " << o.output
             << " (opset " << (o.opset ? o.opset : required_opset(g)) << ")"
             << (o.report.empty() ? "" : ", report " + o.report) << std::endl;
@@ -155,10 +163,11 @@ Action add_convert_command(CLI::App& app) {
   auto opts = std::make_shared<ConvertOptions>();
   CLI::App* sub = app.add_subcommand("convert", "Optimize a model and write it as ONNX");
   sub->footer(
-      "Runs the optimizer (cleanup, constant folding with shape arithmetic, canonicalization, transpose\n"
-      "propagation, the Conv / MatMul / transformer fusions; `ferry opt` runs single passes) and\n"
-      "writes valid ONNX: standard ops in the default domain (opset 18 or the lowest newer one the graph\n"
-      "needs), ferry's fused ops in domain \"ferry\" (docs/ferry_ops.md), which `ferry run` loads again.\n"
+      "Runs the optimizer for --target (cleanup, constant folding with shape arithmetic, canonicalization,\n"
+      "transpose propagation, and the fusions that target executes: Conv/MatMul epilogues, LayerNorm, GELU,\n"
+      "RMSNorm, attention, SiLU; `ferry opt` runs single passes) and writes valid ONNX: standard ops in the\n"
+      "default domain (opset 18 or the lowest newer one the graph needs), ferry's fused ops in domain \"ferry\"\n"
+      "(docs/ferry_ops.md). `ferry run` on that target runs exactly this graph.\n"
       "Prints what each pass matched, applied and nearly matched (with the reason and the source nodes);\n"
       "--report writes the same as JSON.");
   sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
@@ -169,6 +178,9 @@ Action add_convert_command(CLI::App& app) {
   sub->add_option("-o,--output", opts->output, "where to write the ONNX model")->required()->type_name("OUT.onnx");
   sub->add_option("--report", opts->report, "also write the fusion report as JSON")->type_name("REPORT.json");
   sub->add_flag("--no-optimize", opts->no_optimize, "write the imported graph as is");
+  sub->add_option("--target", opts->target,
+                  "the backend to optimize for: cpu (default; what `ferry run` uses) or reference (every fusion)")
+      ->type_name("NAME");
   sub->add_flag("--check-passes", opts->check_passes,
                 "after each pass that changed the graph, compare its outputs (reference interpreter, seeded\n"
                 "random inputs) with the unoptimized graph's; stop at the first pass that changes them");

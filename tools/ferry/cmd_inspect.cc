@@ -18,7 +18,7 @@
 #include "ops/shape_inference.h"
 #include "passes/pipeline.h"
 #include "runtime/random_inputs.h"
-#include "memory_plan.h"
+#include "session_util.h"
 
 namespace ferry::cli {
 namespace {
@@ -28,6 +28,7 @@ struct InspectOptions {
   std::string signature;  ///< TensorFlow SavedModel signature
   bool json = false;
   bool optimized = false;  ///< show the graph after the optimizer, as `ferry convert` writes it
+  std::string target = "cpu";  ///< the backend whose target the optimizer fuses for
   bool memory = false;     ///< compile for the CPU backend and print the memory plan
 };
 
@@ -147,9 +148,13 @@ Json memory_json(const MemoryPlanSummary& p) {
 }
 
 int run_inspect(const InspectOptions& o) {
-  Findings f = inspect_model(o.model, o.optimized, {.external_data_dir = "", .signature = o.signature});
+  CompileOptions target;
+  target.backend = o.target;
+  if (auto t = backend_target(target); !t.ok()) return usage_error("inspect", "--target: " + t.status().message());
+  const LoadOptions load{.external_data_dir = "", .signature = o.signature};
+  Findings f = inspect_model(o.model, o.optimized, load, target);
   std::optional<Result<MemoryPlanSummary>> plan;
-  if (o.memory && f.error.ok()) plan = cpu_memory_plan(o.model);
+  if (o.memory && f.error.ok()) plan = cpu_memory_plan(o.model, load);
   if (o.json) {
     Json j = to_json(f);
     if (plan && plan->ok()) j["memory"] = memory_json(**plan);
@@ -180,7 +185,10 @@ Action add_inspect_command(CLI::App& app) {
   sub->add_option("--signature", opts->signature, "TensorFlow SavedModel signature (default serving_default)")
       ->type_name("NAME");
   sub->add_flag("--json", opts->json, "print one JSON object instead of text");
-  sub->add_flag("--optimized", opts->optimized, "describe the graph after ferry's optimizer (as `ferry convert` writes it)");
+  sub->add_flag("--optimized", opts->optimized,
+                "describe the graph after ferry's optimizer for --target (as `ferry convert` writes it and that "
+                "backend runs it)");
+  sub->add_option("--target", opts->target, "with --optimized: cpu (default) or reference")->type_name("NAME");
   sub->add_flag("--memory", opts->memory,
                 "compile for the CPU backend and print the planned arena peak against the naive sum of buffers");
   return [opts] { return run_inspect(*opts); };

@@ -1,9 +1,11 @@
 // ferry opt IN [-o OUT] [--passes a,b,c] [--split-input-file] [--provenance] [--stats]
 // Text IR in, passes, text IR out: the optimizer one pass at a time (passes/pipeline.h
 // run_passes), for writing and debugging passes. IN is text IR or any model `ferry`
-// loads; without --passes the whole pipeline runs. With --split-input-file the input
-// is cases separated by `// -----` lines (the layout of tests/passes/ir/*.ir), each
-// optimized on its own and printed in turn, separated the same way.
+// loads; without --passes the whole pipeline runs. Passes run for the reference
+// target (every fusion, every epilogue activation), as the .ir tests do. With
+// --split-input-file the input is cases separated by `// -----` lines (the layout of
+// tests/passes/ir/*.ir), each optimized on its own and printed in turn, separated
+// the same way.
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -48,7 +50,7 @@ Status optimize_one(Graph& g, const OptOptions& o, std::ostream& out) {
   OptimizeOptions opts;
   opts.verify_each_pass = true;
   PassStats stats;
-  FERRY_TRY(o.passes.empty() ? optimize(g, opts, &stats) : run_passes(g, o.passes, opts, &stats));
+  FERRY_TRY(o.passes.empty() ? optimize(g, opts, &stats) : run_passes(g, o.passes, reference_target(), opts, &stats));
   PrintOptions po;
   po.show_provenance = o.provenance;
   out << print_graph(g, po);
@@ -99,8 +101,9 @@ Action add_opt_command(CLI::App& app) {
   auto opts = std::make_shared<OptOptions>();
   CLI::App* sub = app.add_subcommand("opt", "Run optimizer passes on text IR and print the result");
   sub->footer("Passes: " + pass_names() +
-              ".\nWithout --passes the whole pipeline runs (as `ferry convert` does). The graph is verified and\n"
-              "its shapes re-inferred after every pass. Pass tests are .ir files run this way (tests/passes/ir/).");
+              ".\nWithout --passes the whole pipeline runs (as `ferry convert --target reference` does), for the\n"
+              "reference target. The graph is verified and its shapes re-inferred after every pass. Pass tests\n"
+              "are .ir files run this way (tests/passes/ir/).");
   sub->add_option("IN", opts->input, "text IR (or any model ferry loads)")->required()->type_name("FILE");
   sub->add_option("-o,--output", opts->output, "where to write the text IR (default: stdout)")->type_name("OUT");
   sub->add_option("--passes", opts->passes, "passes to run, in order")->delimiter(',')->type_name("a,b,c");

@@ -36,6 +36,7 @@ struct RunOptions {
   std::string output_dir;
   std::string backend = "cpu";
   int threads = 0;
+  CpuFlags cpu;
 };
 
 /// A file name for a value name: characters outside [A-Za-z0-9._-] become '_',
@@ -174,13 +175,12 @@ int run_model(const RunOptions& o) {
   ropts.seed = o.seed;
   if (int rc = parse_command_line(o, &ropts.shapes); rc >= 0) return rc;
 
-  auto loaded = load_model(o.model, nullptr, {.external_data_dir = "", .signature = o.signature});
-  if (!loaded.ok()) return model_error(o.model, loaded.status());
-  std::unique_ptr<Graph> graph = std::move(loaded).value();
-  Graph& g = *graph;
-  // The interpreter infers shapes itself; graph-level shapes only help pick
-  // Gather index ranges for random inputs, so a failure here is left to the run.
-  if (!shapes_inferred_by_load(g)) (void)infer_shapes(g);
+  // The reference backend runs the graph as imported; the cpu backend the graph optimized for it.
+  CompileOptions co = compile_options(o.backend, o.threads, o.cpu);
+  co.optimize = o.backend == "cpu";
+  auto model = Model::load(o.model, {.external_data_dir = "", .signature = o.signature});
+  if (!model.ok()) return model_error(o.model, model.status());
+  const Graph& g = model->graph();
 
   std::map<std::string, Tensor> given;
   std::map<std::string, std::string> given_files;
@@ -189,30 +189,15 @@ int run_model(const RunOptions& o) {
   auto inputs = make_inputs(g, given, ropts, &infos);
   if (!inputs.ok()) return model_error(o.model, inputs.status());
 
-  // What the report below prints, taken now: the cpu backend consumes the graph.
   std::vector<std::string> input_names, output_names;
   for (const Value* v : g.inputs()) input_names.push_back(v->name());
   for (const Value* v : g.outputs()) output_names.push_back(v->name());
 
-  Result<std::vector<Tensor>> outputs = std::vector<Tensor>{};
-  if (o.backend == "cpu") {
-    // The fast CPU backend: optimize, compile, run — on the graph loaded above (a
-    // 250k-node model is not parsed twice). A model whose shapes depend on its data
-    // (not plannable ahead) runs in the reference interpreter instead, on a fresh load.
-    auto session = compile_session(std::move(graph), SessionOptions{.threads = o.threads});
-    if (session.ok()) outputs = (*session)->run(*inputs);
-    if (!session.ok() || !outputs.ok()) {
-      const Status& st = session.ok() ? outputs.status() : session.status();
-      if (st.code() != StatusCode::kUnsupported) return model_error(o.model, st);
-      std::cerr << "note: the cpu backend cannot run this model (" << st.message()
-                << "); using the reference interpreter\n";
-      auto again = load_model(o.model, nullptr, {.external_data_dir = "", .signature = o.signature});
-      if (!again.ok()) return model_error(o.model, again.status());
-      outputs = interpret(**again, *inputs);
-    }
-  } else {
-    outputs = interpret(g, *inputs);
-  }
+  auto session = model->compile(co);
+  if (!session.ok()) return model_error(o.model, session.status());
+  auto outputs = session->run(*inputs);
+  if (std::string why = session->fallback_reason(); !why.empty())
+    std::cerr << "note: the cpu backend cannot run this model (" << why << "); it ran in the reference interpreter\n";
   if (!outputs.ok()) return model_error(o.model, outputs.status());
 
   if (!o.output_dir.empty()) {
@@ -293,11 +278,13 @@ Action add_run_command(CLI::App& app) {
                   "write each output to DIR/<name>.npy (characters outside [A-Za-z0-9._-] become '_')")
       ->type_name("DIR");
   sub->add_option("--backend", opts->backend,
-                  "cpu (default: optimized graph, oneDNN and own kernels) or reference (the reference interpreter)")
+                  "cpu (default: the graph optimized for the cpu target, oneDNN and own kernels) or reference (the "
+                  "reference interpreter on the graph as imported)")
       ->type_name("NAME");
   sub->add_option("--threads", opts->threads, "threads for the cpu backend (default: number of cores)")
       ->type_name("N")
       ->check(CLI::NonNegativeNumber);
+  add_cpu_flags(sub, &opts->cpu);
   return [opts] { return run_model(*opts); };
 }
 

@@ -1,7 +1,8 @@
 // ferry validate MODEL [--reference R] [--per-layer] [--inputs FILE.npz|DIR | --samples N]
 //                      [--seed N] [--shape NAME=DIMS]... [--atol X] [--rtol X] [--tol DTYPE=ATOL,RTOL]...
-//                      [--json FILE] [--save-reference DIR] [--no-optimize]
-// Runs the model in ferry (the optimized graph, unless --no-optimize) and in a
+//                      [--json FILE] [--save-reference DIR] [--no-optimize] [--backend cpu|reference]
+// Runs the model in ferry (the graph optimized for --backend's target, unless
+// --no-optimize, on that backend) and in a
 // reference (the model as written) on the same inputs and compares every
 // output (and with --per-layer every intermediate tensor) within per-dtype
 // tolerances. Exit 0 pass, 3 mismatch (docs/validate.md).
@@ -16,7 +17,9 @@
 #include "ops/shape_inference.h"
 #include "passes/pipeline.h"
 #include "validate/input_files.h"
+#include "ferry/model.h"
 #include "validate/reference_provider.h"
+#include "validate/session_subject.h"
 #include "validate/validate_report.h"
 #include "validate/validator.h"
 
@@ -32,6 +35,7 @@ struct ValidateCliOptions {
   std::string reference;
   bool per_layer = false;
   bool no_optimize = false;
+  std::string backend = "cpu";
   std::string inputs;
   int64_t samples = 1;
   uint64_t seed = 0;
@@ -42,14 +46,6 @@ struct ValidateCliOptions {
   std::string json;
   std::string save_reference;
 };
-
-/// The graph under test, as ferry would ship it: the import after the
-/// optimizer (passes/pipeline.h), unless --no-optimize. Once the fast backend
-/// exists its Subject replaces the interpreter. The reference graph is never touched.
-Status prepare_graph_under_test(Graph& g, bool optimize_graph) {
-  if (!optimize_graph) return Status::Ok();
-  return optimize(g, {}, nullptr).with_context("optimizing");
-}
 
 Result<std::unique_ptr<Graph>> load_graph(const std::string& path, const std::string& signature) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path, nullptr, {.external_data_dir = "", .signature = signature}));
@@ -89,6 +85,8 @@ int validate_model(const ValidateCliOptions& o) {
     if (!vo.shapes.emplace(text.substr(0, eq), *dims).second)
       return usage_error(cmd, "--shape given twice for '" + text.substr(0, eq) + "'");
   }
+  if (o.backend != "cpu" && o.backend != "reference")
+    return usage_error(cmd, "--backend must be cpu or reference, got '" + o.backend + "'");
   const std::string spec = o.reference.empty() ? default_reference_for(o.model) : o.reference;
   const bool golden = spec.rfind("golden:", 0) == 0;
   if (spec != "reference" && spec != "onnxruntime" && spec != "tensorflow" && !golden)
@@ -103,9 +101,15 @@ int validate_model(const ValidateCliOptions& o) {
   // under test is what the optimizer (once it exists) rewrites.
   auto reference_graph = load_graph(o.model, o.signature);
   if (!reference_graph.ok()) return model_error(o.model, reference_graph.status());
-  auto test_graph = load_graph(o.model, o.signature);
-  if (!test_graph.ok()) return model_error(o.model, test_graph.status());
-  if (Status st = prepare_graph_under_test(**test_graph, !o.no_optimize); !st.ok()) return model_error(o.model, st);
+  // The graph under test is what `ferry run --backend B` executes: the model optimized for
+  // B's target (unless --no-optimize), run by B.
+  CompileOptions co;
+  co.backend = o.backend;
+  co.optimize = !o.no_optimize;
+  auto model = Model::load(o.model, {.external_data_dir = "", .signature = o.signature});
+  if (!model.ok()) return model_error(o.model, model.status());
+  auto session = model->compile(co);
+  if (!session.ok()) return model_error(o.model, session.status());
 
   if (!o.inputs.empty()) {
     std::vector<std::string> names;
@@ -118,9 +122,10 @@ int validate_model(const ValidateCliOptions& o) {
 
   auto provider = make_reference_provider(spec);
   if (!provider.ok()) return model_error(golden ? spec.substr(7) : "", provider.status());
-  InterpreterSubject subject(**test_graph, {},
-                             o.no_optimize ? "ferry reference interpreter, imported graph (--no-optimize)"
-                                           : "ferry reference interpreter, optimized graph");
+  const std::string what = o.backend == "cpu" ? "ferry cpu backend" : "ferry reference interpreter";
+  SessionSubject subject(std::move(session).value(),
+                         what + (o.no_optimize ? ", imported graph (--no-optimize)"
+                                               : ", graph optimized for target " + o.backend));
   auto report = run_validation(subject, **reference_graph, **provider, vo);
   if (!report.ok()) return model_error(o.model, report.status());
 
@@ -147,8 +152,9 @@ Action add_validate_command(CLI::App& app) {
   sub->footer(
       "References: onnxruntime (default for .onnx; runs `python -m ferry.reference`, see FERRY_PYTHON),\n"
       "golden:DIR (a directory of .npy files + manifest.json, inputs included), reference (ferry's\n"
-      "reference interpreter on the unoptimized graph). ferry's side is the optimized graph unless\n"
-      "--no-optimize. An element passes when\n"
+      "reference interpreter on the unoptimized graph). ferry's side is what `ferry run --backend B` runs:\n"
+      "the graph optimized for B's target (unless --no-optimize) on backend B (--backend, default cpu;\n"
+      "--per-layer compares every tensor the backend computes). An element passes when\n"
       "|got - ref| <= atol + rtol*|ref|; defaults per dtype: f32 1e-3/1e-3, f16 1e-2/1e-2, bf16 5e-2/5e-2,\n"
       "f64 1e-9/1e-7, integers and bool exact. NaN or Inf where the reference differs always fails.\n"
       "Details: docs/validate.md.");
@@ -165,6 +171,8 @@ Action add_validate_command(CLI::App& app) {
                 "also compare every intermediate tensor and name the first divergent node");
   sub->add_flag("--no-optimize", opts->no_optimize,
                 "validate the imported graph as is, without ferry's optimizer");
+  sub->add_option("--backend", opts->backend, "ferry's side: cpu (default) or reference (the interpreter)")
+      ->type_name("NAME");
   sub->add_option("--inputs", opts->inputs, "input values: an .npz file, or a directory of NAME.npy / a golden dir")
       ->type_name("FILE");
   sub->add_option("--samples", opts->samples, "run N seeded random input sets (seeds SEED .. SEED+N-1)")

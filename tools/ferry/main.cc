@@ -5,6 +5,7 @@
 #include <new>
 
 #include "cli_common.h"
+#include "runtime/wait_policy.h"
 
 // X(name): cmd_<name>.cc defines cli::Action add_<name>_command(CLI::App&).
 #define FERRY_COMMANDS(X) \
@@ -72,6 +73,8 @@ int run_cli(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Idle OpenMP threads spin briefly, then sleep, unless the user chose (runtime/wait_policy.h).
+  ferry::apply_default_wait_policy(argv);
   // Bad input must never crash: anything thrown below (std::bad_alloc on an
   // absurd model, a library exception) becomes a model error, exit 2.
   try {

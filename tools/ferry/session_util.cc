@@ -1,40 +1,35 @@
 #include "session_util.h"
 
-#include "memory_plan.h"
-#include "runtime/random_inputs.h"
-
-#include <cstdlib>
 #include <sstream>
 
 #include "cli_common.h"
-#include "frontends/frontend.h"
-#include "ops/shape_inference.h"
-#include "passes/pipeline.h"
+#include "runtime/random_inputs.h"
 
 namespace ferry::cli {
 
-Result<std::unique_ptr<CpuSession>> load_session(const std::string& path, const SessionOptions& options) {
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path));
-  return compile_session(std::move(g), options);
+Result<Compiled> load_and_compile(const std::string& path, const CompileOptions& options, const LoadOptions& load) {
+  FERRY_ASSIGN_OR_RETURN(Model model, Model::load(path, load));
+  FERRY_ASSIGN_OR_RETURN(Session session, model.compile(options));
+  return Compiled{std::move(model), std::move(session)};
 }
 
-Result<std::unique_ptr<CpuSession>> compile_session(std::unique_ptr<Graph> g, const SessionOptions& options) {
-  FERRY_TRY(infer_shapes(*g).with_context("inferring shapes"));
-  // The CPU backend has no fast kernel for Attention, RMSNormalization or a standalone Gelu:
-  // formed, they would run on reference kernels, so they stay unfused (their parts run on
-  // native / oneDNN steps). FusedConv / FusedMatMul / LayerNormalization are run fast
-  // (runtime/lower_fused_ops.h, docs/backend.md). `ferry convert` and the reference backend
-  // keep every fusion.
-  OptimizeOptions oo;
-  oo.skip_passes = cpu_session_skipped_passes();
-  FERRY_TRY(optimize(*g, oo, nullptr).with_context("optimizing"));
-  // Debugging aids (docs/backend.md): bisect a numeric difference by turning features off.
-  SessionOptions o = options;
-  if (std::getenv("FERRY_CPU_NO_FUSE")) o.fuse_epilogues = false;
-  if (std::getenv("FERRY_CPU_FUSE_TRANSCENDENTAL")) o.fuse_transcendental = true;
-  if (std::getenv("FERRY_CPU_PLAIN_LAYOUTS")) o.blocked_layouts = false;
-  if (std::getenv("FERRY_CPU_REFERENCE_KERNELS")) o.reference_kernels = true;
-  return CpuSession::compile(std::move(g), o);
+CompileOptions compile_options(const std::string& backend, int threads, const CpuFlags& flags) {
+  CompileOptions co;
+  co.backend = backend;
+  co.threads = threads;
+  co.isa = flags.isa;
+  co.blocked_layouts = !flags.plain_layouts;
+  co.reference_kernels = flags.reference_kernels;
+  return co;
+}
+
+void add_cpu_flags(CLI::App* sub, CpuFlags* flags) {
+  sub->add_option("--isa", flags->isa, "cpu backend: highest ISA of ferry's own kernels (generic, avx2, avx512, amx; "
+                                       "default: the host's)")
+      ->type_name("NAME");
+  sub->add_flag("--plain-layouts", flags->plain_layouts, "cpu backend: no blocked layouts (bisecting a difference)");
+  sub->add_flag("--reference-kernels", flags->reference_kernels,
+                "cpu backend: every step on its reference kernel, same plan (bisecting a difference)");
 }
 
 std::string memory_report(const PlanInfo& p) {
@@ -50,13 +45,13 @@ std::string memory_report(const PlanInfo& p) {
   return out.str();
 }
 
-Result<MemoryPlanSummary> cpu_memory_plan(const std::string& model) {
-  FERRY_ASSIGN_OR_RETURN(auto session, load_session(model, {}));
-  const Graph& g = session->graph();
+Result<MemoryPlanSummary> cpu_memory_plan(const std::string& model, const LoadOptions& load) {
+  FERRY_ASSIGN_OR_RETURN(Compiled c, load_and_compile(model, {}, load));
+  const Graph& g = c.session.graph();
   FERRY_ASSIGN_OR_RETURN(auto dims, resolve_input_dims(g, {}, {}));
   std::vector<std::vector<int64_t>> in;
   for (const Value* v : g.inputs()) in.push_back(dims.at(v->name()));
-  FERRY_ASSIGN_OR_RETURN(PlanInfo p, session->plan_info(in));
+  FERRY_ASSIGN_OR_RETURN(PlanInfo p, c.session.plan(in));
   return MemoryPlanSummary{memory_report(p),
                            {{"arena_bytes", p.arena_bytes},
                             {"naive_bytes", p.naive_bytes},

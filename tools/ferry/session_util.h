@@ -1,22 +1,45 @@
-// tools/ferry/session_util.h — load, optimize and compile a model for the
-// fast CPU backend (run, bench, inspect --memory share this).
+// tools/ferry/session_util.h — what run, bench and inspect --memory share: a model
+// loaded and compiled through the public API (ferry/model.h), and the text of a plan.
 #pragma once
 
-#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "ferry/status.h"
-#include "runtime/session.h"
+#include <CLI/CLI.hpp>
+
+#include "ferry/model.h"
 
 namespace ferry::cli {
 
-/// Loads `path`, runs the optimizer and compiles a CpuSession.
-Result<std::unique_ptr<CpuSession>> load_session(const std::string& path, const SessionOptions& options);
-/// The same for a graph already loaded (shapes inferred or not): optimizes it the
-/// way load_session does and compiles it; the graph is consumed.
-Result<std::unique_ptr<CpuSession>> compile_session(std::unique_ptr<Graph> g, const SessionOptions& options);
+/// A loaded model and its compiled session.
+struct Compiled {
+  Model model;
+  Session session;
+};
+
+/// Model::load(path) then compile(options).
+Result<Compiled> load_and_compile(const std::string& path, const CompileOptions& options, const LoadOptions& load = {});
 
 /// "12.3 MiB" style text for the plan's memory, one line each.
 std::string memory_report(const PlanInfo& p);
+
+struct MemoryPlanSummary {
+  std::string text;                                      ///< memory_report() text
+  std::vector<std::pair<std::string, size_t>> numbers;   ///< the JSON fields, in order
+};
+
+/// The CPU backend's memory plan of `model` for the default input shapes (symbolic dims = 1).
+Result<MemoryPlanSummary> cpu_memory_plan(const std::string& model, const LoadOptions& load = {});
+
+/// The value of --isa etc. as CompileOptions for `backend`.
+struct CpuFlags {
+  std::string isa;
+  bool plain_layouts = false;
+  bool reference_kernels = false;
+};
+CompileOptions compile_options(const std::string& backend, int threads, const CpuFlags& flags);
+/// --isa, --plain-layouts, --reference-kernels on `sub` (run, bench).
+void add_cpu_flags(CLI::App* sub, CpuFlags* flags);
 
 }  // namespace ferry::cli

@@ -8,7 +8,7 @@ namespace {
 
 constexpr ImportRow kRows[] = {
 #define DIRECT(op, ir_op) {#op, nullptr, #ir_op, Op::ir_op},
-#define ROW(op, ferry) {#op, import_##op, ferry},
+#define ROW(op, ferry) {#op, import_##op, ferry, std::nullopt},
 #define BOUND(op, ferry) {#op, nullptr, ferry, std::nullopt},
 #include "frontends/tensorflow/import_table.def"
 #undef BOUND

@@ -238,6 +238,39 @@ def _gpt2(size):
     return Built(m.eval(), ins, ["logits"], dyn, "sequence axis is dynamic ('seq')")
 
 
+def _encoder_dynamic(size):
+    """nn.TransformerEncoderLayer (batch_first) exported with dynamic batch and sequence axes: the
+    head split/merge Reshapes take their targets from Shape -> Gather -> Concat chains."""
+    import torch
+    from torch import nn
+
+    dim, heads, seq = (768, 12, 128) if size == "full" else (64, 4, 16)
+    m = nn.TransformerEncoder(nn.TransformerEncoderLayer(dim, heads, 2 * dim, dropout=0.0, activation="gelu",
+                                                         batch_first=True), 2, enable_nested_tensor=False)
+    ins = [input_spec("x", (2, seq, dim), "float32", "normal")]
+    dyn = {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}
+    return Built(m.eval(), ins, ["y"], dyn, "batch and sequence axes are dynamic")
+
+
+def _mha_dynamic(size):
+    """nn.MultiheadAttention alone, sequence-first [S, B, E] (its default), dynamic axes, a key padding mask."""
+    import torch
+    from torch import nn
+
+    class Mha(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.mha = nn.MultiheadAttention(dim, heads, dropout=0.0)
+
+        def forward(self, x, pad):
+            return self.mha(x, x, x, key_padding_mask=pad, need_weights=False)[0]
+
+    dim, heads, seq = (768, 12, 128) if size == "full" else (64, 4, 16)
+    ins = [input_spec("x", (seq, 2, dim), "float32", "normal"), input_spec("pad", (2, seq), "bool", "bool")]
+    dyn = {"x": {0: "seq", 1: "batch"}, "pad": {0: "batch", 1: "seq"}, "y": {0: "seq", 1: "batch"}}
+    return Built(Mha(dim, heads).eval(), ins, ["y"], dyn, "batch and sequence axes are dynamic")
+
+
 def _yolo(size):
     from torch_nets import Yolo
 
@@ -271,6 +304,8 @@ BUILDERS = {
     "bert": _bert,
     "distilbert": _distilbert,
     "gpt2": _gpt2,
+    "encoder_dynamic": _encoder_dynamic,
+    "mha_dynamic": _mha_dynamic,
     "yolo": _yolo,
 }
 MODEL_NAMES = list(BUILDERS)

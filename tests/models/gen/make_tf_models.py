@@ -44,11 +44,12 @@ def _app(cls_name, size, **kw):
     return build, [1, size, size, 3]
 
 
-def _transformer_encoder():
+def _transformer_encoder(seq=16):
+    """A Keras encoder block on MultiHeadAttention; seq=None leaves the sequence axis dynamic."""
     import tensorflow as tf
 
     layers = tf.keras.layers
-    x = tf.keras.Input((16, 32), name="tokens")
+    x = tf.keras.Input((seq, 32), name="tokens")
     a = layers.MultiHeadAttention(num_heads=4, key_dim=8)(x, x)
     h = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([x, a]))
     f = layers.Dense(64, activation="gelu")(h)
@@ -123,6 +124,7 @@ MODELS = {
     "mobilenet_v2": _app("MobileNetV2", 64),
     "resnet50": _app("ResNet50", 64),
     "transformer_encoder": (_transformer_encoder, [1, 16, 32]),
+    "transformer_encoder_dynamic": (lambda: _transformer_encoder(None), [2, 16, 32]),
     "mixed_ops": (_mixed_ops, [1, 12, 12, 4]),
     "raw_ops": (_raw_ops, [1, 6, 8, 4]),
     "efficientnet_b0": _app("EfficientNetB0", 64),

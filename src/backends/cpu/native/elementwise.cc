@@ -1,5 +1,5 @@
 // backends/cpu/native/elementwise.cc — own f32 kernels for elementwise ops:
-// unary maps and numpy-broadcasting binary ops.
+// unary maps (Gelu in both forms too) and numpy-broadcasting binary ops.
 //
 // Structure: the math of each op is a loop body compiled once per ISA into a
 // "chunk" function (target attributes, no global -march: the same source
@@ -188,5 +188,15 @@ FERRY_UNARY_KERNEL(sqrt, std::sqrt(v))
 FERRY_UNARY_KERNEL(neg, -v)
 FERRY_UNARY_KERNEL(hard_sigmoid, simd::min(1.f, simd::max(0.f, p[0] * v + p[1])))
 FERRY_UNARY_KERNEL(hard_swish, v * simd::min(1.f, simd::max(0.f, v / 6.f + 0.5f)))
+// Gelu: 0.5 x (1 + erf(x / sqrt 2)), or with approximate=tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// (1 + erf for very negative x loses relative accuracy; the absolute error stays ~1e-7 |x|.)
+FERRY_UNARY_KERNEL(gelu_erf, 0.5f * v * (1.f + simd::erf(v * 0.70710678118654752f)))
+FERRY_UNARY_KERNEL(gelu_tanh, 0.5f * v * (1.f + simd::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))))
+Status gelu_f32__avx512(KernelContext& c) {
+  return c.attr_string("approximate") == "tanh" ? gelu_tanh_f32__avx512(c) : gelu_erf_f32__avx512(c);
+}
+Status gelu_f32__avx2(KernelContext& c) {
+  return c.attr_string("approximate") == "tanh" ? gelu_tanh_f32__avx2(c) : gelu_erf_f32__avx2(c);
+}
 
 }  // namespace ferry

@@ -58,6 +58,33 @@ std::optional<std::vector<int64_t>> dense_strides(const memory::desc& md) {
   return strides;
 }
 
+Result<std::optional<ChannelPadding>> channel_padding(const memory::desc& md) {
+  const dnnl_memory_desc_t& c = md.data;
+  bool padded = false;
+  for (int i = 0; i < c.ndims; ++i) padded |= c.padded_dims[i] != c.dims[i];
+  if (!padded) return std::optional<ChannelPadding>();
+  const auto& b = c.format_desc.blocking;
+  if (c.format_kind != dnnl_blocked || c.ndims < 2 || b.inner_nblks != 1 || b.inner_idxs[0] != 1 || c.offset0 != 0)
+    return unsupported("padding of layout " + layout_name(md) + " is not one channel block");
+  for (int i = 0; i < c.ndims; ++i)
+    if (i != 1 && c.padded_dims[i] != c.dims[i]) return unsupported("layout " + layout_name(md) + " pads dim " + std::to_string(i));
+  ChannelPadding p;
+  p.outer = c.dims[0];
+  p.channels = c.dims[1];
+  p.padded = c.padded_dims[1];
+  p.block = b.inner_blks[0];
+  p.outer_stride = b.strides[0];
+  p.block_stride = b.strides[1];
+  // The spatial dims must be dense among themselves (nChw8c: h stride = W * w stride).
+  p.spatial = 1;
+  p.spatial_stride = c.ndims > 2 ? b.strides[c.ndims - 1] : 0;
+  for (int i = c.ndims - 1; i >= 2; --i) {
+    if (b.strides[i] != p.spatial_stride * p.spatial) return unsupported("layout " + layout_name(md) + " is not dense over space");
+    p.spatial *= c.dims[i];
+  }
+  return std::optional<ChannelPadding>(p);
+}
+
 std::string layout_name(const memory::desc& md) {
   if (is_plain(md)) return "plain";
   const dnnl_memory_desc_t& c = md.data;

@@ -11,6 +11,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/cpu/native/activation.h"
+#include "ferry/status.h"
 #include "ir/dtype.h"
 #include "runtime/step.h"
 
@@ -29,6 +31,10 @@ bool is_plain(const memory::desc& md);
 /// Element strides of a dense layout without inner blocks or padding (plain, NHWC, any
 /// permutation), or nullopt (blocked, padded, opaque, offset).
 std::optional<std::vector<int64_t>> dense_strides(const memory::desc& md);
+/// Where `md` pads its channel axis (dim 1) to a whole block (nChw8c with 30 channels:
+/// 32), as ChannelPadding::zero needs it; nullopt when it pads nothing; an error for
+/// other paddings (several inner blocks, padding off the channel axis).
+Result<std::optional<ChannelPadding>> channel_padding(const memory::desc& md);
 /// "nChw16c"-like short text for reports ("plain" for row-major).
 std::string layout_name(const memory::desc& md);
 

@@ -1,0 +1,33 @@
+// backends/cpu/cpu_epilogue.h — the epilogue of a fused Conv / MatMul on the CPU.
+//
+//   FusedConv(X, W, B, Z) {act}   = act(conv(X, W) + B + Z)
+//   FusedMatMul(A, B, bias, Z)    = act(A B + bias + Z)
+//
+// B is the primitive's bias; Z is a oneDNN sum post-op (same shape as the output:
+// the output accumulates onto Z's memory) or a broadcast binary add. act is a
+// oneDNN eltwise post-op when oneDNN computes it exactly (Relu, Clip, LeakyRelu,
+// HardSigmoid, HardSwish: piecewise linear), else ferry's own kernel applied in
+// place to the primitive's output within the same step (native/activation.h:
+// oneDNN's logistic / tanh / gelu post-ops are approximations, off by up to 2e-4).
+// Either way one step executes the whole node, as the optimizer formed it.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "backends/cpu/onednn/onednn_steps.h"
+#include "ir/activation.h"
+#include "ops/registry.h"
+
+namespace ferry {
+
+/// The oneDNN post-ops computing `a` exactly, or nullopt (kNone: no post-op).
+std::optional<std::vector<onednn::PostOp>> exact_post_ops(Activation a, float alpha, float beta);
+
+/// True when the CPU backend applies `a` in a fused step on `isa` (exactly or natively).
+bool cpu_applies(Activation a, Isa isa);
+
+/// `made` followed, in the same step, by ferry's kernel for `a` over its output 0.
+Result<onednn::Made> append_native_activation(onednn::Made made, Activation a, float alpha, Isa isa);
+
+}  // namespace ferry

@@ -1,0 +1,432 @@
+// backends/cpu/cpu_schedule.cc — stage 1 of a signature: a step per node.
+//
+// For each node in topological order: its output shapes for this signature
+// (shape inference on concrete dims); nodes whose inputs are all known (shape
+// subgraphs: Shape, Size, arithmetic on them) are evaluated here and become known
+// slots; every other node gets a step from cpu_step_table.h (oneDNN primitive,
+// own layout-agnostic kernel), a view (Reshape-like over an arena value), ferry's
+// kernel-table kernel (plain layouts) or its reference kernel, in that order.
+// Operands are reordered to the layout a step wants once per (value, layout);
+// graph outputs end plain.
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "backends/cpu/cpu_plan.h"
+#include "backends/cpu/cpu_step_table.h"
+#include "backends/cpu/native/strided_copy.h"
+#include "backends/cpu/onednn/onednn_steps.h"
+#include "ops/registry.h"
+
+namespace ferry {
+namespace {
+
+using onednn::Made;
+using onednn::Operand;
+using dnnl::memory;
+
+/// Largest per-signature value the schedule evaluates ahead of time.
+constexpr size_t kMaxFoldBytes = size_t(64) << 20;
+
+bool is_view_op(Op op) {
+  return op == Op::Reshape || op == Op::Flatten || op == Op::Squeeze || op == Op::Unsqueeze || op == Op::Identity;
+}
+
+int64_t numel(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+std::string layout_key(const memory::desc& md) {
+  return std::string(reinterpret_cast<const char*>(&md.data), sizeof(md.data));
+}
+
+/// Runs a kernel-table function (own SIMD kernel or the reference kernel) through a KernelContext.
+class FnStep : public Step {
+ public:
+  FnStep(const Node& node, KernelFn fn, std::string name, bool reference, bool in_place)
+      : node_(node), fn_(fn), name_(std::move(name)), reference_(reference), in_place_(in_place) {}
+  std::string kernel_name() const override { return name_; }
+  int in_place_input() const override { return in_place_ ? 0 : -1; }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
+  }
+
+ private:
+  class Bound : public BoundStep {
+   public:
+    Bound(const FnStep& s, StepIO* io) : s_(s), io_(io), ctx_(s.node_, io->inputs, &outs_) {
+      for (Tensor* t : io->outputs) outs_.push_back(*t);
+    }
+    Status run() override {
+      for (size_t i = 0; i < outs_.size(); ++i) {
+        // A kernel may have replaced an output last time (allocate_output): point it back at the arena.
+        if (outs_[i].raw() != io_->outputs[i]->raw()) outs_[i] = *io_->outputs[i];
+        // Reference kernels may accumulate into their output: give them the zeros the interpreter gives.
+        if (s_.reference_) std::memset(outs_[i].raw(), 0, outs_[i].nbytes());
+      }
+      Status st = s_.fn_(ctx_);
+      if (!st.ok()) return std::move(st).with_context("running node " + s_.node_.describe());
+      for (size_t i = 0; i < outs_.size(); ++i) {
+        Tensor& want = *io_->outputs[i];
+        if (outs_[i].raw() == want.raw()) continue;
+        if (outs_[i].dims() != want.dims() || outs_[i].dtype() != want.dtype())
+          return internal_error("node " + s_.node_.describe() + ": kernel output " + std::to_string(i) + " is " +
+                                outs_[i].type_string() + ", planned " + want.type_string());
+        std::memcpy(want.raw(), outs_[i].raw(), want.nbytes());
+      }
+      return Status::Ok();
+    }
+
+   private:
+    const FnStep& s_;
+    StepIO* io_;
+    std::vector<Tensor> outs_;
+    KernelContext ctx_;
+  };
+  const Node& node_;
+  KernelFn fn_;
+  std::string name_;
+  bool reference_;
+  bool in_place_;
+};
+
+/// Builds one signature's slots and steps.
+class Scheduler {
+ public:
+  Scheduler(const Graph& g, CpuSession::Signature& sig, const SessionOptions& opt)
+      : g_(g), sig_(sig), opt_(opt), fast_(!opt.reference_kernels) {}
+
+  Status add_inputs(const std::vector<std::vector<int64_t>>& dims);
+  Status schedule(const Node& n);
+  Status finish_outputs();
+
+ private:
+  int add_slot(Slot s);
+  int slot_for(const Value* v);
+  Operand operand_of(int slot) const;
+  static memory::desc plain_md(const Slot& s);
+  Result<int> in_layout(int slot, const memory::desc& want);
+  Result<int> plain_slot(int slot);
+  /// Output facts of `n` for this signature; false (outputs bound as known slots) when folded.
+  Result<bool> infer_or_fold(const Node& n, std::vector<OutputInfo>* outs);
+  Result<bool> fold_shape_root(const Node& n);
+  int new_out_slot(const Value* v, const OutputInfo& o, const memory::desc& layout);
+  std::string shapes_of(const std::vector<int>& ins, const std::vector<int>& outs) const;
+  Status schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs);
+  Result<bool> try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  bool try_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  Status schedule_kernel(const Node& n, std::vector<int> ins, const std::vector<OutputInfo>& outs);
+
+  const Graph& g_;
+  CpuSession::Signature& sig_;
+  const SessionOptions& opt_;
+  const bool fast_;
+  std::unordered_map<const Value*, int> slot_of_;
+};
+
+bool slot_is_plain(const Slot& s) { return s.layout.is_zero() || onednn::is_plain(s.layout); }
+
+int Scheduler::add_slot(Slot s) {
+  if (s.bytes == 0) s.bytes = size_t(std::max<int64_t>(1, numel(s.dims))) * dtype_size(s.dtype);
+  sig_.slots.push_back(std::move(s));
+  return int(sig_.slots.size()) - 1;
+}
+
+memory::desc Scheduler::plain_md(const Slot& s) {
+  return onednn::dnnl_type(s.dtype) ? onednn::plain_desc(s.dtype, s.dims) : memory::desc();
+}
+
+Status Scheduler::add_inputs(const std::vector<std::vector<int64_t>>& dims) {
+  for (size_t i = 0; i < g_.inputs().size(); ++i) {
+    const Value* v = g_.inputs()[i];
+    Slot s;
+    s.kind = Slot::kInput;
+    s.dtype = v->dtype();
+    s.dims = dims[i];
+    s.input_index = int(i);
+    s.value = v;
+    int id = add_slot(std::move(s));
+    slot_of_[v] = id;
+    sig_.input_slots.push_back(id);
+  }
+  return Status::Ok();
+}
+
+int Scheduler::slot_for(const Value* v) {
+  if (auto it = slot_of_.find(v); it != slot_of_.end()) return it->second;
+  if (!v->is_constant()) return -1;
+  Slot s;
+  s.kind = Slot::kConstant;
+  s.dtype = v->constant()->dtype();
+  s.dims = v->constant()->dims();
+  s.data = v->constant();
+  s.value = v;
+  int id = add_slot(std::move(s));
+  slot_of_[v] = id;
+  return id;
+}
+
+Operand Scheduler::operand_of(int slot) const {
+  Operand o;
+  if (slot < 0) return o;
+  const Slot& s = sig_.slots[size_t(slot)];
+  o.dtype = s.dtype;
+  o.dims = s.dims;
+  o.layout = s.layout.is_zero() ? plain_md(s) : s.layout;
+  o.constant = s.known_tensor();
+  return o;
+}
+
+Result<int> Scheduler::in_layout(int slot, const memory::desc& want) {
+  Slot& s = sig_.slots[size_t(slot)];
+  if (s.layout.is_zero() ? onednn::is_plain(want) : s.layout == want) return slot;
+  const std::string key = layout_key(want);
+  if (auto it = s.reorders.find(key); it != s.reorders.end()) return it->second;
+  memory::desc from = s.layout.is_zero() ? plain_md(s) : s.layout;
+  Made made;
+  // Between two dense unblocked layouts (NCHW <-> NHWC): own strided copy, faster than oneDNN's here.
+  auto fs = onednn::dense_strides(from), ws = onednn::dense_strides(want);
+  if (fs && ws && fast_)
+    made.step = make_strided_copy_step(s.dims, *fs, *ws, dtype_size(s.dtype),
+                                       "strided_copy_" + onednn::layout_name(from) + "_to_" + onednn::layout_name(want));
+  if (!made.step) { FERRY_ASSIGN_OR_RETURN(made, onednn::make_reorder(from, want)); }
+  Slot r;
+  r.dtype = s.dtype;
+  r.dims = s.dims;
+  r.layout = want;
+  r.bytes = want.get_size();
+  const std::string shapes = dims_text(s.dtype, s.dims);
+  int rs = add_slot(std::move(r));  // invalidates `s`
+  PlannedStep ps;
+  ps.ins = {slot};
+  ps.outs = {rs};
+  ps.info = {"(reorder)", "Reorder", made.step->kernel_name(), shapes, false};
+  ps.step = std::move(made.step);
+  sig_.steps.push_back(std::move(ps));
+  sig_.slots[size_t(slot)].reorders[key] = rs;
+  return rs;
+}
+
+Result<int> Scheduler::plain_slot(int slot) {
+  const Slot& s = sig_.slots[size_t(slot)];
+  if (slot_is_plain(s)) return slot;
+  return in_layout(slot, plain_md(s));
+}
+
+Result<bool> Scheduler::fold_shape_root(const Node& n) {
+  // Known from the input's dims alone: the root of every shape subgraph.
+  const std::vector<int64_t>& d = sig_.slots[size_t(slot_for(n.input(0)))].dims;
+  Tensor t;
+  if (n.op() == Op::Size) {
+    t = Tensor::scalar<int64_t>(numel(d));
+  } else {
+    const int64_t r = int64_t(d.size());
+    auto norm = [&](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t(0), r); };
+    int64_t start = norm(n.attr_int("start")), end = n.has_attr("end") ? norm(n.attr_int("end")) : r;
+    std::vector<int64_t> v(d.begin() + start, d.begin() + std::max(start, end));
+    t = Tensor::from_vector<int64_t>(v, {int64_t(v.size())});
+  }
+  Slot ks;
+  ks.kind = Slot::kKnown;
+  ks.dtype = DType::i64;
+  ks.dims = t.dims();
+  ks.known = std::move(t);
+  ks.value = n.output(0);
+  slot_of_[n.output(0)] = add_slot(std::move(ks));
+  ++sig_.info.folded;
+  return false;
+}
+
+Result<bool> Scheduler::infer_or_fold(const Node& n, std::vector<OutputInfo>* outs) {
+  std::vector<InputInfo> infos(n.num_inputs());
+  bool all_known = n.num_inputs() > 0;
+  std::vector<const Tensor*> known(n.num_inputs(), nullptr);
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    const Value* v = n.input(i);
+    if (!v) continue;
+    int id = slot_for(v);
+    if (id < 0) return internal_error("node " + n.describe() + ": input '" + v->name() + "' is not computed");
+    const Slot& s = sig_.slots[size_t(id)];
+    known[i] = s.known_tensor();
+    all_known &= known[i] != nullptr;
+    infos[i] = {s.dtype, Shape::from_dims(s.dims), known[i]};
+  }
+  FERRY_TRY(infer_node(n, infos, outs).with_context("node " + n.describe()));
+  // Refuse absurd outputs here, naming the node, before the planner sums them into one arena.
+  for (const OutputInfo& o : *outs) {
+    if (!o.shape.is_static()) continue;
+    std::optional<int64_t> count = checked_numel(o.shape.static_dims());
+    const size_t limit = tensor_size_limit();
+    if (!count || size_t(*count) > limit / std::max<size_t>(1, dtype_size(o.dtype)))
+      return invalid_model("node " + n.describe() + ": output " + o.shape.to_string() +
+                           " exceeds the tensor size limit of " + std::to_string(limit) + " bytes");
+  }
+  if ((n.op() == Op::Shape || n.op() == Op::Size) && n.input(0)) return fold_shape_root(n);
+  size_t bytes = 0;
+  for (size_t i = 0; i < outs->size(); ++i) {
+    const OutputInfo& o = (*outs)[i];
+    if (!o.shape.is_static() || o.dtype == DType::undefined)
+      return unsupported("node " + n.describe() + ": output " + std::to_string(i) + " has a data-dependent shape (" +
+                         o.shape.to_string() + ")");
+    bytes += size_t(numel(o.shape.static_dims())) * dtype_size(o.dtype);
+  }
+  if (!all_known || bytes > kMaxFoldBytes) return true;
+  std::vector<Tensor> results(outs->size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    FERRY_ASSIGN_OR_RETURN(results[i], Tensor::zeros((*outs)[i].dtype, (*outs)[i].shape.static_dims()));
+  }
+  KernelContext kctx(n, known, &results);
+  FERRY_TRY(op_reference_kernel(n.op())(kctx).with_context("evaluating node " + n.describe()));
+  for (size_t i = 0; i < results.size(); ++i) {
+    Slot s;
+    s.kind = Slot::kKnown;
+    s.dtype = results[i].dtype();
+    s.dims = results[i].dims();
+    s.known = std::move(results[i]);
+    s.value = n.output(i);
+    slot_of_[n.output(i)] = add_slot(std::move(s));
+  }
+  ++sig_.info.folded;
+  return false;
+}
+
+int Scheduler::new_out_slot(const Value* v, const OutputInfo& o, const memory::desc& layout) {
+  Slot s;
+  s.dtype = o.dtype;
+  s.dims = o.shape.static_dims();
+  s.value = v;
+  if (!layout.is_zero() && !onednn::is_plain(layout)) {
+    s.layout = layout;
+    s.bytes = layout.get_size();
+  }
+  int id = add_slot(std::move(s));
+  slot_of_[v] = id;
+  return id;
+}
+
+std::string Scheduler::shapes_of(const std::vector<int>& ins, const std::vector<int>& outs) const {
+  std::string text;
+  for (int s : ins)
+    if (s >= 0) text += (text.empty() ? "" : ", ") + dims_text(sig_.slots[size_t(s)].dtype, sig_.slots[size_t(s)].dims);
+  text += " ->";
+  for (int s : outs) text += " " + dims_text(sig_.slots[size_t(s)].dtype, sig_.slots[size_t(s)].dims);
+  return text;
+}
+
+Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs) {
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (ins[i] >= 0 && i < made.want.size() && made.want[i]) {
+      FERRY_ASSIGN_OR_RETURN(ins[i], in_layout(ins[i], *made.want[i]));
+    }
+  PlannedStep ps;
+  ps.ins = std::move(ins);
+  ps.outs.push_back(new_out_slot(n.output(0), outs[0], made.out));
+  // Outputs a oneDNN step does not write (LayerNormalization's unused statistics): plain zeros.
+  for (size_t i = 1; i < n.num_outputs(); ++i) new_out_slot(n.output(i), outs[i], {});
+  ps.info = {n.name(), op_name(n.op()), made.step->kernel_name(), shapes_of(ps.ins, ps.outs), false};
+  ps.step = std::move(made.step);
+  sig_.steps.push_back(std::move(ps));
+  return Status::Ok();
+}
+
+Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
+  const StepRow* row = step_row(n.op());
+  if (!row || outs.empty() || outs[0].dtype != DType::f32) return false;
+  for (size_t i = 1; i < n.num_outputs(); ++i)  // oneDNN steps write output 0 only
+    if (!n.output(i)->uses().empty() || g_.is_graph_output(n.output(i))) return false;
+  std::vector<Operand> ops;
+  for (int s : ins) ops.push_back(operand_of(s));
+  const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
+  Result<Made> made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa});
+  if (!made.ok()) {
+    if (made.status().code() == StatusCode::kUnsupported) return false;  // declined: the next option
+    return std::move(made).status().with_context("node " + n.describe());
+  }
+  std::vector<int> step_ins = ins;
+  if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
+  FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs));
+  return true;
+}
+
+bool Scheduler::try_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
+  if (!is_view_op(n.op()) || ins.empty() || ins[0] < 0 || sig_.slots[size_t(ins[0])].kind != Slot::kArena) return false;
+  auto src = plain_slot(ins[0]);
+  if (!src.ok()) return false;
+  Slot v;
+  v.dtype = outs[0].dtype;
+  v.dims = outs[0].shape.static_dims();
+  v.buffer = -2 - *src;  // resolved to the source's buffer when planning
+  v.view_of = *src;
+  v.value = n.output(0);
+  slot_of_[n.output(0)] = add_slot(std::move(v));
+  ++sig_.info.views;
+  return true;
+}
+
+Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std::vector<OutputInfo>& outs) {
+  for (int& s : ins) {
+    if (s >= 0) { FERRY_ASSIGN_OR_RETURN(s, plain_slot(s)); }
+  }
+  const KernelEntry* k = nullptr;
+  if (fast_ && n.num_inputs() > 0 && ins[0] >= 0) k = select_kernel(n.op(), sig_.slots[size_t(ins[0])].dtype, opt_.isa);
+  PlannedStep ps;
+  ps.ins = ins;
+  for (size_t i = 0; i < n.num_outputs(); ++i) ps.outs.push_back(new_out_slot(n.output(i), outs[i], {}));
+  if (k)
+    ps.step = std::make_unique<FnStep>(n, k->fn, k->name, false, k->in_place);
+  else
+    ps.step = std::make_unique<FnStep>(n, op_reference_kernel(n.op()), std::string("ref_") + op_name(n.op()), true, false);
+  ps.info = {n.name(), op_name(n.op()), ps.step->kernel_name(), shapes_of(ps.ins, ps.outs), k == nullptr};
+  sig_.steps.push_back(std::move(ps));
+  return Status::Ok();
+}
+
+Status Scheduler::schedule(const Node& n) {
+  std::vector<OutputInfo> outs;
+  FERRY_ASSIGN_OR_RETURN(bool run_time, infer_or_fold(n, &outs));
+  if (!run_time) return Status::Ok();
+  std::vector<int> ins(n.num_inputs(), -1);
+  for (size_t i = 0; i < n.num_inputs(); ++i)
+    if (n.input(i)) ins[i] = slot_for(n.input(i));
+  if (fast_) {
+    FERRY_ASSIGN_OR_RETURN(bool done, try_step_table(n, ins, outs));
+    if (done || try_view(n, ins, outs)) return Status::Ok();
+  }
+  return schedule_kernel(n, std::move(ins), outs);
+}
+
+Status Scheduler::finish_outputs() {
+  for (const Value* v : g_.outputs()) {
+    int s = slot_for(v);
+    if (s < 0) return internal_error("graph output '" + v->name() + "' was not computed");
+    FERRY_ASSIGN_OR_RETURN(s, plain_slot(s));
+    sig_.output_slots.push_back(s);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool Slot::plain() const { return slot_is_plain(*this); }
+
+std::string dims_text(DType t, const std::vector<int64_t>& d) {
+  std::string s = std::string(dtype_name(t)) + "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+Result<std::unique_ptr<CpuSession::Signature>> schedule_signature(const Graph& g, const std::vector<const Node*>& order,
+                                                                  const std::vector<std::vector<int64_t>>& dims,
+                                                                  const SessionOptions& options) {
+  auto sig = std::make_unique<CpuSession::Signature>();
+  sig->dims = dims;
+  Scheduler s(g, *sig, options);
+  FERRY_TRY(s.add_inputs(dims));
+  for (const Node* n : order) FERRY_TRY(s.schedule(*n));
+  FERRY_TRY(s.finish_outputs());
+  return sig;
+}
+
+}  // namespace ferry

@@ -1,0 +1,163 @@
+#include "backends/cpu/cpu_step_table.h"
+
+#include "backends/cpu/cpu_epilogue.h"
+#include "backends/cpu/native/activation.h"
+
+namespace ferry {
+namespace {
+
+using onednn::Made;
+using onednn::Operand;
+using onednn::PostOp;
+
+bool any_blocked(const std::vector<Operand>& ops) {
+  for (const Operand& o : ops)
+    if (o.present() && !onednn::is_plain(o.layout)) return true;
+  return false;
+}
+
+/// The epilogue attributes of a fused node.
+struct FusedEpilogue {
+  Activation act = Activation::kNone;
+  float alpha = 0.f, beta = 0.f;
+};
+
+Result<FusedEpilogue> read_epilogue(const Node& n) {
+  auto a = activation_from_name(n.attr_string("activation"));
+  if (!a) return invalid_model("node " + n.describe() + ": unknown activation '" + n.attr_string("activation") + "'");
+  return FusedEpilogue{*a, float(n.attr_float("alpha")), float(n.attr_float("beta"))};
+}
+
+/// Z (operand `z`): accumulate onto it when it has the output's shape (sum), else add it broadcast.
+PostOp residual_post_op(const std::vector<Operand>& ops, size_t z, const std::vector<int64_t>& out_dims) {
+  const bool same = ops[z].dims == out_dims && !ops[z].constant;
+  return {same ? PostOp::kSum : PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, int(z)};
+}
+
+/// `post` plus the activation: exact post-ops, or ferry's kernel after the primitive.
+template <class MakeCore>
+Result<Made> with_activation(const FusedEpilogue& e, std::vector<PostOp> post, Isa isa, MakeCore make_core) {
+  auto exact = exact_post_ops(e.act, e.alpha, e.beta);
+  if (exact) post.insert(post.end(), exact->begin(), exact->end());
+  FERRY_ASSIGN_OR_RETURN(Made made, make_core(post));
+  if (exact) return made;
+  const float alpha = e.act == Activation::kSiLU ? 1.f : e.alpha;
+  return append_native_activation(std::move(made), e.act, alpha, isa);
+}
+
+Result<Made> conv(const StepRequest& r) {
+  return onednn::make_conv(r.node, r.ops, {}, r.out_dims, r.blocked);
+}
+
+Result<Made> fused_conv(const StepRequest& r) {
+  FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(r.node));
+  std::vector<PostOp> post;
+  if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
+  auto make = [&](bool blocked) {
+    return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
+      return onednn::make_conv(r.node, r.ops, p, r.out_dims, blocked);
+    });
+  };
+  Result<Made> made = make(r.blocked);
+  // A blocked layout whose padding ferry's kernel cannot keep zero: plain instead.
+  if (!made.ok() && r.blocked && made.status().code() == StatusCode::kUnsupported) return make(false);
+  return made;
+}
+
+Result<Made> matmul(const StepRequest& r) { return onednn::make_matmul(r.ops, {}, r.out_dims); }
+
+Result<Made> fused_matmul(const StepRequest& r) {
+  FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(r.node));
+  std::vector<PostOp> post;
+  if (r.ops.size() > 2 && r.ops[2].present())
+    post.push_back({PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, 2});  // bias [N]
+  if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
+  return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
+    return onednn::make_matmul(r.ops, p, r.out_dims);
+  });
+}
+
+Result<Made> pool(const StepRequest& r) { return onednn::make_pool(r.node, r.ops, r.out_dims, r.blocked); }
+Result<Made> softmax(const StepRequest& r) { return onednn::make_softmax(r.node, r.ops); }
+Result<Made> layer_norm(const StepRequest& r) { return onednn::make_layer_norm(r.node, r.ops); }
+
+/// Binary ops on a blocked input stay blocked in oneDNN; plain ones go to ferry's kernels.
+Result<Made> binary(const StepRequest& r) {
+  if (r.ops.size() != 2 || !any_blocked(r.ops)) return unsupported("plain operands: own kernel");
+  return onednn::make_binary(r.node, r.ops, r.out_dims);
+}
+
+/// Piecewise-linear activations on a blocked input: oneDNN's (exact) eltwise primitive.
+Result<Made> exact_eltwise(const StepRequest& r) {
+  if (r.ops.empty() || !any_blocked({r.ops[0]})) return unsupported("plain operand: own kernel");
+  std::vector<const Tensor*> consts;
+  for (const Operand& o : r.ops) consts.push_back(o.constant);
+  auto post = onednn::eltwise_post_ops(r.node, consts);
+  if (!post) return unsupported("not an eltwise primitive");
+  return onednn::make_eltwise({r.ops[0]}, *post);
+}
+
+/// Sigmoid, Tanh, Swish, Gelu: ferry's kernels over any dense layout of the input.
+Result<Made> native_activation_step(const StepRequest& r) {
+  const Node& n = r.node;
+  Activation a = Activation::kNone;
+  float alpha = 1.f;
+  switch (n.op()) {
+    case Op::Sigmoid: a = Activation::kSigmoid; break;
+    case Op::Tanh: a = Activation::kTanh; break;
+    case Op::Swish: a = Activation::kSiLU, alpha = float(n.attr_float("alpha")); break;
+    case Op::Gelu: a = n.attr_string("approximate") == "tanh" ? Activation::kGeluTanh : Activation::kGelu; break;
+    default: return unsupported("not a native activation");
+  }
+  const Operand& x = r.ops[0];
+  if (x.dtype != DType::f32 || x.constant) return unsupported("native activations take a computed f32 input");
+  FERRY_ASSIGN_OR_RETURN(std::optional<ChannelPadding> pad, onednn::channel_padding(x.layout));
+  Made made;
+  made.step = make_activation_step(a, alpha, int64_t(x.layout.get_size() / sizeof(float)), r.isa, pad);
+  if (!made.step) return unsupported("no own kernel for this ISA");
+  made.want = {x.layout};
+  made.out = x.layout;
+  return made;
+}
+
+}  // namespace
+
+const std::vector<StepRow>& step_table() {
+  static const std::vector<StepRow> table = {
+      // op                  maker                   inputs  what
+      {Op::Conv, conv, -1, "oneDNN convolution (2-D; blocked layouts)"},
+      {Op::FusedConv, fused_conv, -1, "oneDNN convolution + bias, residual (sum/binary) and activation post-ops"},
+      {Op::MatMul, matmul, -1, "oneDNN matmul (batched, broadcast; constant B packed once)"},
+      {Op::FusedMatMul, fused_matmul, -1, "oneDNN matmul + bias, residual and activation post-ops"},
+      {Op::MaxPool, pool, -1, "oneDNN pooling"},
+      {Op::AveragePool, pool, -1, "oneDNN pooling"},
+      {Op::GlobalAveragePool, pool, -1, "oneDNN pooling"},
+      {Op::GlobalMaxPool, pool, -1, "oneDNN pooling"},
+      {Op::Softmax, softmax, 1, "oneDNN softmax (last axis)"},
+      {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias)"},
+      {Op::Add, binary, -1, "oneDNN binary on blocked operands"},
+      {Op::Sub, binary, -1, "oneDNN binary on blocked operands"},
+      {Op::Mul, binary, -1, "oneDNN binary on blocked operands"},
+      {Op::Div, binary, -1, "oneDNN binary on blocked operands"},
+      {Op::Max, binary, -1, "oneDNN binary on blocked operands"},
+      {Op::Min, binary, -1, "oneDNN binary on blocked operands"},
+      {Op::Relu, exact_eltwise, 1, "oneDNN eltwise on a blocked operand"},
+      {Op::LeakyRelu, exact_eltwise, 1, "oneDNN eltwise on a blocked operand"},
+      {Op::Clip, exact_eltwise, 1, "oneDNN eltwise on a blocked operand"},
+      {Op::HardSigmoid, exact_eltwise, 1, "oneDNN eltwise on a blocked operand"},
+      {Op::HardSwish, exact_eltwise, 1, "oneDNN eltwise on a blocked operand"},
+      {Op::Sigmoid, native_activation_step, 1, "own kernel, any layout"},
+      {Op::Tanh, native_activation_step, 1, "own kernel, any layout"},
+      {Op::Swish, native_activation_step, 1, "own kernel, any layout"},
+      {Op::Gelu, native_activation_step, 1, "own kernel, any layout"},
+  };
+  return table;
+}
+
+const StepRow* step_row(Op op) {
+  for (const StepRow& r : step_table())
+    if (r.op == op) return &r;
+  return nullptr;
+}
+
+}  // namespace ferry

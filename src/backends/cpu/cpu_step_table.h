@@ -1,0 +1,41 @@
+// backends/cpu/cpu_step_table.h — which step runs a node on the CPU: one row per op
+// that a oneDNN primitive or one of ferry's layout-agnostic kernels runs, tried in
+// the order the scheduler gives (cpu_schedule.cc):
+//   1. the row of the node's op here (a maker may decline: unsupported),
+//   2. a view, for a Reshape-like node over an arena value,
+//   3. ferry's own kernel from the kernel table (backends/cpu/kernels.def), plain layouts,
+//   4. the op's reference kernel.
+// A maker gets the node, its operands (dims, layout, constant data) and output dims,
+// and returns the step with the layout each operand must be in.
+#pragma once
+
+#include <vector>
+
+#include "backends/cpu/onednn/onednn_steps.h"
+#include "ops/registry.h"
+
+namespace ferry {
+
+struct StepRequest {
+  const Node& node;
+  const std::vector<onednn::Operand>& ops;  ///< one per node input (absent: omitted)
+  const std::vector<int64_t>& out_dims;     ///< output 0
+  bool blocked;                              ///< blocked activation layouts allowed
+  Isa isa;                                   ///< ferry's own kernels up to this ISA
+};
+
+using StepMaker = Result<onednn::Made> (*)(const StepRequest& r);
+
+struct StepRow {
+  Op op;
+  StepMaker make;
+  int step_inputs;  ///< node inputs the step reads through StepIO (-1: all; others are baked in)
+  const char* what; ///< for docs/backend.md and reports
+};
+
+/// The row of `op`, or null.
+const StepRow* step_row(Op op);
+/// Every row, in table order.
+const std::vector<StepRow>& step_table();
+
+}  // namespace ferry

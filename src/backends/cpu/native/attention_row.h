@@ -1,0 +1,126 @@
+// backends/cpu/native/attention_row.h — attention for one query row (decode
+// steps: Sq = 1 with a KV cache), the same online softmax as attention_tile.h
+// but vectorized along the head dimension instead of across queries:
+//   s_j = scale q . k_j            (4 keys at a time, W lanes of e, then a lane sum)
+//   m' = max(m, max_j s_j)         alpha = exp(m - m'),  p_j = exp(s_j - m')
+//   l' = alpha l + sum_j p_j       o' = alpha o + sum_j p_j v_j   (W lanes of e)
+// so a key costs D/W + Dv/W FMAs rather than the tile's (D + Dv) lane-vectors
+// for one useful lane. Keys come in blocks of kRowKeys from past_key/past_value,
+// then K/V, read in place. Scratch: D + Dv + kRowKeys floats.
+#pragma once
+
+#include "backends/cpu/native/attention_tile.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace ferry::attn {
+
+constexpr int64_t kRowKeys = 256;
+
+/// Sum of the lanes of v.
+template <int W>
+FERRY_INLINE float lane_sum(vf<W> v) {
+  float s = 0.f;
+#pragma GCC unroll 16
+  for (int i = 0; i < W; ++i) s += v[i];
+  return s;
+}
+
+/// s[j] = q . K[j] for j < n (K rows of stride ss, length d).
+template <int W>
+FERRY_INLINE void row_scores(const float* q, const float* k, int64_t ss, int64_t n, int64_t d, float* s) {
+  const int64_t dv = d / W * W;
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    vf<W> a0{}, a1{}, a2{}, a3{};
+    const float *k0 = k + j * ss, *k1 = k0 + ss, *k2 = k1 + ss, *k3 = k2 + ss;
+    for (int64_t e = 0; e < dv; e += W) {
+      const vf<W> x = load<W>(q + e);
+      a0 += x * load<W>(k0 + e), a1 += x * load<W>(k1 + e), a2 += x * load<W>(k2 + e), a3 += x * load<W>(k3 + e);
+    }
+    float r[4] = {lane_sum<W>(a0), lane_sum<W>(a1), lane_sum<W>(a2), lane_sum<W>(a3)};
+    for (int64_t e = dv; e < d; ++e) r[0] += q[e] * k0[e], r[1] += q[e] * k1[e], r[2] += q[e] * k2[e], r[3] += q[e] * k3[e];
+    s[j] = r[0], s[j + 1] = r[1], s[j + 2] = r[2], s[j + 3] = r[3];
+  }
+  for (; j < n; ++j) {
+    const float* kr = k + j * ss;
+    vf<W> a{};
+    for (int64_t e = 0; e < dv; e += W) a += load<W>(q + e) * load<W>(kr + e);
+    float r = lane_sum<W>(a);
+    for (int64_t e = dv; e < d; ++e) r += q[e] * kr[e];
+    s[j] = r;
+  }
+}
+
+/// o = alpha o + sum_j p[j] V[j] (rows of stride ss, length d).
+template <int W>
+FERRY_INLINE void row_values(const float* p, const float* v, int64_t ss, int64_t n, int64_t d, float alpha, float* o) {
+  const int64_t dv = d / W * W;
+  for (int64_t e = 0; e < dv; e += W) {
+    vf<W> acc = load<W>(o + e) * alpha;
+    for (int64_t j = 0; j < n; ++j) acc += p[j] * load<W>(v + j * ss + e);
+    store<W>(o + e, acc);
+  }
+  for (int64_t e = dv; e < d; ++e) {
+    float acc = o[e] * alpha;
+    for (int64_t j = 0; j < n; ++j) acc += p[j] * v[j * ss + e];
+    o[e] = acc;
+  }
+}
+
+/// softcap, causal and attn_mask bias of query row i on keys [jg0, jg0 + n).
+FERRY_INLINE void row_bias(const Problem& p, int64_t b, int64_t h, int64_t i, int64_t jg0, int64_t n, float* s) {
+  if (p.softcap > 0.f)
+    for (int64_t j = 0; j < n; ++j) s[j] = p.softcap * simd::tanh(s[j] / p.softcap);
+  if (p.causal)
+    for (int64_t j = std::max<int64_t>(0, i + p.past + 1 - jg0); j < n; ++j) s[j] = kNegInf;
+  if (!p.has_mask()) return;
+  const int64_t off = b * p.m_sb + h * p.m_sh + i * p.m_si + jg0 * p.m_sj;
+  for (int64_t j = 0; j < n; ++j) {
+    if (p.mask_add) s[j] += p.mask_add[off + j * p.m_sj];
+    else if (!p.mask_keep[off + j * p.m_sj]) s[j] = kNegInf;
+  }
+}
+
+/// Y row i of query head h in batch b; `scratch` holds D + Dv + kRowKeys floats.
+template <int W>
+FERRY_INLINE void query_row(const Problem& p, int64_t b, int64_t h, int64_t i, float* scratch) {
+  const int64_t D = p.head_dim, Dv = p.v_dim;
+  float *q = scratch, *o = q + D, *s = o + Dv;
+  const float* qr = p.q.row(b, h, i);
+  for (int64_t e = 0; e < D; ++e) q[e] = qr[e] * p.scale;
+  std::fill(o, o + Dv, 0.f);
+  float m = kNegInf, l = 0.f;
+  const int64_t kvh = h / (p.q_heads / p.kv_heads), end = p.key_end(i);
+  for (int seg = 0; seg < 2; ++seg) {
+    const View& K = seg == 0 ? p.past_k : p.k;
+    const View& V = seg == 0 ? p.past_v : p.v;
+    const int64_t lo = seg == 0 ? 0 : p.past, hi = std::min(end, seg == 0 ? p.past : p.total());
+    for (int64_t j = lo; j < hi; j += kRowKeys) {
+      const int64_t n = std::min(kRowKeys, hi - j);
+      row_scores<W>(q, K.row(b, kvh, j - lo), K.ss, n, D, s);
+      row_bias(p, b, h, i, j, n, s);
+      float mn = m;
+      for (int64_t x = 0; x < n; ++x) mn = simd::max(mn, s[x]);
+      const float base = mn == kNegInf ? 0.f : mn, alpha = exp0(m - base);
+      float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t x = 0; x < n; ++x) {
+        const float e = exp0(s[x] - base);
+        s[x] = e;
+        sum += e;
+      }
+      l = l * alpha + sum;
+      m = mn;
+      row_values<W>(s, V.row(b, kvh, j - lo), V.ss, n, Dv, alpha, o);
+    }
+  }
+  const float inv = m == kNegInf || l == 0.f ? 0.f : 1.f / l;
+  float* y = p.out + b * p.out_sb + h * p.out_sh + i * p.out_ss;
+  for (int64_t e = 0; e < Dv; ++e) y[e] = o[e] * inv;
+}
+
+}  // namespace ferry::attn
+
+#pragma GCC diagnostic pop

@@ -1,0 +1,266 @@
+// backends/cpu/native/attention_tile.h — the FlashAttention-2 forward for one
+// block of query rows of one head, written once over a vector width W and
+// compiled per ISA (attention_f32.cc instantiates it inside target-attributed
+// functions; GCC vector extensions take the ISA of the function they are
+// inlined into, so the AVX2 build that runs on AVX2-only hosts executes the
+// same code as the AVX-512 one).
+//
+// Queries live in the vector lanes: the block keeps Q^T [D x L] (scaled),
+// S^T [N x L], O^T [Dv x L] with L query lanes, so both products are plain
+// register-blocked GEMMs on operands in their natural layout (no K/V packing):
+//   S^T[j][i]  = sum_e K[j][e] * Q^T[e][i]           (A = K rows, broadcast)
+//   O^T[e][i] = alpha[i] O^T[e][i] + sum_j V[j][e] P^T[j][i]   (A = V^T, broadcast)
+// and the softmax statistics are per-lane vector ops (no horizontal reductions).
+// Per key block of N keys (online softmax, running max m and sum l per query):
+//   m'    = max(m, max_j S[j])            base = m' (0 while m' = -inf)
+//   P[j]  = exp(S[j] - base)              alpha = exp(m - base)
+//   l'    = alpha l + sum_j P[j]          O' = alpha O + P V
+// and at the end Y = O / l (a query whose keys are all masked: m = -inf, Y = 0).
+// Memory: O(L (D + N + Dv)) floats per thread, independent of the sequence.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backends/cpu/native/attention_problem.h"
+#include "backends/cpu/native/simd_math.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // vector-typed helpers are always inlined: no ABI crosses a call
+
+namespace ferry::attn {
+
+template <int W>
+struct VecOf {
+  typedef float type __attribute__((vector_size(4 * W)));
+};
+template <int W>
+using vf = typename VecOf<W>::type;
+
+template <int W>
+FERRY_INLINE vf<W> load(const float* p) {
+  vf<W> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <int W>
+FERRY_INLINE void store(float* p, vf<W> v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+/// Tile shape per ISA: W lanes a vector, R rows x C vectors of accumulators,
+/// L query lanes a block (a multiple of C*W), N keys a block.
+template <int W_, int R_, int C_, int L_, int N_>
+struct Config {
+  static constexpr int W = W_, R = R_, C = C_, L = L_, N = N_, LT = C_ * W_;
+  static_assert(L_ % (C_ * W_) == 0);
+};
+
+/// Cm[r][0 .. C*W) = (scale ? scale * Cm[r] : 0) + sum_k A(r, k) * B[k*ldb + 0 .. C*W) for r < R,
+/// A(r, k) = A[r*a_rs + k] (KC: K contiguous) or A[k*a_ks + r].
+template <int W, int R, int C, bool KC>
+FERRY_INLINE void micro_tile(const float* A, int64_t a_s, const float* B, int64_t ldb, int64_t K, float* Cm,
+                             int64_t ldc, const float* scale) {
+  vf<W> acc[R][C];
+  if (scale) {
+    vf<W> sc[C];
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) sc[c] = load<W>(scale + c * W);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c) acc[r][c] = load<W>(Cm + r * ldc + c * W) * sc[c];
+  } else {
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c) acc[r][c] = vf<W>{};
+  }
+  for (int64_t k = 0; k < K; ++k, B += ldb) {
+    vf<W> b[C];
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) b[c] = load<W>(B + c * W);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const vf<W> a = (KC ? A[r * a_s + k] : A[k * a_s + r]) - vf<W>{};  // x - 0 is a broadcast of x
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c) acc[r][c] += a * b[c];
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) store<W>(Cm + r * ldc + c * W, acc[r][c]);
+}
+
+/// micro_tile for the last `rows` (< R) rows of a strip: one instantiation per count.
+template <int W, int R, int C, bool KC>
+FERRY_INLINE void micro_tail(int rows, const float* A, int64_t a_s, const float* B, int64_t ldb, int64_t K,
+                             float* Cm, int64_t ldc, const float* scale) {
+  if constexpr (R > 1) {
+    if (rows == R - 1) return micro_tile<W, R - 1, C, KC>(A, a_s, B, ldb, K, Cm, ldc, scale);
+    micro_tail<W, R - 1, C, KC>(rows, A, a_s, B, ldb, K, Cm, ldc, scale);
+  }
+}
+
+/// Cm[rows x lanes] (+)= A(rows x K) * B[K x lanes], lanes a multiple of C*W, in R-row strips.
+template <class Cfg, bool KC>
+FERRY_INLINE void gemm(int64_t rows, int64_t lanes, const float* A, int64_t a_s, const float* B, int64_t ldb,
+                       int64_t K, float* Cm, int64_t ldc, const float* scale) {
+  constexpr int R = Cfg::R, LT = Cfg::LT;
+  // A row's step between strips: a_s rows when K is contiguous, else one element.
+  const int64_t strip = KC ? R * a_s : R;
+  for (int64_t t = 0; t < lanes; t += LT) {
+    const float* a = A;
+    int64_t r = 0;
+    for (; r + R <= rows; r += R, a += strip)
+      micro_tile<Cfg::W, R, Cfg::C, KC>(a, a_s, B + t, ldb, K, Cm + r * ldc + t, ldc, scale ? scale + t : nullptr);
+    if (r < rows)
+      micro_tail<Cfg::W, R, Cfg::C, KC>(int(rows - r), a, a_s, B + t, ldb, K, Cm + r * ldc + t, ldc,
+                                        scale ? scale + t : nullptr);
+  }
+}
+
+/// Per-thread working set of one query block (floats, from the caller's scratch).
+template <class Cfg>
+struct Block {
+  float *qt, *st, *ot, *m, *l, *alpha, *base;
+  static int64_t floats(const Problem& p) { return Cfg::L * (p.head_dim + Cfg::N + p.v_dim + 4); }
+  Block(const Problem& p, float* s)
+      : qt(s), st(qt + Cfg::L * p.head_dim), ot(st + Cfg::L * Cfg::N), m(ot + Cfg::L * p.v_dim), l(m + Cfg::L),
+        alpha(l + Cfg::L), base(alpha + Cfg::L) {}
+};
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+/// e^x, and exactly 0 for x = -inf (masked keys; simd::exp saturates at e^-87.3).
+FERRY_INLINE float exp0(float x) { return x < -87.3f ? 0.f : simd::exp(x); }
+
+/// S^T rows [0, n) of keys jg0.. for query lanes [0, rows): softcap, then the causal and attn_mask bias.
+template <class Cfg>
+FERRY_INLINE void apply_bias(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t jg0, int64_t n,
+                             float* st) {
+  constexpr int L = Cfg::L;
+  if (p.softcap > 0.f) {
+    const float c = p.softcap, inv = 1.f / p.softcap;
+#pragma omp simd
+    for (int64_t x = 0; x < n * L; ++x) st[x] = c * simd::tanh(st[x] * inv);
+  }
+  if (p.causal && jg0 + n - 1 > i0 + p.past) {  // the block reaches above the diagonal
+    for (int64_t jj = 0; jj < n; ++jj) {
+      const int64_t masked = std::clamp<int64_t>(jg0 + jj - p.past - i0, 0, rows);  // lanes i < j - past - i0
+      std::fill(st + jj * L, st + jj * L + masked, kNegInf);
+    }
+  }
+  if (!p.has_mask()) return;
+  for (int64_t jj = 0; jj < n; ++jj) {
+    float* row = st + jj * L;
+    const int64_t off = b * p.m_sb + h * p.m_sh + i0 * p.m_si + (jg0 + jj) * p.m_sj;
+    if (p.mask_add && p.m_si == 0) {
+      const float a = p.mask_add[off];
+#pragma omp simd
+      for (int64_t i = 0; i < rows; ++i) row[i] += a;
+    } else if (p.mask_add) {
+      for (int64_t i = 0; i < rows; ++i) row[i] += p.mask_add[off + i * p.m_si];
+    } else if (p.m_si == 0) {
+      if (!p.mask_keep[off]) std::fill(row, row + rows, kNegInf);
+    } else {
+      for (int64_t i = 0; i < rows; ++i)
+        if (!p.mask_keep[off + i * p.m_si]) row[i] = kNegInf;
+    }
+  }
+}
+
+/// The online-softmax step on one key block: updates m, l, alpha; S^T becomes P^T.
+template <class Cfg>
+FERRY_INLINE void softmax_step(Block<Cfg>& blk, int64_t n, int64_t lanes) {
+  constexpr int L = Cfg::L;
+  float *m = blk.m, *l = blk.l, *alpha = blk.alpha, *base = blk.base, *st = blk.st;
+  for (int64_t i = 0; i < lanes; ++i) base[i] = m[i];
+  for (int64_t jj = 0; jj < n; ++jj) {
+    const float* row = st + jj * L;
+#pragma omp simd
+    for (int64_t i = 0; i < lanes; ++i) base[i] = simd::max(base[i], row[i]);
+  }
+#pragma omp simd
+  for (int64_t i = 0; i < lanes; ++i) {
+    const float mn = base[i];
+    base[i] = mn == kNegInf ? 0.f : mn;  // no key seen yet: any finite base keeps exp(-inf - base) = 0
+    alpha[i] = exp0(m[i] - base[i]);
+    m[i] = mn;
+    l[i] *= alpha[i];
+  }
+  for (int64_t jj = 0; jj < n; ++jj) {
+    float* row = st + jj * L;
+#pragma omp simd
+    for (int64_t i = 0; i < lanes; ++i) {
+      const float e = exp0(row[i] - base[i]);
+      row[i] = e;
+      l[i] += e;
+    }
+  }
+}
+
+/// One key block [jg0, jg0 + n) read from `kv_k` / `kv_v` rows starting at `kr` / `vr`.
+template <class Cfg>
+FERRY_INLINE void key_block(const Problem& p, Block<Cfg>& blk, int64_t b, int64_t h, int64_t i0, int64_t rows,
+                            int64_t lanes, int64_t jg0, int64_t n, const float* kr, int64_t k_ss, const float* vr,
+                            int64_t v_ss) {
+  gemm<Cfg, true>(n, lanes, kr, k_ss, blk.qt, Cfg::L, p.head_dim, blk.st, Cfg::L, nullptr);
+  apply_bias<Cfg>(p, b, h, i0, rows, jg0, n, blk.st);
+  softmax_step<Cfg>(blk, n, lanes);
+  gemm<Cfg, false>(p.v_dim, lanes, vr, v_ss, blk.st, Cfg::L, n, blk.ot, Cfg::L, blk.alpha);
+}
+
+/// Asks for rows [0, n) of a [n x e] block with row stride ss ahead of use: the next key block
+/// streams in from memory while this one computes (a decode step reads every key once, so
+/// without it the GEMMs wait on DRAM; with the wide tiles it costs ~1% of the FMAs).
+FERRY_INLINE void prefetch_rows(const float* base, int64_t ss, int64_t n, int64_t e) {
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t x = 0; x < e; x += 16) __builtin_prefetch(base + r * ss + x);
+}
+
+/// Y rows [i0, i0 + rows) of query head h in batch b; `scratch` holds Block<Cfg>::floats(p) floats.
+template <class Cfg>
+FERRY_INLINE void query_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, float* scratch) {
+  constexpr int L = Cfg::L;
+  Block<Cfg> blk(p, scratch);
+  const int64_t lanes = (rows + Cfg::LT - 1) / Cfg::LT * Cfg::LT, D = p.head_dim, Dv = p.v_dim;
+  // Q^T, pre-scaled (scale (q.k) and (scale q).k differ by rounding only); padding lanes are 0.
+  for (int64_t e = 0; e < D; ++e) std::fill(blk.qt + e * L + rows, blk.qt + e * L + lanes, 0.f);
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* qr = p.q.row(b, h, i0 + i);
+    for (int64_t e = 0; e < D; ++e) blk.qt[e * L + i] = qr[e] * p.scale;
+  }
+  std::fill(blk.m, blk.m + lanes, kNegInf);
+  std::fill(blk.l, blk.l + lanes, 0.f);
+  for (int64_t e = 0; e < Dv; ++e) std::fill(blk.ot + e * L, blk.ot + e * L + lanes, 0.f);
+  // Keys: past_key/past_value first, then K/V, each streamed in place, N keys a block.
+  const int64_t kvh = h / (p.q_heads / p.kv_heads), end = p.key_end(i0 + rows - 1);
+  for (int seg = 0; seg < 2; ++seg) {
+    const View& K = seg == 0 ? p.past_k : p.k;
+    const View& V = seg == 0 ? p.past_v : p.v;
+    const int64_t lo = seg == 0 ? 0 : p.past, hi = std::min(end, seg == 0 ? p.past : p.total());
+    for (int64_t j = lo; j < hi; j += Cfg::N) {
+      if (j + Cfg::N < hi) {
+        const int64_t next = std::min<int64_t>(Cfg::N, hi - j - Cfg::N);
+        prefetch_rows(K.row(b, kvh, j + Cfg::N - lo), K.ss, next, p.head_dim);
+        prefetch_rows(V.row(b, kvh, j + Cfg::N - lo), V.ss, next, p.v_dim);
+      }
+      key_block<Cfg>(p, blk, b, h, i0, rows, lanes, j, std::min<int64_t>(Cfg::N, hi - j), K.row(b, kvh, j - lo), K.ss,
+                     V.row(b, kvh, j - lo), V.ss);
+    }
+  }
+  // Y = O / l; all keys masked (m = -inf): 0.
+  for (int64_t i = 0; i < rows; ++i) {
+    const float inv = blk.m[i] == kNegInf || blk.l[i] == 0.f ? 0.f : 1.f / blk.l[i];
+    float* y = p.out + b * p.out_sb + h * p.out_sh + (i0 + i) * p.out_ss;
+    for (int64_t e = 0; e < Dv; ++e) y[e] = blk.ot[e * L + i] * inv;
+  }
+}
+
+}  // namespace ferry::attn
+
+#pragma GCC diagnostic pop

@@ -1,0 +1,54 @@
+// passes/target.h — a backend's target description: what it executes natively.
+//
+// The optimizer asks the target before it fuses (DESIGN.md, "The target decides
+// what the optimizer makes"): a fusion runs only when the target executes the op it
+// forms, and an epilogue absorbs only the activations the target's fused
+// Conv / MatMul apply in the same step. What `ferry convert --target T` writes is
+// therefore the graph T runs, node for node; no backend unfuses or refuses a node
+// the optimizer made for it.
+//
+//   Target t = cpu_target(host_isa());        // backends/cpu/cpu_target.h
+//   optimize(graph, t, {}, &stats);            // passes/pipeline.h
+//
+// Each backend publishes one (reference_target() below: the interpreter runs every
+// op, so it takes every fusion; the CPU backend derives its own from its kernel
+// table, per ISA). Room for a CUDA one: a name, its ops and epilogues, its dtypes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/activation.h"
+#include "ir/dtype.h"
+#include "ir/op.h"
+
+namespace ferry {
+
+struct Target {
+  std::string name;  ///< "cpu", "reference"
+  std::string isa;   ///< what the description is for: "avx2", "avx512", "amx" ("" = any)
+  /// Ops the fusions may form because the target runs them fast: FusedConv, FusedMatMul,
+  /// FusedConvTranspose, LayerNormalization, RMSNormalization, Gelu, Attention, Swish.
+  std::vector<Op> ops;
+  /// Activations a FusedConv / FusedConvTranspose (resp. FusedMatMul) applies in one step.
+  std::vector<Activation> conv_epilogues;
+  std::vector<Activation> matmul_epilogues;
+  /// Element types of its fast kernels (the precision passes lower only to these).
+  std::vector<DType> dtypes;
+  /// Activation layout its convolution chains prefer: "plain" (as the graph says) or
+  /// "blocked" (the backend picks a blocked layout per chain and reorders at the edges).
+  std::string layout = "plain";
+
+  /// The target runs `op` natively, so a fusion may form it.
+  bool executes(Op op) const;
+  /// A fused op of `host`'s family (Conv/ConvTranspose or MatMul) may absorb `a`.
+  bool epilogue(Op host, Activation a) const;
+};
+
+/// The reference interpreter's target: every fused op, every epilogue, every dtype.
+const Target& reference_target();
+
+/// One line for reports: "target cpu (avx2): forms FusedConv, ...; conv epilogues ...".
+std::string target_summary(const Target& t);
+
+}  // namespace ferry
