@@ -406,7 +406,6 @@ std::optional<SinkPlan> plan_sink(const Node& n, const Perm& p, std::string* why
   why_not->clear();
   const SinkKind kind = kind_of(n.op());
   if (kind == SinkKind::none) return std::nullopt;
-  const int64_t r = int64_t(p.size());
   SinkPlan plan;
   plan.attrs = n.attrs();
   plan.output_perms.assign(n.num_outputs(), p);
