@@ -55,7 +55,7 @@ def op_table():
     """(op names, attribute names) from src/ir/ops.def."""
     text = (REPO / "src/ir/ops.def").read_text()
     ops = sorted(set(re.findall(r"^FERRY_OP\((\w+)", text, re.M)))
-    attrs = sorted(set(re.findall(r'"(\w+):\w+', text)))
+    attrs = sorted(set(re.findall(r"\b(?:ATTR|REQ|OPT)\((\w+),", text)))
     return ops, attrs
 
 
@@ -142,9 +142,9 @@ def tf_seeds(out: Path, bad: Path, max_bytes: int):
 
 
 def tf_words():
-    """TensorFlow op names ferry imports (src/frontends/tensorflow/import_table.cc) and format words."""
-    text = (REPO / "src/frontends/tensorflow/import_table.cc").read_text()
-    ops = re.findall(r"ROW\((\w+),", text)
+    """TensorFlow op names ferry imports (src/frontends/tensorflow/import_table.def) and format words."""
+    text = (REPO / "src/frontends/tensorflow/import_table.def").read_text()
+    ops = re.findall(r"^(?:ROW|DIRECT|BOUND)\((\w+),", text, re.M)
     return ops + ["Placeholder", "Const", "VarHandleOp", "ReadVariableOp", "StatefulPartitionedCall",
                   "PartitionedCall", "Identity", "NoOp", "serve", "serving_default", "dtype", "shape", "value", "T",
                   "f", "shared_name", "_CHECKPOINTABLE_OBJECT_GRAPH", "VARIABLE_VALUE", ":0", ":1", "^", "w", "v",

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/npy.h"
+#include "validate/npy.h"
 #include "fuzz_util.h"
 
 using namespace ferry;

@@ -1,6 +1,10 @@
 #include "analysis/model_stats.h"
 
+#include <algorithm>
 #include <limits>
+
+#include "ir/op_attrs.h"
+#include "ir/op_facts.h"
 
 namespace ferry {
 namespace {
@@ -77,7 +81,7 @@ std::optional<int64_t> gemm_flops(const Node& n, DimEval& ev) {
   const Shape& a = shape_of(n, 0);
   const Shape& y = n.output(0)->shape();
   if (!a.rank_known() || a.rank() != 2 || !y.rank_known() || y.rank() != 2) return std::nullopt;
-  int64_t k = ev.dim(a[n.attr_int("transA") ? 0 : 1]);
+  int64_t k = ev.dim(a[n.attrs<GemmAttrs>().transA ? 0 : 1]);
   int64_t mn = *ev.product(y);
   int64_t flops = mul_sat(2, mul_sat(mn, k));
   return n.has_input(2) ? add_sat(flops, mn) : flops;
@@ -93,8 +97,8 @@ std::optional<int64_t> matmul_flops(const Node& n, DimEval& ev) {
 
 /// operands * prod(size of every index letter): the naive evaluation's cost.
 std::optional<int64_t> einsum_flops(const Node& n, DimEval& ev) {
-  if (!n.has_attr("equation")) return std::nullopt;
-  const std::string& eq = n.attr_string("equation");
+  if (!n.has_attr("equation")) return std::nullopt;  // required: only a graph the verifier did not see lacks it
+  const std::string& eq = n.attrs<EinsumAttrs>().equation;
   if (eq.find("...") != std::string::npos) return std::nullopt;  // ellipsis: not modelled
   std::string lhs = eq.substr(0, eq.find("->"));
   std::map<char, int64_t> sizes;
@@ -129,82 +133,56 @@ std::optional<int64_t> per_input_element(const Node& n, DimEval& ev, int64_t per
   return mul_sat(*in, per);
 }
 
+/// The product plus one operation per output element for each of Z, the activation
+/// and (FusedMatMul) the bias.
+std::optional<int64_t> fused_flops(const Node& n, DimEval& ev, std::optional<int64_t> core, bool has_bias_add) {
+  const std::string& activation = n.op() == Op::FusedMatMul ? n.attrs<FusedMatMulAttrs>().activation
+                                  : n.op() == Op::FusedConv ? n.attrs<FusedConvAttrs>().activation
+                                                            : n.attrs<FusedConvTransposeAttrs>().activation;
+  int64_t per = int64_t(n.has_input(3)) + int64_t(!activation.empty()) + int64_t(has_bias_add);
+  auto epilogue = per_output_element(n, ev, per);
+  if (!core || !epilogue) return std::nullopt;
+  return add_sat(*core, *epilogue);
+}
+
+/// MaxPool, AveragePool, LpPool: the window's size per output element.
+std::optional<int64_t> pool_window_flops(const Node& n, DimEval& ev) {
+  if (!n.has_attr("kernel_shape")) return std::nullopt;  // required (see einsum_flops)
+  const std::vector<int64_t>& kernel = n.op() == Op::MaxPool       ? n.attrs<MaxPoolAttrs>().kernel_shape
+                                       : n.op() == Op::AveragePool ? n.attrs<AveragePoolAttrs>().kernel_shape
+                                                                   : n.attrs<LpPoolAttrs>().kernel_shape;
+  int64_t window = 1;
+  for (int64_t k : kernel) window = mul_sat(window, std::max<int64_t>(k, 0));
+  return per_output_element(n, ev, window);
+}
+
 }  // namespace
 
 std::optional<int64_t> estimate_node_flops(const Node& n, std::set<std::string>* assumed_one) {
   DimEval ev(assumed_one);
-  switch (n.op()) {
-    case Op::Conv: return conv_flops(n, ev, false);
-    case Op::ConvTranspose: return conv_flops(n, ev, true);
-    case Op::Gemm: return gemm_flops(n, ev);
-    case Op::MatMul: return matmul_flops(n, ev);
-    case Op::Einsum: return einsum_flops(n, ev);
-    // Fused ops: the product (with B) plus one operation per output element for each of Z and the activation.
-    case Op::FusedConv:
-    case Op::FusedConvTranspose:
-    case Op::FusedMatMul: {
-      auto core = n.op() == Op::FusedMatMul ? matmul_flops(n, ev) : conv_flops(n, ev, n.op() == Op::FusedConvTranspose);
-      int64_t per = int64_t(n.has_input(3)) + int64_t(!n.attr_string("activation").empty()) +
-                    int64_t(n.op() == Op::FusedMatMul && n.has_input(2));
-      auto epilogue = per_output_element(n, ev, per);
-      if (!core || !epilogue) return std::nullopt;
-      return add_sat(*core, *epilogue);
-    }
-
-    case Op::MaxPool:
-    case Op::AveragePool: {
-      if (!n.has_attr("kernel_shape")) return std::nullopt;
-      int64_t window = 1;
-      for (int64_t k : n.attr_ints("kernel_shape")) window = mul_sat(window, std::max<int64_t>(k, 0));
-      return per_output_element(n, ev, window);
-    }
-    case Op::GlobalAveragePool:
-    case Op::GlobalMaxPool: return per_input_element(n, ev, 1);
-
-    case Op::BatchNormalization: return per_output_element(n, ev, 2);
-    case Op::InstanceNormalization:
-    case Op::LayerNormalization:
-    case Op::GroupNormalization: return per_output_element(n, ev, 7);
-    case Op::LRN:
-      if (!n.has_attr("size")) return std::nullopt;
-      return per_output_element(n, ev, add_sat(std::max<int64_t>(n.attr_int("size"), 0), 3));
-
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Mod:
-    case Op::PRelu: case Op::Equal: case Op::Less: case Op::LessOrEqual: case Op::Greater:
-    case Op::GreaterOrEqual: case Op::And: case Op::Or: case Op::Xor: case Op::Where:
-      return per_output_element(n, ev, 1);
-    case Op::Min: case Op::Max: case Op::Sum:
-      return per_output_element(n, ev, std::max<int64_t>(int64_t(n.num_inputs()) - 1, 0));
-    case Op::Mean:  // n-1 additions and a division
-      return per_output_element(n, ev, int64_t(n.num_inputs()));
-
-    case Op::Abs: case Op::Neg: case Op::Sqrt: case Op::Reciprocal: case Op::Exp: case Op::Log:
-    case Op::Erf: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Relu:
-    case Op::LeakyRelu: case Op::Elu: case Op::Selu: case Op::Celu: case Op::HardSigmoid:
-    case Op::HardSwish: case Op::Softplus: case Op::Softsign: case Op::Gelu: case Op::Mish:
-    case Op::Floor: case Op::Ceil: case Op::Round: case Op::Sign: case Op::Not: case Op::IsNaN:
-    case Op::IsInf: case Op::Clip:
-      return per_output_element(n, ev, 1);
-
-    case Op::Softmax:
-    case Op::LogSoftmax: return per_output_element(n, ev, 5);  // max, subtract, exp, sum, divide
-    case Op::ReduceMean: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ReduceProd:
-    case Op::ReduceL1: case Op::ReduceL2: case Op::ReduceSumSquare: case Op::ReduceLogSumExp:
-    case Op::ArgMax: case Op::ArgMin: case Op::CumSum: case Op::TopK:
-      return per_input_element(n, ev, 1);
-    case Op::Resize: return per_output_element(n, ev, 1);
-
-    // Data movement, shape computation and type conversion: no arithmetic.
-    case Op::Cast: case Op::CastLike: case Op::Identity: case Op::Dropout: case Op::Reshape:
-    case Op::Flatten: case Op::Transpose: case Op::Squeeze: case Op::Unsqueeze: case Op::Concat:
-    case Op::Split: case Op::Slice: case Op::Gather: case Op::GatherElements: case Op::GatherND:
-    case Op::ScatterND: case Op::ScatterElements: case Op::Expand: case Op::Tile: case Op::Pad:
-    case Op::Shape: case Op::Size: case Op::ConstantOfShape: case Op::Range: case Op::OneHot:
-    case Op::DepthToSpace: case Op::SpaceToDepth: case Op::NonZero: case Op::Trilu:
-      return 0;
-    default:
-      return std::nullopt;  // an op without a FLOP model (e.g. a newer fused op)
+  const FlopModel& m = op_facts(n.op()).flops;
+  const int64_t inputs = int64_t(n.num_inputs());
+  switch (m.cls) {
+    case FlopClass::no_model: return std::nullopt;  // e.g. a newer fused op
+    case FlopClass::zero: return 0;                 // data movement, shape computation, type conversion
+    case FlopClass::per_out: return per_output_element(n, ev, m.per_element);
+    case FlopClass::per_in: return per_input_element(n, ev, m.per_element);
+    case FlopClass::conv: return conv_flops(n, ev, false);
+    case FlopClass::conv_transpose: return conv_flops(n, ev, true);
+    case FlopClass::gemm: return gemm_flops(n, ev);
+    case FlopClass::matmul: return matmul_flops(n, ev);
+    case FlopClass::einsum: return einsum_flops(n, ev);
+    case FlopClass::fused_conv: return fused_flops(n, ev, conv_flops(n, ev, false), false);
+    case FlopClass::fused_conv_transpose: return fused_flops(n, ev, conv_flops(n, ev, true), false);
+    case FlopClass::fused_matmul: return fused_flops(n, ev, matmul_flops(n, ev), n.has_input(2));
+    case FlopClass::pool_window: return pool_window_flops(n, ev);
+    case FlopClass::lrn:
+      if (!n.has_attr("size")) return std::nullopt;  // required (see einsum_flops)
+      return per_output_element(n, ev, add_sat(std::max<int64_t>(n.attrs<LRNAttrs>().size, 0), 3));
+    case FlopClass::variadic: return per_output_element(n, ev, std::max<int64_t>(inputs - 1, 0));
+    case FlopClass::variadic_mean: return per_output_element(n, ev, inputs);  // n-1 additions and a division
   }
+  return std::nullopt;
 }
 
 ModelStats compute_model_stats(const Graph& g) {

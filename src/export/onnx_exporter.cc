@@ -1,12 +1,14 @@
 #include "export/onnx_exporter.h"
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
 #include <ostream>
 #include <set>
 #include <vector>
 
-#include "frontends/onnx/import_table.h"
+#include "ir/op_attrs.h"
+#include "ir/op_facts.h"
 
 namespace ferry {
 namespace {
@@ -82,31 +84,28 @@ void add_attribute(onnx::NodeProto* node, const Node& n, const std::string& name
   }
 }
 
-/// The opset in which node `n`'s IR semantics first exist in ONNX, when above kMinExportOpset.
-int64_t opset_needed(const Node& n) {
-  auto attr_is = [&](const char* name, const char* value) {
-    const AttrValue* v = n.attrs().find(name);
-    return v && attr_kind(*v) == AttrKind::kString && std::get<std::string>(*v) == value;
-  };
+/// The opset an attribute of `n` needs beyond the op's own (ops.def's export column):
+/// values and attributes that later opsets added to an op that existed before.
+int64_t attr_opset_needed(const Node& n) {
   switch (n.op()) {
-    case Op::Gelu: return 20;
-    case Op::GroupNormalization: return 21;  // scale and bias per channel (18: per group)
-    case Op::Attention:
-    case Op::RMSNormalization:
-    case Op::RotaryEmbedding: return 23;
-    case Op::AveragePool: return n.has_attr("dilations") ? 19 : 0;
-    case Op::Pad: return attr_is("mode", "wrap") ? 19 : 0;
-    case Op::Resize: return attr_is("coordinate_transformation_mode", "half_pixel_symmetric") ? 19 : 0;
-    case Op::GridSample:  // mode names linear / cubic and N-D inputs
-    case Op::AffineGrid:
-    case Op::DFT: return 20;  // axis as an input
+    case Op::AveragePool: return n.attrs<AveragePoolAttrs>().dilations ? 19 : 0;
+    case Op::Pad: return n.attrs<PadAttrs>().mode == "wrap" ? 19 : 0;
+    case Op::Resize: return n.attrs<ResizeAttrs>().coordinate_transformation_mode == "half_pixel_symmetric" ? 19 : 0;
+    case Op::QuantizeLinear: return n.has_attr("block_size") || n.has_attr("output_dtype") ? 21 : 0;
+    case Op::DequantizeLinear: return n.has_attr("output_dtype") ? 23 : n.has_attr("block_size") ? 21 : 0;
     default: return 0;
   }
 }
 
+/// The default-domain opset in which node `n` means what it means in the IR.
+int64_t opset_needed(const Node& n) {
+  const OnnxExport& e = op_facts(n.op()).onnx;
+  return e.ferry_domain ? 0 : std::max<int64_t>(e.opset, attr_opset_needed(n));
+}
+
 }  // namespace
 
-bool is_ferry_domain_op(Op op) { return onnx_import::find_import(op_name(op)) == nullptr; }
+bool is_ferry_domain_op(Op op) { return op_facts(op).onnx.ferry_domain; }
 
 int32_t dtype_to_onnx(DType dtype) {
   switch (dtype) {

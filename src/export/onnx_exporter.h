@@ -2,11 +2,13 @@
 //
 // IR op semantics are the newest ONNX opset's, so standard ops map 1:1 onto
 // the default domain. The opset written is the lowest one >= 18 (and >= the
-// source model's) in which every node means what it means in the IR: Gelu
-// needs 20, GroupNormalization 21 (per-channel scale), AveragePool with
-// dilations, Pad mode=wrap and Resize half_pixel_symmetric 19. ferry's own
-// ops (ops in ir/ops.def without an ONNX importer: fused ops) go to domain
-// "ferry", opset 1, documented in docs/ferry_ops.md. Constants become
+// source model's) in which every node means what it means in the IR: the
+// export column of ir/ops.def gives each op's (Gelu 20, GroupNormalization 21
+// for its per-channel scale, Swish 24, ...), and a few attribute values need
+// more (AveragePool with dilations, Pad mode=wrap and Resize
+// half_pixel_symmetric 19, QuantizeLinear block_size 21). ferry's own ops
+// (export column ferry(N): the fused ops) go to domain "ferry", opset 1,
+// documented in docs/ferry_ops.md. Constants become
 // initializers (raw_data, little-endian); a constant that is a graph output
 // becomes a Constant node. Cast's `to` is written back as the TensorProto
 // enum. Node provenance goes into each node's doc_string. The result passes

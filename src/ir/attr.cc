@@ -1,5 +1,7 @@
 #include "ir/attr.h"
 
+#include <atomic>
+
 #include "ir/text_lexer.h"
 
 namespace ferry {
@@ -52,6 +54,11 @@ std::string attr_to_string(const AttrValue& v) {
     case AttrKind::kTensor: return "tensor<" + std::get<Tensor>(v).type_string() + ">";
   }
   return "?";
+}
+
+void AttrMap::restamp() {
+  static std::atomic<uint64_t> next{1};
+  stamp_ = next.fetch_add(1, std::memory_order_relaxed);
 }
 
 const AttrValue* AttrMap::find(const std::string& name) const {

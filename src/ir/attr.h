@@ -1,8 +1,9 @@
 // ir/attr.h — typed node attributes.
 //
 // Each op declares its attributes (name, kind, default) in ir/ops.def; the
-// verifier checks every node's attributes against that schema, and the typed
-// getters below return the schema default for an absent optional attribute.
+// verifier checks every node's attributes against that schema. Code that knows
+// the op reads them as the op's typed struct (ir/op_attrs.h: node.attrs<ConvAttrs>());
+// AttrMap is the generic form the text IR, the importers and the exporter use.
 #pragma once
 
 #include <cstdint>
@@ -30,13 +31,25 @@ class AttrMap {
  public:
   bool has(const std::string& name) const { return map_.count(name) != 0; }
   const AttrValue* find(const std::string& name) const;
-  void set(const std::string& name, AttrValue v) { map_[name] = std::move(v); }
-  void erase(const std::string& name) { map_.erase(name); }
+  void set(const std::string& name, AttrValue v) {
+    map_[name] = std::move(v);
+    restamp();
+  }
+  void erase(const std::string& name) {
+    map_.erase(name);
+    restamp();
+  }
   const std::map<std::string, AttrValue>& all() const { return map_; }
   bool empty() const { return map_.empty(); }
+  /// Names this content: every change takes a stamp no map had before, and a copy
+  /// keeps its source's (same content). 0 is the empty map that was never changed.
+  /// The node's cache of its typed attributes is valid while the stamp holds.
+  uint64_t stamp() const { return stamp_; }
 
  private:
+  void restamp();
   std::map<std::string, AttrValue> map_;
+  uint64_t stamp_ = 0;
 };
 
 }  // namespace ferry

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -49,6 +50,19 @@ const AttrValue& Node::attr_or_default(const std::string& name, AttrKind kind) c
   static const AttrValue empties[] = {int64_t(0), 0.0, std::string(), std::vector<int64_t>(),
                                       std::vector<double>(), std::vector<std::string>(), Tensor()};
   return empties[size_t(kind)];
+}
+
+const void* Node::typed_attrs(TypedParser parse) const {
+  // Striped locks: reference kernels of one compiled session run on several threads
+  // and may ask the same node at once; a parse happens once per attribute change.
+  static std::mutex locks[16];
+  std::lock_guard<std::mutex> lock(locks[(reinterpret_cast<uintptr_t>(this) >> 6) % 16]);
+  if (!typed_ || typed_parser_ != parse || typed_stamp_ != attrs_.stamp()) {
+    typed_ = parse(attrs_);
+    typed_parser_ = parse;
+    typed_stamp_ = attrs_.stamp();
+  }
+  return typed_.get();
 }
 
 int64_t Node::attr_int(const std::string& n) const { return std::get<int64_t>(attr_or_default(n, AttrKind::kInt)); }

@@ -106,7 +106,17 @@ class Node {
 
   AttrMap& attrs() { return attrs_; }
   const AttrMap& attrs() const { return attrs_; }
-  /// Typed attribute getters: the node's value, else the schema default.
+  /// The attributes as the op's typed struct (ir/op_attrs.h), parsed once and kept
+  /// while they are unchanged (thread-safe). T is the struct of this node's op, or of
+  /// an op that declares the same attributes (same_attr_schema).
+  template <class T>
+  const T& attrs() const {
+    FERRY_CHECK(T::kOp == op_ || same_attr_schema(T::kOp, op_),
+                describe() + ": attributes asked as those of " + op_name(T::kOp));
+    return *static_cast<const T*>(typed_attrs(&parse_typed<T>));
+  }
+  /// Getters by attribute name, for code that does not know the op (printers,
+  /// exporters, generic passes): the node's value, else the schema default.
   /// Asking for an attribute the schema does not declare, or with the wrong
   /// kind, is a ferry bug (FERRY_CHECK); a missing required attribute is
   /// rejected by the verifier before any getter runs.
@@ -126,12 +136,22 @@ class Node {
 
  private:
   friend class Graph;
+  using TypedParser = std::shared_ptr<const void> (*)(const AttrMap&);
+  template <class T>
+  static std::shared_ptr<const void> parse_typed(const AttrMap& m) {
+    return std::make_shared<const T>(T::parse(m));
+  }
+  /// The cached typed struct, (re)made by `parse` when the attributes changed.
+  const void* typed_attrs(TypedParser parse) const;
   const AttrValue& attr_or_default(const std::string& name, AttrKind kind) const;
   Op op_{};
   std::string name_;
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   AttrMap attrs_;
+  mutable std::shared_ptr<const void> typed_;  ///< attrs<T>()'s struct, made by typed_parser_
+  mutable TypedParser typed_parser_ = nullptr;  ///< from attrs_ as of stamp typed_stamp_
+  mutable uint64_t typed_stamp_ = 0;
   std::vector<std::string> provenance_;
   int64_t id_ = 0;
   Graph* graph_ = nullptr;  ///< keeps the graph's name index current on set_name

@@ -1,7 +1,8 @@
 #include "ir/op.h"
 
-#include <cstdlib>
-#include <sstream>
+#include <algorithm>
+
+#include "ir/attr_kinds.h"
 
 namespace ferry {
 namespace {
@@ -10,85 +11,46 @@ struct RawRow {
   Op op;
   const char* name;
   int min_in, max_in, min_out, max_out;
-  const char* attrs;
 };
 
 constexpr RawRow kRows[] = {
-#define FERRY_OP(name, min_in, max_in, min_out, max_out, attrs) \
-  {Op::name, #name, min_in, max_in, min_out, max_out, attrs},
+#define FERRY_OP(name, min_in, max_in, min_out, max_out, ...) {Op::name, #name, min_in, max_in, min_out, max_out},
 #include "ir/ops.def"
 #undef FERRY_OP
 };
 
-AttrValue parse_default(AttrKind kind, const std::string& text) {
-  auto split_list = [&](const std::string& s) {
-    std::vector<std::string> items;
-    std::string body = s.size() >= 2 && s.front() == '[' ? s.substr(1, s.size() - 2) : s;
-    std::stringstream ss(body);
-    std::string item;
-    while (std::getline(ss, item, ',')) if (!item.empty()) items.push_back(item);
-    return items;
-  };
-  switch (kind) {
-    case AttrKind::kInt: return int64_t(std::strtoll(text.c_str(), nullptr, 10));
-    case AttrKind::kFloat: return std::strtod(text.c_str(), nullptr);
-    case AttrKind::kString: return text;
-    case AttrKind::kInts: {
-      std::vector<int64_t> v;
-      for (auto& s : split_list(text)) v.push_back(std::strtoll(s.c_str(), nullptr, 10));
-      return v;
-    }
-    case AttrKind::kFloats: {
-      std::vector<double> v;
-      for (auto& s : split_list(text)) v.push_back(std::strtod(s.c_str(), nullptr));
-      return v;
-    }
-    case AttrKind::kStrings: return split_list(text);
-    case AttrKind::kTensor: break;
-  }
-  FERRY_CHECK(false, "ops.def: tensor attributes cannot have a default");
-  return int64_t(0);
+AttrSpec with_default(const char* name, AttrKind kind, AttrValue value) {
+  return AttrSpec{name, kind, false, true, std::move(value)};
+}
+AttrSpec without_default(const char* name, AttrKind kind, bool required) {
+  return AttrSpec{name, kind, required, false, {}};
 }
 
-AttrKind parse_kind(const std::string& s) {
-  static const std::pair<const char*, AttrKind> kinds[] = {
-      {"int", AttrKind::kInt},       {"float", AttrKind::kFloat},   {"string", AttrKind::kString},
-      {"ints", AttrKind::kInts},     {"floats", AttrKind::kFloats}, {"strings", AttrKind::kStrings},
-      {"tensor", AttrKind::kTensor}};
-  for (auto& [n, k] : kinds)
-    if (s == n) return k;
-  FERRY_CHECK(false, "ops.def: unknown attribute kind '" + s + "'");
-  return AttrKind::kInt;
+/// The attribute specs of every op, from the ATTR / REQ / OPT entries of its row.
+std::vector<std::vector<AttrSpec>> attr_specs() {
+  std::vector<std::vector<AttrSpec>> all;
+#define ATTR(name, kind, def) s.push_back(with_default(#name, FERRY_ATTR_KIND_##kind, FERRY_ATTR_DEFAULT_##kind(def)));
+#define REQ(name, kind) s.push_back(without_default(#name, FERRY_ATTR_KIND_##kind, true));
+#define OPT(name, kind) s.push_back(without_default(#name, FERRY_ATTR_KIND_##kind, false));
+#define FERRY_OP(name, min_in, max_in, min_out, max_out, sink, export_to, flops, ...) \
+  {                                                                                  \
+    std::vector<AttrSpec> s;                                                         \
+    __VA_ARGS__                                                                      \
+    all.push_back(std::move(s));                                                     \
+  }
+#include "ir/ops.def"
+#undef FERRY_OP
+#undef ATTR
+#undef REQ
+#undef OPT
+  return all;
 }
 
 std::vector<OpSchema> build_schemas() {
+  std::vector<std::vector<AttrSpec>> attrs = attr_specs();
   std::vector<OpSchema> out;
-  for (const RawRow& r : kRows) {
-    OpSchema s{r.op, r.name, r.min_in, r.max_in, r.min_out, r.max_out, {}};
-    std::stringstream ss(r.attrs);
-    std::string tok;
-    while (ss >> tok) {
-      size_t colon = tok.find(':');
-      FERRY_CHECK(colon != std::string::npos, "ops.def: bad attribute '" + tok + "' of " + r.name);
-      AttrSpec a;
-      a.name = tok.substr(0, colon);
-      std::string rest = tok.substr(colon + 1);
-      size_t eq = rest.find('=');
-      if (eq != std::string::npos) {
-        a.kind = parse_kind(rest.substr(0, eq));
-        a.has_default = true;
-        a.default_value = parse_default(a.kind, rest.substr(eq + 1));
-      } else if (!rest.empty() && rest.back() == '!') {
-        a.kind = parse_kind(rest.substr(0, rest.size() - 1));
-        a.required = true;
-      } else {
-        FERRY_CHECK(!rest.empty() && rest.back() == '?', "ops.def: bad attribute '" + tok + "' of " + r.name);
-        a.kind = parse_kind(rest.substr(0, rest.size() - 1));
-      }
-      s.attrs.push_back(std::move(a));
-    }
-    out.push_back(std::move(s));
-  }
+  for (const RawRow& r : kRows)
+    out.push_back(OpSchema{r.op, r.name, r.min_in, r.max_in, r.min_out, r.max_out, std::move(attrs[size_t(r.op)])});
   return out;
 }
 
@@ -112,6 +74,15 @@ std::optional<Op> op_from_name(std::string_view name) {
   for (const RawRow& r : kRows)
     if (name == r.name) return r.op;
   return std::nullopt;
+}
+
+bool same_attr_schema(Op a, Op b) {
+  auto same = [](const AttrSpec& x, const AttrSpec& y) {
+    return x.name == y.name && x.kind == y.kind && x.required == y.required && x.has_default == y.has_default &&
+           (!x.has_default || attr_to_string(x.default_value) == attr_to_string(y.default_value));
+  };
+  const std::vector<AttrSpec>&xa = op_schema(a).attrs, &xb = op_schema(b).attrs;
+  return a == b || std::equal(xa.begin(), xa.end(), xb.begin(), xb.end(), same);
 }
 
 std::vector<Op> all_ops() {

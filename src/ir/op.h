@@ -1,4 +1,5 @@
 // ir/op.h — the Op enum and per-op schemas, generated from ir/ops.def.
+// The typed attribute structs are in ir/op_attrs.h, the other facts of the table in ir/op_facts.h.
 #pragma once
 
 #include <cstdint>
@@ -46,5 +47,8 @@ const char* op_name(Op op);
 std::optional<Op> op_from_name(std::string_view name);
 /// All ops in table order.
 std::vector<Op> all_ops();
+/// True when the two ops declare the same attributes (names, kinds, defaults): a
+/// node of either reads as the other's typed struct (ir/op_attrs.h: ReduceAttrs).
+bool same_attr_schema(Op a, Op b);
 
 }  // namespace ferry

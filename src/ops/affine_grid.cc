@@ -102,7 +102,7 @@ Status ref_AffineGrid(KernelContext& ctx) {
   std::vector<double> homo(size_t(r + 1), 1.0);
   for (int64_t p = 0; p < points; ++p) {
     for (int64_t a = 0; a < r; ++a)
-      homo[size_t(r - 1 - a)] = base_coord(idx[size_t(a)], spatial[size_t(a)], ctx.attr_int("align_corners") != 0);
+      homo[size_t(r - 1 - a)] = base_coord(idx[size_t(a)], spatial[size_t(a)], ctx.attrs<AffineGridAttrs>().align_corners != 0);
     for (int64_t n = 0; n < batch; ++n)
       for (int64_t row = 0; row < r; ++row) {
         double v = 0;

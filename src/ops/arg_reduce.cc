@@ -27,9 +27,9 @@ Status infer_arg_reduce(InferContext& ctx) {
     return Status::Ok();
   }
   if (in.rank() == 0) return ctx.error(std::string(name) + " needs an input of rank >= 1, got a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), in.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<ArgReduceAttrs>().axis, in.rank()));
   std::vector<Dim> dims = in.dims();
-  if (ctx.attr_int("keepdims") != 0) dims[size_t(axis)] = Dim(1);
+  if (ctx.attrs<ArgReduceAttrs>().keepdims != 0) dims[size_t(axis)] = Dim(1);
   else dims.erase(dims.begin() + axis);
   ctx.set_output(0, DType::i64, Shape(std::move(dims)));
   return Status::Ok();
@@ -66,10 +66,10 @@ Status ref_arg_reduce(KernelContext& ctx, bool is_max) {
   if (!accepts_dtype(x.dtype()))
     return ctx.error(std::string(name) + " does not accept " + dtype_name(x.dtype()) + " input");
   if (x.rank() == 0) return ctx.error(std::string(name) + " needs an input of rank >= 1, got a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
-  const bool last = ctx.attr_int("select_last_index") != 0;
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<ArgReduceAttrs>().axis, x.rank()));
+  const bool last = ctx.attrs<ArgReduceAttrs>().select_last_index != 0;
   std::vector<int64_t> out_dims = x.dims();
-  if (ctx.attr_int("keepdims") != 0) out_dims[size_t(axis)] = 1;
+  if (ctx.attrs<ArgReduceAttrs>().keepdims != 0) out_dims[size_t(axis)] = 1;
   else out_dims.erase(out_dims.begin() + axis);
   Tensor* out = &ctx.output(0);
   if (!out->defined() || out->dims() != out_dims || out->dtype() != DType::i64) {

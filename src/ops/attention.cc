@@ -35,9 +35,10 @@ Status check_float(const char* what, DType t) {
 
 /// Heads from the attributes (3-D form); errors when missing or not positive.
 Result<std::pair<int64_t, int64_t>> heads_3d(const NodeContext& ctx) {
-  if (!ctx.has_attr("q_num_heads") || !ctx.has_attr("kv_num_heads"))
+  const AttentionAttrs& a = ctx.attrs<AttentionAttrs>();
+  if (!a.q_num_heads || !a.kv_num_heads)
     return invalid_model("Attention with 3-D inputs needs q_num_heads and kv_num_heads");
-  const int64_t hq = ctx.attr_int("q_num_heads"), hkv = ctx.attr_int("kv_num_heads");
+  const int64_t hq = *a.q_num_heads, hkv = *a.kv_num_heads;
   if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
     return invalid_model("Attention q_num_heads " + std::to_string(hq) + " must be a positive multiple of kv_num_heads " +
                          std::to_string(hkv));
@@ -58,7 +59,7 @@ Status infer_Attention(InferContext& ctx) {
   for (size_t i : {0, 1, 2, 4, 5})
     if (ctx.has_input(i)) FERRY_TRY(check_float(names[i], ctx.input_dtype(i)));
   if (ctx.has_input(4) != ctx.has_input(5)) return ctx.error("Attention past_key and past_value must be given together");
-  const int64_t mode = ctx.attr_int("qk_matmul_output_mode");
+  const int64_t mode = ctx.attrs<AttentionAttrs>().qk_matmul_output_mode;
   if (mode < 0 || mode > 3) return ctx.error("Attention qk_matmul_output_mode must be 0..3, got " + std::to_string(mode));
   const DType t = ctx.input_dtype(0);
   for (size_t i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, t, Shape::unknown_rank());
@@ -177,10 +178,11 @@ Status ref_Attention(KernelContext& ctx) {
     mask_strides = broadcast_strides(md_in, mask_dims);
     md = m.to_double_vector();
   }
-  const double scale = ctx.has_attr("scale") ? double(float(ctx.attr_float("scale"))) : 1.0 / std::sqrt(double(d));
-  const double softcap = double(float(ctx.attr_float("softcap")));
-  const bool causal = ctx.attr_int("is_causal") != 0;
-  const int64_t mode = ctx.attr_int("qk_matmul_output_mode");
+  const AttentionAttrs& a = ctx.attrs<AttentionAttrs>();
+  const double scale = a.scale ? double(float(*a.scale)) : 1.0 / std::sqrt(double(d));
+  const double softcap = double(float(a.softcap));
+  const bool causal = a.is_causal != 0;
+  const int64_t mode = a.qk_matmul_output_mode;
 
   std::vector<int64_t> ydims = three_d ? std::vector<int64_t>{b, sq, hq * dv} : std::vector<int64_t>{b, hq, sq, dv};
   FERRY_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, q.dtype(), ydims));

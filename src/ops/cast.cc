@@ -1,4 +1,5 @@
-// ops/cast.cc — Cast (to: a ferry dtype name) and CastLike (to input 1's dtype).
+// ops/cast.cc — Cast (to: a ferry dtype name), CastLike (to input 1's dtype) and BitCast
+// (the same bytes read as another dtype of the same width).
 //
 // ONNX Cast semantics, with every case defined (no C++ undefined behavior):
 //   float -> float     round to nearest even; overflow gives +-inf. f64 -> f16/bf16
@@ -10,7 +11,11 @@
 //   int   -> int       two's complement wrap-around (keep the low bits): i32 300 -> u8 44.
 //   x     -> bool      x != 0 (NaN -> true).
 //   bool  -> x         0 or 1.
+#include <cstring>
+
 #include "ops/elementwise.h"
+#include "ops/movement_util.h"
+#include "ops/shape_util.h"
 
 namespace ferry {
 
@@ -52,7 +57,7 @@ Status cast_into(KernelContext& ctx, DType to) {
 }
 
 Result<DType> cast_target(const NodeContext& ctx) {
-  const std::string& to = ctx.attr_string("to");
+  const std::string& to = ctx.attrs<CastAttrs>().to;
   std::optional<DType> t = dtype_from_name(to);
   if (!t) return ctx.error("Cast: 'to' is not a dtype name: '" + to + "'");
   return *t;
@@ -75,5 +80,28 @@ Status infer_CastLike(InferContext& ctx) {
   return Status::Ok();
 }
 Status ref_CastLike(KernelContext& ctx) { return cast_into(ctx, ctx.input(1).dtype()); }
+
+// --- BitCast: the bytes of x read as dtype `to` (same width; little endian) -----
+
+Status infer_BitCast(InferContext& ctx) {
+  FERRY_ASSIGN_OR_RETURN(DType to, dtype_attr(ctx.attrs<BitCastAttrs>().to));
+  const DType from = ctx.input_dtype(0);
+  if (dtype_size(to) != dtype_size(from))
+    return ctx.error(std::string("BitCast: ") + dtype_name(from) + " and " + dtype_name(to) + " differ in width");
+  ctx.set_output(0, to, ctx.input_shape(0));
+  return Status::Ok();
+}
+
+Status ref_BitCast(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  FERRY_ASSIGN_OR_RETURN(DType to, dtype_attr(ctx.attrs<BitCastAttrs>().to));
+  if (dtype_size(to) != dtype_size(x.dtype()))
+    return ctx.error(std::string("BitCast: ") + dtype_name(x.dtype()) + " and " + dtype_name(to) + " differ in width");
+  FERRY_ASSIGN_OR_RETURN(Tensor * y, movement_output(ctx, 0, to, x.dims()));
+  if (x.nbytes()) std::memcpy(y->raw(), x.raw(), x.nbytes());
+  if (to == DType::boolean)  // ferry's bool storage is exactly 0 or 1
+    for (int64_t i = 0; i < y->numel(); ++i) y->raw()[i] = y->raw()[i] != 0;
+  return Status::Ok();
+}
 
 }  // namespace ferry

@@ -16,8 +16,8 @@ namespace {
 /// The axes the shape input applies to, normalized; `count` = length of `shape`.
 Result<std::vector<int64_t>> crop_axes(const NodeContext& ctx, int64_t rank, int64_t count) {
   std::vector<int64_t> axes;
-  if (ctx.has_attr("axes")) {
-    FERRY_ASSIGN_OR_RETURN(axes, normalize_axes(ctx.attr_ints("axes"), rank));
+  if (const auto& attr = ctx.attrs<CenterCropPadAttrs>().axes) {
+    FERRY_ASSIGN_OR_RETURN(axes, normalize_axes(*attr, rank));
   } else {
     for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
   }

@@ -25,12 +25,13 @@ struct Geometry {
 };
 
 /// The attribute `name` with r values, or `fill` repeated when absent.
-Result<std::vector<int64_t>> attr_or(const NodeContext& ctx, const char* name, size_t count, int64_t fill) {
-  if (!ctx.has_attr(name)) return std::vector<int64_t>(count, fill);
-  const std::vector<int64_t>& v = ctx.attr_ints(name);
+Result<std::vector<int64_t>> attr_or(const std::optional<std::vector<int64_t>>& attr, const char* name, size_t count,
+                                     int64_t fill) {
+  if (!attr) return std::vector<int64_t>(count, fill);
+  const std::vector<int64_t>& v = *attr;
   if (v.size() != count)
-    return ctx.error(std::string("Col2Im ") + name + " has " + std::to_string(v.size()) + " values, expected " +
-                     std::to_string(count));
+    return invalid_model(std::string("Col2Im ") + name + " has " + std::to_string(v.size()) + " values, expected " +
+                         std::to_string(count));
   return v;
 }
 
@@ -41,9 +42,10 @@ Result<Geometry> geometry(const NodeContext& ctx, std::vector<int64_t> image, st
   if (block.size() != r)
     return ctx.error("Col2Im image_shape " + ints_to_string(image) + " and block_shape " + ints_to_string(block) +
                      " differ in length");
-  FERRY_ASSIGN_OR_RETURN(g.strides, attr_or(ctx, "strides", r, 1));
-  FERRY_ASSIGN_OR_RETURN(g.dilations, attr_or(ctx, "dilations", r, 1));
-  FERRY_ASSIGN_OR_RETURN(g.pads, attr_or(ctx, "pads", 2 * r, 0));
+  const Col2ImAttrs& a = ctx.attrs<Col2ImAttrs>();
+  FERRY_ASSIGN_OR_RETURN(g.strides, attr_or(a.strides, "strides", r, 1));
+  FERRY_ASSIGN_OR_RETURN(g.dilations, attr_or(a.dilations, "dilations", r, 1));
+  FERRY_ASSIGN_OR_RETURN(g.pads, attr_or(a.pads, "pads", 2 * r, 0));
   for (size_t i = 0; i < r; ++i) {
     if (image[i] < 0 || image[i] > kMaxDim || block[i] < 1 || block[i] > kMaxDim || g.strides[i] < 1 ||
         g.dilations[i] < 1 || g.pads[i] < 0 || g.pads[i + r] < 0 || g.strides[i] > kMaxDim ||

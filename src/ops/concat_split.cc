@@ -46,7 +46,7 @@ Result<std::vector<int64_t>> split_sizes(const NodeContext& ctx, int64_t dim, si
   }
   if (dim < 0) return std::vector<int64_t>(n, -1);
   int64_t parts = int64_t(n);
-  if (ctx.has_attr("num_outputs")) {
+  if (ctx.attrs<SplitAttrs>().num_outputs) {
     // ceil(dim / n) each; the last chunk takes what is left (may be smaller).
     int64_t chunk = (dim + parts - 1) / parts;
     int64_t last = dim - chunk * (parts - 1);
@@ -65,9 +65,10 @@ Result<std::vector<int64_t>> split_sizes(const NodeContext& ctx, int64_t dim, si
 }
 
 Status check_split_attrs(const NodeContext& ctx, bool has_split_input, size_t num_outputs) {
-  if (!ctx.has_attr("num_outputs")) return Status::Ok();
+  const std::optional<int64_t>& attr = ctx.attrs<SplitAttrs>().num_outputs;
+  if (!attr) return Status::Ok();
   if (has_split_input) return ctx.error("both the split input and the num_outputs attribute are given");
-  int64_t n = ctx.attr_int("num_outputs");
+  int64_t n = *attr;
   if (n != int64_t(num_outputs))
     return ctx.error("num_outputs is " + std::to_string(n) + " but the node has " + std::to_string(num_outputs) +
                      " outputs");
@@ -98,7 +99,7 @@ Status infer_Concat(InferContext& ctx) {
     ctx.set_output(0, dt, Shape::unknown_rank());
     return Status::Ok();
   }
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), ref->rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<ConcatAttrs>().axis, ref->rank()));
   std::vector<Dim> out = ref->dims();
   Dim total = 0;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -121,7 +122,7 @@ Status infer_Concat(InferContext& ctx) {
 Status ref_Concat(KernelContext& ctx) {
   const Tensor& first = ctx.input(0);
   if (first.rank() == 0) return ctx.error("cannot concatenate scalars");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), first.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<ConcatAttrs>().axis, first.rank()));
   std::vector<int64_t> dims = first.dims();
   dims[size_t(axis)] = 0;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -161,7 +162,7 @@ Status infer_Split(InferContext& ctx) {
     for (size_t i = 0; i < n; ++i) ctx.set_output(i, dt, Shape::unknown_rank());
     return Status::Ok();
   }
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), in.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<SplitAttrs>().axis, in.rank()));
   if (in.rank() == 0) return ctx.error("cannot split a scalar");
   const Dim& d = in[size_t(axis)];
   std::vector<int64_t> sizes(n, -1);  // -1: unknown
@@ -184,7 +185,7 @@ Status ref_Split(KernelContext& ctx) {
   const size_t n = ctx.num_outputs();
   FERRY_TRY(check_split_attrs(ctx, ctx.has_input(1), n));
   if (x.rank() == 0) return ctx.error("cannot split a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<SplitAttrs>().axis, x.rank()));
   std::optional<std::vector<int64_t>> split;
   if (ctx.has_input(1)) split = ctx.input(1).to_int_vector();
   FERRY_ASSIGN_OR_RETURN(auto sizes, split_sizes(ctx, x.dim(axis), n, split));

@@ -35,7 +35,7 @@ Result<ConvPlan> plan_conv(const NodeContext& ctx, const Shape& xs, const Shape&
   const size_t r = size_t(p.rank - 2);
   p.w = std::move(cw.w);
 
-  p.group = ctx.attr_int("group");
+  p.group = window_attr_source(ctx.node()).group;
   if (p.group <= 0) return invalid_model("group must be > 0, got " + std::to_string(p.group));
   const std::string g = std::to_string(p.group);
   p.channels = static_or_unknown(xs, 1);

@@ -37,9 +37,10 @@ Result<ConvTransposePlan> plan_conv_transpose(const NodeContext& ctx, const Shap
   const size_t r = size_t(p.rank - 2);
   p.w = std::move(cw.w);
 
+  const WindowAttrSource a = window_attr_source(ctx.node());
   p.output_padding.assign(r, 0);
-  if (ctx.has_attr("output_padding")) {
-    const std::vector<int64_t>& op = ctx.attr_ints("output_padding");
+  if (a.output_padding) {
+    const std::vector<int64_t>& op = *a.output_padding;
     if (op.size() != r)
       return invalid_model("output_padding has " + std::to_string(op.size()) + " values, expected " +
                            std::to_string(r));
@@ -51,8 +52,8 @@ Result<ConvTransposePlan> plan_conv_transpose(const NodeContext& ctx, const Shap
       p.output_padding[i] = op[i];
     }
   }
-  if (ctx.has_attr("output_shape")) {
-    const std::vector<int64_t>& os = ctx.attr_ints("output_shape");
+  if (a.output_shape) {
+    const std::vector<int64_t>& os = *a.output_shape;
     // Spatial sizes only, per the spec; ONNX Runtime also accepts [N, M, spatial...].
     if (os.size() != r && os.size() != r + 2)
       return invalid_model("output_shape has " + std::to_string(os.size()) + " values, expected " +
@@ -64,7 +65,7 @@ Result<ConvTransposePlan> plan_conv_transpose(const NodeContext& ctx, const Shap
                              " must be > 0");
   }
 
-  p.group = ctx.attr_int("group");
+  p.group = a.group;
   if (p.group <= 0) return invalid_model("group must be > 0, got " + std::to_string(p.group));
   const std::string g = std::to_string(p.group);
   p.channels = static_or_unknown(xs, 1);

@@ -25,11 +25,11 @@ Result<int64_t> effective_kernel(const WindowAttrs& w, size_t axis) {
   return ek;
 }
 
-// Reads an optional per-axis ints attribute: absent -> `fallback` for every axis.
-Result<std::vector<int64_t>> per_axis(const NodeContext& ctx, const char* name, size_t count, int64_t fallback,
-                                      int64_t min_value) {
-  if (!ctx.has_attr(name)) return std::vector<int64_t>(count, fallback);
-  const std::vector<int64_t>& v = ctx.attr_ints(name);
+// Checks an optional per-axis ints attribute: absent (null) -> `fallback` for every axis.
+Result<std::vector<int64_t>> per_axis(const std::vector<int64_t>* attr, const char* name, size_t count,
+                                      int64_t fallback, int64_t min_value) {
+  if (!attr) return std::vector<int64_t>(count, fallback);
+  const std::vector<int64_t>& v = *attr;
   if (v.size() != count)
     return invalid_model(std::string(name) + " has " + std::to_string(v.size()) + " values, expected " +
                          std::to_string(count));
@@ -38,6 +38,21 @@ Result<std::vector<int64_t>> per_axis(const NodeContext& ctx, const char* name, 
       return invalid_model(std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) +
                            (v[i] < min_value ? (min_value > 0 ? " must be > 0" : " must be >= 0") : " is too large"));
   return v;
+}
+
+const std::vector<int64_t>* present(const std::vector<int64_t>& v) { return &v; }
+const std::vector<int64_t>* present(const std::optional<std::vector<int64_t>>& v) { return v ? &*v : nullptr; }
+
+template <class A>
+WindowAttrSource source_of(const A& a) {
+  WindowAttrSource s{&a.auto_pad, present(a.kernel_shape), present(a.strides), present(a.dilations), present(a.pads)};
+  if constexpr (requires { a.group; }) s.group = a.group;
+  if constexpr (requires { a.ceil_mode; }) s.ceil_mode = a.ceil_mode;
+  if constexpr (requires { a.output_padding; }) {
+    s.output_padding = present(a.output_padding);
+    s.output_shape = present(a.output_shape);
+  }
+  return s;
 }
 
 template <class T>
@@ -49,6 +64,20 @@ T saturate_cast(double v) {
 }
 
 }  // namespace
+
+WindowAttrSource window_attr_source(const Node& node) {
+  switch (node.op()) {
+    case Op::Conv: return source_of(node.attrs<ConvAttrs>());
+    case Op::ConvTranspose: return source_of(node.attrs<ConvTransposeAttrs>());
+    case Op::FusedConv: return source_of(node.attrs<FusedConvAttrs>());
+    case Op::FusedConvTranspose: return source_of(node.attrs<FusedConvTransposeAttrs>());
+    case Op::MaxPool: return source_of(node.attrs<MaxPoolAttrs>());
+    case Op::AveragePool: return source_of(node.attrs<AveragePoolAttrs>());
+    case Op::LpPool: return source_of(node.attrs<LpPoolAttrs>());
+    default: FERRY_CHECK(false, node.describe() + " is not a window op");
+  }
+  return {};
+}
 
 Result<AutoPad> parse_auto_pad(const std::string& s) {
   if (s == "NOTSET" || s.empty()) return AutoPad::kNotSet;
@@ -66,16 +95,19 @@ Result<WindowAttrs> read_window_attrs(const NodeContext& ctx, std::vector<int64_
       return invalid_model("kernel size " + std::to_string(kernel[i]) + " of " + axis_name(i) + " must be > 0");
   w.kernel = std::move(kernel);
   size_t n = size_t(w.spatial);
-  FERRY_ASSIGN_OR_RETURN(w.auto_pad, parse_auto_pad(ctx.attr_string("auto_pad")));
-  FERRY_ASSIGN_OR_RETURN(w.strides, per_axis(ctx, "strides", n, 1, 1));
-  FERRY_ASSIGN_OR_RETURN(w.dilations, per_axis(ctx, "dilations", n, 1, 1));
-  FERRY_ASSIGN_OR_RETURN(w.pads, per_axis(ctx, "pads", 2 * n, 0, 0));
+  const WindowAttrSource a = window_attr_source(ctx.node());
+  FERRY_ASSIGN_OR_RETURN(w.auto_pad, parse_auto_pad(*a.auto_pad));
+  FERRY_ASSIGN_OR_RETURN(w.strides, per_axis(a.strides, "strides", n, 1, 1));
+  FERRY_ASSIGN_OR_RETURN(w.dilations, per_axis(a.dilations, "dilations", n, 1, 1));
+  FERRY_ASSIGN_OR_RETURN(w.pads, per_axis(a.pads, "pads", 2 * n, 0, 0));
   if (w.auto_pad != AutoPad::kNotSet) w.pads.assign(2 * n, 0);
   return w;
 }
 
 Result<std::vector<int64_t>> read_pool_kernel(const NodeContext& ctx) {
-  const std::vector<int64_t>& k = ctx.attr_ints("kernel_shape");
+  static const std::vector<int64_t> kNone;
+  const std::vector<int64_t>* ks = window_attr_source(ctx.node()).kernel_shape;
+  const std::vector<int64_t>& k = ks ? *ks : kNone;
   if (k.empty()) return invalid_model("kernel_shape must have one value per spatial axis, got none");
   for (size_t i = 0; i < k.size(); ++i)
     if (k[i] <= 0 || k[i] > kMaxDim)
@@ -297,8 +329,10 @@ Result<ConvWindow> read_conv_window(const NodeContext& ctx, const Shape& xs, con
                            "; they must have the same rank");
     p.rank = ws.rank();
   }
-  const bool has_ks = ctx.has_attr("kernel_shape");
-  const std::vector<int64_t>& ks = ctx.attr_ints("kernel_shape");
+  static const std::vector<int64_t> kNone;
+  const std::vector<int64_t>* ks_attr = window_attr_source(ctx.node()).kernel_shape;
+  const bool has_ks = ks_attr != nullptr;
+  const std::vector<int64_t>& ks = has_ks ? *ks_attr : kNone;
   if (has_ks) {
     if (p.rank >= 0 && int64_t(ks.size()) + 2 != p.rank)
       return invalid_model("kernel_shape has " + std::to_string(ks.size()) + " values but X has " +

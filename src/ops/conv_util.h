@@ -38,6 +38,23 @@ struct WindowAttrs {
   bool negative_same_pads = false;
 };
 
+/// The window attributes of a Conv, ConvTranspose, FusedConv, FusedConvTranspose,
+/// MaxPool, AveragePool or LpPool node, from its typed attributes (one code path
+/// serves all of them: the fused ops run on Conv's shape inference and kernel).
+/// Null: absent.
+struct WindowAttrSource {
+  const std::string* auto_pad = nullptr;
+  const std::vector<int64_t>* kernel_shape = nullptr;
+  const std::vector<int64_t>* strides = nullptr;
+  const std::vector<int64_t>* dilations = nullptr;
+  const std::vector<int64_t>* pads = nullptr;
+  int64_t group = 1;                                  ///< 1 for the pools
+  int64_t ceil_mode = 0;                              ///< 0 for the convolutions
+  const std::vector<int64_t>* output_padding = nullptr;  ///< the ConvTranspose ops only
+  const std::vector<int64_t>* output_shape = nullptr;    ///< the ConvTranspose ops only
+};
+WindowAttrSource window_attr_source(const Node& node);
+
 /// Reads auto_pad, strides, dilations and pads of the node and checks them
 /// against `kernel` (spatial = kernel.size()). pads are ignored (taken as 0)
 /// when auto_pad is not NOTSET, as the spec says they cannot be used together.

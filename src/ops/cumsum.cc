@@ -49,8 +49,8 @@ Status ref_cumulative(KernelContext& ctx, bool product) {
   if (axis_t.numel() != 1) return ctx.error(std::string(op_name(ctx.node().op())) + " axis must be a scalar, got " + axis_t.type_string());
   if (x.rank() == 0) return ctx.error(std::string(op_name(ctx.node().op())) + " needs an input of rank >= 1, got a scalar");
   FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_t.get_int(0), x.rank()));
-  const bool exclusive = ctx.attr_int("exclusive") != 0;
-  const bool reverse = ctx.attr_int("reverse") != 0;
+  const bool exclusive = ctx.attrs<CumulativeAttrs>().exclusive != 0;
+  const bool reverse = ctx.attrs<CumulativeAttrs>().reverse != 0;
   Tensor* out = &ctx.output(0);
   if (!out->defined() || out->dims() != x.dims() || out->dtype() != x.dtype()) {
     FERRY_ASSIGN_OR_RETURN(out, ctx.allocate_output(0, x.dtype(), x.dims()));

@@ -11,13 +11,14 @@ namespace ferry {
 namespace {
 
 Result<int64_t> block_size(const NodeContext& ctx) {
-  int64_t b = ctx.attr_int("blocksize");
+  const int64_t b = ctx.node().op() == Op::DepthToSpace ? ctx.attrs<DepthToSpaceAttrs>().blocksize
+                                                        : ctx.attrs<SpaceToDepthAttrs>().blocksize;
   if (b < 1 || b > (int64_t(1) << 20)) return ctx.error("blocksize " + std::to_string(b) + " must be positive");
   return b;
 }
 
 Result<bool> is_dcr(const NodeContext& ctx) {
-  const std::string& m = ctx.attr_string("mode");
+  const std::string& m = ctx.attrs<DepthToSpaceAttrs>().mode;
   if (m != "DCR" && m != "CRD") return ctx.error("mode must be DCR or CRD, got '" + m + "'");
   return m == "DCR";
 }

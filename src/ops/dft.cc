@@ -70,7 +70,7 @@ Status check_input(const NodeContext& ctx, DType dt, const Shape& in) {
 
 /// Transform length n from dft_length or the input length L along the axis.
 Result<int64_t> transform_length(const NodeContext& ctx, std::optional<int64_t> dft_length, int64_t len) {
-  const bool irfft = ctx.attr_int("inverse") != 0 && ctx.attr_int("onesided") != 0;
+  const bool irfft = ctx.attrs<DFTAttrs>().inverse != 0 && ctx.attrs<DFTAttrs>().onesided != 0;
   int64_t n = dft_length ? *dft_length : irfft ? 2 * (len - 1) : len;
   if (n < 1 || n > kMaxDim) return ctx.error("DFT length must be >= 1, got " + std::to_string(n));
   return n;
@@ -78,7 +78,7 @@ Result<int64_t> transform_length(const NodeContext& ctx, std::optional<int64_t> 
 
 /// Output length along the axis for transform length n.
 int64_t output_length(const NodeContext& ctx, int64_t n) {
-  const bool inverse = ctx.attr_int("inverse") != 0, onesided = ctx.attr_int("onesided") != 0;
+  const bool inverse = ctx.attrs<DFTAttrs>().inverse != 0, onesided = ctx.attrs<DFTAttrs>().onesided != 0;
   return !inverse && onesided ? n / 2 + 1 : n;
 }
 
@@ -88,7 +88,7 @@ size_t twiddle(int64_t a, int64_t b, int64_t n) {
 }
 
 int64_t output_channels(const NodeContext& ctx) {
-  return ctx.attr_int("inverse") != 0 && ctx.attr_int("onesided") != 0 ? 1 : 2;
+  return ctx.attrs<DFTAttrs>().inverse != 0 && ctx.attrs<DFTAttrs>().onesided != 0 ? 1 : 2;
 }
 
 }  // namespace
@@ -116,7 +116,7 @@ Status infer_DFT(InferContext& ctx) {
     FERRY_ASSIGN_OR_RETURN(int64_t a, normalize_dft_axis(ctx, *axis_in.value, r));
     axis = a;
   }
-  const bool same_length = !len_in.given && !(ctx.attr_int("inverse") != 0 || ctx.attr_int("onesided") != 0);
+  const bool same_length = !len_in.given && !(ctx.attrs<DFTAttrs>().inverse != 0 || ctx.attrs<DFTAttrs>().onesided != 0);
   if (same_length) {
     // Plain forward transform: output length = input length, whatever the axis.
     ctx.set_output(0, dt, Shape(dims));
@@ -157,7 +157,7 @@ Status ref_DFT(KernelContext& ctx) {
   FERRY_ASSIGN_OR_RETURN(Tensor * y, movement_output(ctx, 0, x.dtype(), out_dims));
   if (y->numel() == 0) return Status::Ok();
 
-  const bool inverse = ctx.attr_int("inverse") != 0, irfft = inverse && ctx.attr_int("onesided") != 0;
+  const bool inverse = ctx.attrs<DFTAttrs>().inverse != 0, irfft = inverse && ctx.attrs<DFTAttrs>().onesided != 0;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
   for (int64_t d = axis + 1; d < r - 1; ++d) inner *= x.dim(d);

@@ -214,7 +214,7 @@ Status infer_Einsum(InferContext& ctx) {
     return invalid_model(std::string("Einsum takes numeric tensors, got ") + dtype_name(t));
   for (size_t i = 1; i < ctx.num_inputs(); ++i)
     FERRY_TRY(check_same_dtype(t, ctx.input_dtype(i), "operand " + std::to_string(i)));
-  FERRY_ASSIGN_OR_RETURN(Equation e, parse_equation(ctx.attr_string("equation"), ctx.num_inputs()));
+  FERRY_ASSIGN_OR_RETURN(Equation e, parse_equation(ctx.attrs<EinsumAttrs>().equation, ctx.num_inputs()));
   std::vector<Shape> shapes;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) shapes.push_back(ctx.input_shape(i));
   FERRY_ASSIGN_OR_RETURN(Sizes z, resolve_sizes(e, shapes));
@@ -236,7 +236,7 @@ Status infer_Einsum(InferContext& ctx) {
 
 Status ref_Einsum(KernelContext& ctx) {
   const size_t nops = ctx.num_inputs();
-  FERRY_ASSIGN_OR_RETURN(Equation e, parse_equation(ctx.attr_string("equation"), nops));
+  FERRY_ASSIGN_OR_RETURN(Equation e, parse_equation(ctx.attrs<EinsumAttrs>().equation, nops));
   std::vector<Shape> shapes;
   for (size_t i = 0; i < nops; ++i) {
     if (!ctx.has_input(i) || ctx.input(i).dtype() != ctx.input(0).dtype())

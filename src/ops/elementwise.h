@@ -185,7 +185,7 @@ inline Result<Tensor*> prepare_output(KernelContext& ctx, size_t i, DType dtype,
 
 /// A float attribute as the f32 value ONNX stores (so the default 0.2 is 0.2f, as in an
 /// imported model and in ONNX Runtime), widened to double for the computation.
-inline double attr_f32(const NodeContext& ctx, const std::string& name) { return float(ctx.attr_float(name)); }
+inline double as_f32(double attr) { return float(attr); }
 
 // --- shape inference helpers -----------------------------------------------------
 

@@ -104,12 +104,12 @@ Status ref_Div(KernelContext& ctx) {
 }
 
 Status infer_Mod(InferContext& ctx) {
-  const int64_t fmod = ctx.attr_int("fmod");
+  const int64_t fmod = ctx.attrs<ModAttrs>().fmod;
   if (fmod != 0 && fmod != 1) return ctx.error("Mod: fmod must be 0 or 1, got " + std::to_string(fmod));
   return infer_broadcast(ctx, kNumeric);
 }
 Status ref_Mod(KernelContext& ctx) {
-  const bool c_fmod = ctx.attr_int("fmod") != 0;
+  const bool c_fmod = ctx.attrs<ModAttrs>().fmod != 0;
   return ref_binary_div<kNumeric>(ctx, "Mod", [=](auto a, auto b, bool* div0) -> decltype(a) {
     if constexpr (std::is_integral_v<decltype(a)>) {
       if (b == 0) return *div0 = true, decltype(a)(0);

@@ -105,31 +105,32 @@ Status ref_Relu(KernelContext& ctx) {
 // LeakyRelu(x) = x < 0 ? alpha * x : x
 Status infer_LeakyRelu(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_LeakyRelu(KernelContext& ctx) {
-  const double alpha = attr_f32(ctx, "alpha");
+  const double alpha = as_f32(ctx.attrs<LeakyReluAttrs>().alpha);
   return ref_unary<kFloats>(ctx, [=](double x) { return x < 0 ? alpha * x : x; });
 }
 
 // Elu(x) = x < 0 ? alpha * (exp(x) - 1) : x
 Status infer_Elu(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_Elu(KernelContext& ctx) {
-  const double alpha = attr_f32(ctx, "alpha");
+  const double alpha = as_f32(ctx.attrs<EluAttrs>().alpha);
   return ref_unary<kFloats>(ctx, [=](double x) { return x < 0 ? alpha * std::expm1(x) : x; });
 }
 
 // Selu(x) = gamma * (x <= 0 ? alpha * (exp(x) - 1) : x)
 Status infer_Selu(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_Selu(KernelContext& ctx) {
-  const double alpha = attr_f32(ctx, "alpha"), gamma = attr_f32(ctx, "gamma");
+  const SeluAttrs& a = ctx.attrs<SeluAttrs>();
+  const double alpha = as_f32(a.alpha), gamma = as_f32(a.gamma);
   return ref_unary<kFloats>(ctx, [=](double x) { return gamma * (x <= 0 ? alpha * std::expm1(x) : x); });
 }
 
 // Celu(x) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
 Status infer_Celu(InferContext& ctx) {
-  if (attr_f32(ctx, "alpha") == 0) return ctx.error("Celu: alpha must not be 0");
+  if (as_f32(ctx.attrs<CeluAttrs>().alpha) == 0) return ctx.error("Celu: alpha must not be 0");
   return infer_unary(ctx, kFloats);
 }
 Status ref_Celu(KernelContext& ctx) {
-  const double alpha = attr_f32(ctx, "alpha");
+  const double alpha = as_f32(ctx.attrs<CeluAttrs>().alpha);
   return ref_unary<kFloats>(ctx, [=](double x) {
     return x > 0 ? x : std::min(0.0, alpha * std::expm1(x / alpha));  // NaN stays NaN through expm1
   });
@@ -138,7 +139,8 @@ Status ref_Celu(KernelContext& ctx) {
 // HardSigmoid(x) = max(0, min(1, alpha * x + beta))
 Status infer_HardSigmoid(InferContext& ctx) { return infer_unary(ctx, kFloats); }
 Status ref_HardSigmoid(KernelContext& ctx) {
-  const double alpha = attr_f32(ctx, "alpha"), beta = attr_f32(ctx, "beta");
+  const HardSigmoidAttrs& a = ctx.attrs<HardSigmoidAttrs>();
+  const double alpha = as_f32(a.alpha), beta = as_f32(a.beta);
   return ref_unary<kFloats>(ctx, [=](double x) { return act::hard_sigmoid(x, alpha, beta); });
 }
 
@@ -162,13 +164,13 @@ Status ref_Softsign(KernelContext& ctx) {
 //   the same value without the cancellation of 1 + erf for negative x.
 // Gelu, approximate=tanh:  0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
 Status infer_Gelu(InferContext& ctx) {
-  const std::string& mode = ctx.attr_string("approximate");
+  const std::string& mode = ctx.attrs<GeluAttrs>().approximate;
   if (mode != "none" && mode != "tanh")
     return ctx.error("Gelu: approximate must be 'none' or 'tanh', got '" + mode + "'");
   return infer_unary(ctx, kFloats);
 }
 Status ref_Gelu(KernelContext& ctx) {
-  if (ctx.attr_string("approximate") == "tanh")
+  if (ctx.attrs<GeluAttrs>().approximate == "tanh")
     return ref_unary<kFloats>(ctx, [](double x) { return act::gelu_tanh(x); });
   return ref_unary<kFloats>(ctx, [](double x) { return act::gelu_erf(x); });
 }
@@ -191,7 +193,8 @@ Status ref_IsNaN(KernelContext& ctx) {
 
 Status infer_IsInf(InferContext& ctx) { return infer_unary(ctx, kFloats, DType::boolean); }
 Status ref_IsInf(KernelContext& ctx) {
-  const bool neg = ctx.attr_int("detect_negative") != 0, pos = ctx.attr_int("detect_positive") != 0;
+  const IsInfAttrs& a = ctx.attrs<IsInfAttrs>();
+  const bool neg = a.detect_negative != 0, pos = a.detect_positive != 0;
   return ref_unary<kFloats, true>(ctx, [=](double x) { return std::isinf(x) && (x > 0 ? pos : neg); });
 }
 

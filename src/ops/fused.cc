@@ -8,8 +8,8 @@
 // shape. act is ops/activation.h's apply_activation(activation, x, alpha, beta).
 // The core runs on the Conv / ConvTranspose / MatMul shape inference and
 // reference kernel (called with the first inputs of this node, whose attributes
-// they read by name), the epilogue in double on its result, rounded once.
-// FusedConv's `pair` attribute is a hint for backends; it changes nothing here.
+// they read through ops/conv_util.h's window_attr_source), the epilogue in double
+// on its result, rounded once.
 #include "ops/activation.h"
 #include "ops/conv_util.h"
 #include "ops/elementwise.h"
@@ -35,8 +35,27 @@ struct FusedLayout {
 constexpr FusedLayout kConvLayout{3, -1, 3};
 constexpr FusedLayout kMatMulLayout{2, 2, 3};
 
+/// The epilogue attributes, which the three fused ops share.
+struct EpilogueAttrs {
+  const std::string& activation;
+  double alpha, beta;
+};
+
+template <class A>
+EpilogueAttrs epilogue_of(const A& a) {
+  return {a.activation, a.alpha, a.beta};
+}
+
+EpilogueAttrs epilogue_attrs(const NodeContext& ctx) {
+  switch (ctx.node().op()) {
+    case Op::FusedConv: return epilogue_of(ctx.attrs<FusedConvAttrs>());
+    case Op::FusedConvTranspose: return epilogue_of(ctx.attrs<FusedConvTransposeAttrs>());
+    default: return epilogue_of(ctx.attrs<FusedMatMulAttrs>());
+  }
+}
+
 Result<Activation> read_activation(const NodeContext& ctx) {
-  const std::string& name = ctx.attr_string("activation");
+  const std::string& name = epilogue_attrs(ctx).activation;
   auto a = activation_from_name(name);
   if (!a)
     return invalid_model("unknown activation '" + name + "' (expected none or one of" + activation_names() + ")");
@@ -116,8 +135,9 @@ Status ref_fused(KernelContext& ctx, KernelFn core, const FusedLayout& layout) {
     ew::for_each_broadcast(dims, {z.dims()}, [&](int64_t i, const int64_t* off) { v[size_t(i)] += zv[size_t(off[0])]; });
   }
   if (act != Activation::kNone) {
-    // Float attributes are f32 in ONNX; read them as the standalone ops do (ew::attr_f32).
-    const double alpha = ew::attr_f32(ctx, "alpha"), beta = ew::attr_f32(ctx, "beta");
+    // Float attributes are f32 in ONNX; read them as the standalone ops do (ew::as_f32).
+    const EpilogueAttrs e = epilogue_attrs(ctx);
+    const double alpha = ew::as_f32(e.alpha), beta = ew::as_f32(e.beta);
     for (double& x : v) x = apply_activation(act, x, alpha, beta);
   }
   store_f64(v, y);

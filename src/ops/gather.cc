@@ -54,7 +54,7 @@ Status infer_Gather(InferContext& ctx) {
     return Status::Ok();
   }
   if (data.rank() == 0) return ctx.error("cannot gather from a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), data.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<GatherAttrs>().axis, data.rank()));
   FERRY_TRY(check_known_indices(ctx, data[size_t(axis)]));
   std::vector<Dim> out(data.dims().begin(), data.dims().begin() + axis);
   out.insert(out.end(), idx.dims().begin(), idx.dims().end());
@@ -67,7 +67,7 @@ Status ref_Gather(KernelContext& ctx) {
   const Tensor& data = ctx.input(0);
   const Tensor& indices = ctx.input(1);
   if (data.rank() == 0) return ctx.error("cannot gather from a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), data.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<GatherAttrs>().axis, data.rank()));
   const int64_t dim = data.dim(axis);
   std::vector<int64_t> idx = indices.to_int_vector();
   for (int64_t& i : idx) {
@@ -101,7 +101,7 @@ Status infer_GatherElements(InferContext& ctx) {
     if (data.rank() == 0) return ctx.error("cannot gather from a scalar");
     if (data.rank() != idx.rank())
       return ctx.error("data " + data.to_string() + " and indices " + idx.to_string() + " must have the same rank");
-    FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), data.rank()));
+    FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<GatherAttrs>().axis, data.rank()));
     FERRY_TRY(check_known_indices(ctx, data[size_t(axis)]));
   }
   ctx.set_output(0, ctx.input_dtype(0), idx);
@@ -116,7 +116,7 @@ Status ref_GatherElements(KernelContext& ctx) {
   if (indices.rank() != r)
     return ctx.error("data " + data.type_string() + " and indices " + indices.type_string() +
                      " must have the same rank");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), r));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<GatherAttrs>().axis, r));
   for (int64_t d = 0; d < r; ++d)
     if (d != axis && indices.dim(d) > data.dim(d))
       return ctx.error("indices " + indices.type_string() + " are larger than data " + data.type_string() +
@@ -143,7 +143,7 @@ Status infer_GatherND(InferContext& ctx) {
   DType dt = ctx.input_dtype(0);
   const Shape& data = ctx.input_shape(0);
   const Shape& idx = ctx.input_shape(1);
-  const int64_t b = ctx.attr_int("batch_dims");
+  const int64_t b = ctx.attrs<GatherNDAttrs>().batch_dims;
   if (!data.rank_known() || !idx.rank_known()) {
     ctx.set_output(0, dt, Shape::unknown_rank());
     return Status::Ok();
@@ -180,7 +180,7 @@ Status infer_GatherND(InferContext& ctx) {
 Status ref_GatherND(KernelContext& ctx) {
   const Tensor& data = ctx.input(0);
   const Tensor& indices = ctx.input(1);
-  const int64_t r = data.rank(), q = indices.rank(), b = ctx.attr_int("batch_dims");
+  const int64_t r = data.rank(), q = indices.rank(), b = ctx.attrs<GatherNDAttrs>().batch_dims;
   if (r < 1 || q < 1) return ctx.error("data and indices must have rank >= 1");
   if (b < 0 || b >= std::min(r, q))
     return ctx.error("batch_dims " + std::to_string(b) + " must be in [0, " + std::to_string(std::min(r, q)) + ")");

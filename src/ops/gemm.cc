@@ -42,7 +42,7 @@ struct GemmDims {
 Result<GemmDims> gemm_dims(const NodeContext& ctx, const Shape& a, const Shape& b) {
   if (a.rank_known() && a.rank() != 2) return invalid_model("A must be 2-D, got shape " + a.to_string());
   if (b.rank_known() && b.rank() != 2) return invalid_model("B must be 2-D, got shape " + b.to_string());
-  const bool ta = ctx.attr_int("transA") != 0, tb = ctx.attr_int("transB") != 0;
+  const bool ta = ctx.attrs<GemmAttrs>().transA != 0, tb = ctx.attrs<GemmAttrs>().transB != 0;
   GemmDims d;
   Dim ka, kb;
   if (a.rank_known()) {
@@ -92,9 +92,9 @@ Status ref_Gemm(KernelContext& ctx) {
     return invalid_model("Gemm inputs must share one of f32, f64, f16, bf16, i32, i64, u32, u64");
   FERRY_ASSIGN_OR_RETURN(GemmDims d, gemm_dims(ctx, A.shape(), B.shape()));
   if (C) FERRY_TRY(check_c(C->shape(), d.m, d.n));
-  const bool ta = ctx.attr_int("transA") != 0, tb = ctx.attr_int("transB") != 0;
+  const bool ta = ctx.attrs<GemmAttrs>().transA != 0, tb = ctx.attrs<GemmAttrs>().transB != 0;
   const int64_t M = d.m.value(), K = d.k.value(), N = d.n.value();
-  const double alpha = ctx.attr_float("alpha"), beta = ctx.attr_float("beta");
+  const double alpha = ctx.attrs<GemmAttrs>().alpha, beta = ctx.attrs<GemmAttrs>().beta;
 
   Tensor& Y = ctx.output(0);
   if (!Y.defined() || Y.dims() != std::vector<int64_t>{M, N})

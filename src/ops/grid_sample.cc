@@ -41,17 +41,17 @@ struct Attrs {
 
 Result<Attrs> parse_attrs(const NodeContext& ctx) {
   Attrs a{};
-  const std::string& m = ctx.attr_string("mode");
+  const std::string& m = ctx.attrs<GridSampleAttrs>().mode;
   if (m == "nearest") a.mode = Mode::nearest;
   else if (m == "linear") a.mode = Mode::linear;
   else if (m == "cubic") a.mode = Mode::cubic;
   else return ctx.error("unknown mode '" + m + "' (expected nearest, linear or cubic)");
-  const std::string& p = ctx.attr_string("padding_mode");
+  const std::string& p = ctx.attrs<GridSampleAttrs>().padding_mode;
   if (p == "zeros") a.padding = Padding::zeros;
   else if (p == "border") a.padding = Padding::border;
   else if (p == "reflection") a.padding = Padding::reflection;
   else return ctx.error("unknown padding_mode '" + p + "' (expected zeros, border or reflection)");
-  a.align = ctx.attr_int("align_corners") != 0;
+  a.align = ctx.attrs<GridSampleAttrs>().align_corners != 0;
   return a;
 }
 

@@ -11,6 +11,10 @@
 namespace ferry {
 namespace {
 
+int64_t axis_attr(const NodeContext& ctx) {
+  return ctx.node().op() == Op::Hardmax ? ctx.attrs<HardmaxAttrs>().axis : ctx.attrs<LpNormalizationAttrs>().axis;
+}
+
 Status infer_axis_op(InferContext& ctx) {
   const char* name = op_name(ctx.node().op());
   const DType dt = ctx.input_dtype(0);
@@ -18,7 +22,7 @@ Status infer_axis_op(InferContext& ctx) {
   const Shape& in = ctx.input_shape(0);
   if (in.rank_known()) {
     if (in.rank() == 0) return ctx.error(std::string(name) + " needs an input of rank >= 1");
-    FERRY_TRY(normalize_axis(ctx.attr_int("axis"), in.rank()).status());
+    FERRY_TRY(normalize_axis(axis_attr(ctx), in.rank()).status());
   }
   ctx.set_output(0, dt, in);
   return Status::Ok();
@@ -29,7 +33,7 @@ template <class Fn>
 Status for_each_line(KernelContext& ctx, Tensor** out, Fn&& fn) {
   const Tensor& x = ctx.input(0);
   if (x.rank() == 0) return ctx.error(std::string(op_name(ctx.node().op())) + " needs an input of rank >= 1");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_attr(ctx), x.rank()));
   *out = &ctx.output(0);
   if (!(*out)->defined() || (*out)->dims() != x.dims() || (*out)->dtype() != x.dtype()) {
     FERRY_ASSIGN_OR_RETURN(*out, ctx.allocate_output(0, x.dtype(), x.dims()));
@@ -58,13 +62,13 @@ Status ref_Hardmax(KernelContext& ctx) {
 }
 
 Status infer_LpNormalization(InferContext& ctx) {
-  const int64_t p = ctx.attr_int("p");
+  const int64_t p = ctx.attrs<LpNormalizationAttrs>().p;
   if (p != 1 && p != 2) return ctx.error("LpNormalization: p must be 1 or 2, got " + std::to_string(p));
   return infer_axis_op(ctx);
 }
 Status ref_LpNormalization(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const int64_t p = ctx.attr_int("p");
+  const int64_t p = ctx.attrs<LpNormalizationAttrs>().p;
   if (p != 1 && p != 2) return ctx.error("LpNormalization: p must be 1 or 2, got " + std::to_string(p));
   Tensor* out = nullptr;
   return for_each_line(ctx, &out, [&](int64_t base, int64_t n, int64_t stride) {

@@ -17,7 +17,7 @@ namespace {
 const char* kName = "NegativeLogLikelihoodLoss";
 
 Status check_reduction(const NodeContext& ctx) {
-  const std::string& r = ctx.attr_string("reduction");
+  const std::string& r = ctx.attrs<NegativeLogLikelihoodLossAttrs>().reduction;
   if (r != "none" && r != "sum" && r != "mean")
     return ctx.error(std::string(kName) + ": reduction must be none, sum or mean, got '" + r + "'");
   return Status::Ok();
@@ -39,7 +39,7 @@ Status infer_NegativeLogLikelihoodLoss(InferContext& ctx) {
   if (x.rank_known() && x.rank() < 2) return ctx.error(std::string(kName) + " needs an input of rank >= 2");
   if (x.rank_known() && t.rank_known() && t.rank() != x.rank() - 1)
     return ctx.error(std::string(kName) + ": target rank must be the input's rank - 1");
-  if (ctx.attr_string("reduction") != "none") {
+  if (ctx.attrs<NegativeLogLikelihoodLossAttrs>().reduction != "none") {
     ctx.set_output(0, dt, Shape(std::vector<Dim>{}));
   } else if (t.rank_known()) {
     ctx.set_output(0, dt, t);
@@ -67,9 +67,10 @@ Status ref_NegativeLogLikelihoodLoss(KernelContext& ctx) {
   }
   if (t.dim(0) != n) return ctx.error(std::string(kName) + ": target batch does not match the input's");
   if (w && (w->rank() != 1 || w->dim(0) != c)) return ctx.error(std::string(kName) + ": weight must be [C]");
-  const bool has_ignore = ctx.has_attr("ignore_index");
-  const int64_t ignore = has_ignore ? ctx.attr_int("ignore_index") : 0;
-  const std::string& reduction = ctx.attr_string("reduction");
+  const std::optional<int64_t>& ignore_index = ctx.attrs<NegativeLogLikelihoodLossAttrs>().ignore_index;
+  const bool has_ignore = ignore_index.has_value();
+  const int64_t ignore = ignore_index.value_or(0);
+  const std::string& reduction = ctx.attrs<NegativeLogLikelihoodLossAttrs>().reduction;
 
   std::vector<double> loss(size_t(n * inner), 0.0);
   double weight_sum = 0, loss_sum = 0;

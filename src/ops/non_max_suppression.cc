@@ -91,7 +91,7 @@ Result<std::vector<int64_t>> select(const NodeContext& ctx, const Tensor& boxes,
   FERRY_ASSIGN_OR_RETURN(auto score_v, optional_scalar(ctx, score_thr, "score_threshold"));
   const int64_t limit = max_v ? std::max<int64_t>(max_out->get_int(0), 0) : 0;
   const double iou_threshold = iou_v.value_or(0.0);
-  const bool center = ctx.attr_int("center_point_box") != 0;
+  const bool center = ctx.attrs<NonMaxSuppressionAttrs>().center_point_box != 0;
   const int64_t batches = boxes.dim(0), num_boxes = boxes.dim(1), classes = scores.dim(1);
 
   std::vector<int64_t> rows;  // (batch, class, box) triples

@@ -24,7 +24,8 @@
 namespace ferry {
 namespace {
 
-double attr_f32(const NodeContext& ctx, const char* name) { return double(float(ctx.attr_float(name))); }
+/// A float attribute as the f32 ONNX stores (epsilon 1e-5 is 1e-5f), widened for the computation.
+double as_f32(double attr) { return double(float(attr)); }
 
 Status check_float(const char* op, const char* what, DType t) {
   if (is_floating(t)) return Status::Ok();
@@ -102,7 +103,7 @@ void mean_var(const double* x, int64_t n, double* mean, double* var) {
 
 Status infer_BatchNormalization(InferContext& ctx) {
   constexpr const char* op = "BatchNormalization";
-  if (ctx.attr_int("training_mode") != 0)
+  if (ctx.attrs<BatchNormalizationAttrs>().training_mode != 0)
     return ctx.unsupported_here("BatchNormalization training_mode=1 is not supported (inference only)");
   FERRY_TRY(check_nc_input(op, ctx));
   const Dim c = channel_dim(ctx.input_shape(0));
@@ -115,7 +116,7 @@ Status infer_BatchNormalization(InferContext& ctx) {
 
 Status ref_BatchNormalization(KernelContext& ctx) {
   constexpr const char* op = "BatchNormalization";
-  if (ctx.attr_int("training_mode") != 0)
+  if (ctx.attrs<BatchNormalizationAttrs>().training_mode != 0)
     return ctx.unsupported_here("BatchNormalization training_mode=1 is not supported (inference only)");
   const Tensor& x = ctx.input(0);
   FERRY_TRY(check_float(op, "input X", x.dtype()));
@@ -127,7 +128,7 @@ Status ref_BatchNormalization(KernelContext& ctx) {
     FERRY_TRY(check_channel_tensor(op, names[i], ctx.input(i), d.c));
     p[i] = ctx.input(i).to_double_vector();
   }
-  const double eps = attr_f32(ctx, "epsilon");
+  const double eps = as_f32(ctx.attrs<BatchNormalizationAttrs>().epsilon);
   FERRY_ASSIGN_OR_RETURN(Tensor * y, output_like(ctx, 0, x.dtype(), x.dims()));
   if (x.numel() == 0) return Status::Ok();
   std::vector<double> sd(size_t(d.c));
@@ -186,7 +187,7 @@ Status ref_InstanceNormalization(KernelContext& ctx) {
   FERRY_TRY(check_channel_tensor(op, "B", ctx.input(2), d.c));
   FERRY_ASSIGN_OR_RETURN(Tensor * y, output_like(ctx, 0, x.dtype(), x.dims()));
   if (x.numel() == 0) return Status::Ok();
-  group_normalize(x.to_double_vector(), d, d.c, attr_f32(ctx, "epsilon"), ctx.input(1).to_double_vector(),
+  group_normalize(x.to_double_vector(), d, d.c, as_f32(ctx.attrs<InstanceNormalizationAttrs>().epsilon), ctx.input(1).to_double_vector(),
                   ctx.input(2).to_double_vector(), y);
   return Status::Ok();
 }
@@ -194,8 +195,8 @@ Status ref_InstanceNormalization(KernelContext& ctx) {
 Status infer_GroupNormalization(InferContext& ctx) {
   constexpr const char* op = "GroupNormalization";
   FERRY_TRY(check_nc_input(op, ctx));
-  FERRY_TRY(check_stash_type(op, ctx.attr_int("stash_type")));
-  const int64_t groups = ctx.attr_int("num_groups");
+  FERRY_TRY(check_stash_type(op, ctx.attrs<GroupNormalizationAttrs>().stash_type));
+  const int64_t groups = ctx.attrs<GroupNormalizationAttrs>().num_groups;
   if (groups <= 0) return ctx.error("GroupNormalization num_groups must be > 0, got " + std::to_string(groups));
   const Dim c = channel_dim(ctx.input_shape(0));
   if (c.is_static() && c.value() % groups != 0)
@@ -211,12 +212,12 @@ Status infer_GroupNormalization(InferContext& ctx) {
 
 Status ref_GroupNormalization(KernelContext& ctx) {
   constexpr const char* op = "GroupNormalization";
-  FERRY_TRY(check_stash_type(op, ctx.attr_int("stash_type")));
+  FERRY_TRY(check_stash_type(op, ctx.attrs<GroupNormalizationAttrs>().stash_type));
   const Tensor& x = ctx.input(0);
   FERRY_TRY(check_float(op, "input X", x.dtype()));
   if (x.rank() < 2) return ctx.error("GroupNormalization input X must have rank >= 2 (N x C x ...), got " + x.type_string());
   const NcsDims d = ncs(x);
-  const int64_t groups = ctx.attr_int("num_groups");
+  const int64_t groups = ctx.attrs<GroupNormalizationAttrs>().num_groups;
   if (groups <= 0) return ctx.error("GroupNormalization num_groups must be > 0, got " + std::to_string(groups));
   if (d.c % groups != 0)
     return ctx.error("GroupNormalization num_groups " + std::to_string(groups) + " does not divide the " +
@@ -225,7 +226,7 @@ Status ref_GroupNormalization(KernelContext& ctx) {
   FERRY_TRY(check_channel_tensor(op, "bias", ctx.input(2), d.c));
   FERRY_ASSIGN_OR_RETURN(Tensor * y, output_like(ctx, 0, x.dtype(), x.dims()));
   if (x.numel() == 0) return Status::Ok();
-  group_normalize(x.to_double_vector(), d, groups, attr_f32(ctx, "epsilon"), ctx.input(1).to_double_vector(),
+  group_normalize(x.to_double_vector(), d, groups, as_f32(ctx.attrs<GroupNormalizationAttrs>().epsilon), ctx.input(1).to_double_vector(),
                   ctx.input(2).to_double_vector(), y);
   return Status::Ok();
 }
@@ -272,14 +273,14 @@ std::vector<int64_t> param_offsets(const std::vector<int64_t>& p_dims, const std
 Status infer_LayerNormalization(InferContext& ctx) {
   constexpr const char* op = "LayerNormalization";
   FERRY_TRY(check_float(op, "input X", ctx.input_dtype(0)));
-  FERRY_TRY(check_stash_type(op, ctx.attr_int("stash_type")));
+  FERRY_TRY(check_stash_type(op, ctx.attrs<LayerNormalizationAttrs>().stash_type));
   const Shape& x = ctx.input_shape(0);
   FERRY_TRY(check_ln_param("Scale", ctx.input_dtype(1), ctx.input_shape(1), x));
   if (ctx.has_input(2)) FERRY_TRY(check_ln_param("B", ctx.input_dtype(2), ctx.input_shape(2), x));
   Shape stats = Shape::unknown_rank();
   if (x.rank_known()) {
     if (x.rank() == 0) return ctx.error("LayerNormalization needs an input of rank >= 1, got a scalar");
-    FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+    FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<LayerNormalizationAttrs>().axis, x.rank()));
     std::vector<Dim> dims = x.dims();
     for (size_t d = size_t(axis); d < dims.size(); ++d) dims[d] = Dim(1);
     stats = Shape(std::move(dims));
@@ -291,11 +292,11 @@ Status infer_LayerNormalization(InferContext& ctx) {
 
 Status ref_LayerNormalization(KernelContext& ctx) {
   constexpr const char* op = "LayerNormalization";
-  FERRY_TRY(check_stash_type(op, ctx.attr_int("stash_type")));
+  FERRY_TRY(check_stash_type(op, ctx.attrs<LayerNormalizationAttrs>().stash_type));
   const Tensor& x = ctx.input(0);
   FERRY_TRY(check_float(op, "input X", x.dtype()));
   if (x.rank() == 0) return ctx.error("LayerNormalization needs an input of rank >= 1, got a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<LayerNormalizationAttrs>().axis, x.rank()));
   const Tensor& scale = ctx.input(1);
   FERRY_TRY(check_ln_param("Scale", scale.dtype(), scale.shape(), x.shape()));
   const bool has_bias = ctx.has_input(2);
@@ -330,7 +331,7 @@ Status ref_LayerNormalization(KernelContext& ctx) {
       has_bias ? param_offsets(ctx.input(2).dims(), x.dims(), axis, row) : std::vector<int64_t>{};
   const bool s_row = int64_t(s_off.size()) == row;
   const bool b_row = int64_t(b_off.size()) == row;
-  const double eps = attr_f32(ctx, "epsilon");
+  const double eps = as_f32(ctx.attrs<LayerNormalizationAttrs>().epsilon);
 
   for (int64_t o = 0; o < outer; ++o) {
     const int64_t base = o * row;
@@ -354,12 +355,12 @@ Status ref_LayerNormalization(KernelContext& ctx) {
 Status infer_RMSNormalization(InferContext& ctx) {
   constexpr const char* op = "RMSNormalization";
   FERRY_TRY(check_float(op, "input X", ctx.input_dtype(0)));
-  FERRY_TRY(check_stash_type(op, ctx.attr_int("stash_type")));
+  FERRY_TRY(check_stash_type(op, ctx.attrs<RMSNormalizationAttrs>().stash_type));
   const Shape& x = ctx.input_shape(0);
   FERRY_TRY(check_ln_param("scale", ctx.input_dtype(1), ctx.input_shape(1), x, op));
   if (x.rank_known()) {
     if (x.rank() == 0) return ctx.error("RMSNormalization needs an input of rank >= 1, got a scalar");
-    FERRY_TRY(normalize_axis(ctx.attr_int("axis"), x.rank()).status());
+    FERRY_TRY(normalize_axis(ctx.attrs<RMSNormalizationAttrs>().axis, x.rank()).status());
   }
   ctx.set_output(0, ctx.input_dtype(0), x);
   return Status::Ok();
@@ -367,11 +368,11 @@ Status infer_RMSNormalization(InferContext& ctx) {
 
 Status ref_RMSNormalization(KernelContext& ctx) {
   constexpr const char* op = "RMSNormalization";
-  FERRY_TRY(check_stash_type(op, ctx.attr_int("stash_type")));
+  FERRY_TRY(check_stash_type(op, ctx.attrs<RMSNormalizationAttrs>().stash_type));
   const Tensor& x = ctx.input(0);
   FERRY_TRY(check_float(op, "input X", x.dtype()));
   if (x.rank() == 0) return ctx.error("RMSNormalization needs an input of rank >= 1, got a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<RMSNormalizationAttrs>().axis, x.rank()));
   const Tensor& scale = ctx.input(1);
   FERRY_TRY(check_ln_param("scale", scale.dtype(), scale.shape(), x.shape(), op));
   FERRY_ASSIGN_OR_RETURN(Tensor * y, output_like(ctx, 0, x.dtype(), x.dims()));
@@ -383,7 +384,7 @@ Status ref_RMSNormalization(KernelContext& ctx) {
   const std::vector<double> sd = scale.to_double_vector();
   const std::vector<int64_t> s_off = param_offsets(scale.dims(), x.dims(), axis, row);
   const bool s_row = int64_t(s_off.size()) == row;
-  const double eps = attr_f32(ctx, "epsilon");
+  const double eps = as_f32(ctx.attrs<RMSNormalizationAttrs>().epsilon);
   for (int64_t o = 0; o < outer; ++o) {
     const int64_t base = o * row;
     double sq = 0;
@@ -401,7 +402,8 @@ Status ref_RMSNormalization(KernelContext& ctx) {
 
 Status infer_LRN(InferContext& ctx) {
   FERRY_TRY(check_nc_input("LRN", ctx));
-  if (ctx.attr_int("size") <= 0) return ctx.error("LRN size must be > 0, got " + std::to_string(ctx.attr_int("size")));
+  const int64_t size = ctx.attrs<LRNAttrs>().size;
+  if (size <= 0) return ctx.error("LRN size must be > 0, got " + std::to_string(size));
   ctx.set_output(0, ctx.input_dtype(0), ctx.input_shape(0));
   return Status::Ok();
 }
@@ -410,9 +412,10 @@ Status ref_LRN(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   FERRY_TRY(check_float("LRN", "input X", x.dtype()));
   if (x.rank() < 2) return ctx.error("LRN input X must have rank >= 2 (N x C x ...), got " + x.type_string());
-  const int64_t size = ctx.attr_int("size");
+  const int64_t size = ctx.attrs<LRNAttrs>().size;
   if (size <= 0) return ctx.error("LRN size must be > 0, got " + std::to_string(size));
-  const double alpha = attr_f32(ctx, "alpha"), beta = attr_f32(ctx, "beta"), bias = attr_f32(ctx, "bias");
+  const LRNAttrs& a = ctx.attrs<LRNAttrs>();
+  const double alpha = as_f32(a.alpha), beta = as_f32(a.beta), bias = as_f32(a.bias);
   const NcsDims d = ncs(x);
   // Window of channels [c - floor((size-1)/2), c + ceil((size-1)/2)], clipped to [0, C).
   const int64_t before = (size - 1) / 2, after = size / 2;

@@ -23,6 +23,7 @@
 
 #include "ferry/status.h"
 #include "ir/graph.h"
+#include "ir/op_attrs.h"
 
 namespace ferry {
 
@@ -43,6 +44,11 @@ class NodeContext {
  public:
   explicit NodeContext(const Node& node) : node_(node) {}
   const Node& node() const { return node_; }
+  /// The node's typed attributes (ir/op_attrs.h): ctx.attrs<SoftmaxAttrs>().axis.
+  template <class T>
+  const T& attrs() const {
+    return node_.attrs<T>();
+  }
   int64_t attr_int(const std::string& n) const { return node_.attr_int(n); }
   double attr_float(const std::string& n) const { return node_.attr_float(n); }
   const std::string& attr_string(const std::string& n) const { return node_.attr_string(n); }

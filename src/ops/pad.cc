@@ -18,7 +18,7 @@ namespace {
 enum class PadMode { constant, reflect, edge, wrap };
 
 Result<PadMode> parse_mode(const NodeContext& ctx) {
-  const std::string& m = ctx.attr_string("mode");
+  const std::string& m = ctx.attrs<PadAttrs>().mode;
   if (m == "constant") return PadMode::constant;
   if (m == "reflect") return PadMode::reflect;
   if (m == "edge") return PadMode::edge;
@@ -66,7 +66,7 @@ Result<std::vector<int64_t>> axis_map(const NodeContext& ctx, PadMode mode, int6
   const int64_t n = d - crop - std::max<int64_t>(-p.second, 0);  // cropped length
   const int64_t lead = std::max<int64_t>(p.first, 0);
   if (n <= 0 && mode != PadMode::constant && out_d > 0)
-    return ctx.error("cannot pad an empty axis " + std::to_string(axis) + " in " + ctx.attr_string("mode") + " mode");
+    return ctx.error("cannot pad an empty axis " + std::to_string(axis) + " in " + ctx.attrs<PadAttrs>().mode + " mode");
   std::vector<int64_t> map(static_cast<size_t>(out_d));
   for (int64_t o = 0; o < out_d; ++o) {
     int64_t j = o - lead;

@@ -49,7 +49,7 @@ Status infer_pool(InferContext& ctx, bool allow_int8) {
   if (!is_floating(t) && !(allow_int8 && (t == DType::i8 || t == DType::u8)))
     return invalid_model(std::string("X has dtype ") + dtype_name(t) + "; expected f32, f64, f16 or bf16" +
                          (allow_int8 ? ", i8 or u8" : ""));
-  const int64_t ceil_mode = ctx.attr_int("ceil_mode");
+  const int64_t ceil_mode = window_attr_source(ctx.node()).ceil_mode;
   if (ceil_mode != 0 && ceil_mode != 1)
     return invalid_model("ceil_mode must be 0 or 1, got " + std::to_string(ceil_mode));
   const Shape& xs = ctx.input_shape(0);
@@ -97,7 +97,7 @@ struct PoolRun {
 };
 
 Result<PoolRun> prepare(KernelContext& ctx, const Tensor& X, size_t out_index_count) {
-  const int64_t ceil_mode = ctx.attr_int("ceil_mode");
+  const int64_t ceil_mode = window_attr_source(ctx.node()).ceil_mode;
   FERRY_ASSIGN_OR_RETURN(PoolPlan p, plan_pool(ctx, X.shape(), ceil_mode != 0));
   PoolRun run;
   const size_t r = p.w.kernel.size();
@@ -147,13 +147,13 @@ void for_window(const PoolRun& run, const std::vector<int64_t>& opos, const std:
 }  // namespace
 
 Status infer_MaxPool(InferContext& ctx) {
-  const int64_t so = ctx.attr_int("storage_order");
+  const int64_t so = ctx.attrs<MaxPoolAttrs>().storage_order;
   if (so != 0 && so != 1) return invalid_model("storage_order must be 0 or 1, got " + std::to_string(so));
   return infer_pool(ctx, /*allow_int8=*/true);
 }
 
 Status infer_AveragePool(InferContext& ctx) {
-  const int64_t cip = ctx.attr_int("count_include_pad");
+  const int64_t cip = ctx.attrs<AveragePoolAttrs>().count_include_pad;
   if (cip != 0 && cip != 1) return invalid_model("count_include_pad must be 0 or 1, got " + std::to_string(cip));
   return infer_pool(ctx, /*allow_int8=*/false);
 }
@@ -162,7 +162,7 @@ Status ref_MaxPool(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   const bool with_indices = ctx.num_outputs() > 1;
   FERRY_ASSIGN_OR_RETURN(PoolRun run, prepare(ctx, X, with_indices ? 2 : 1));
-  const bool col_major = ctx.attr_int("storage_order") == 1;
+  const bool col_major = ctx.attrs<MaxPoolAttrs>().storage_order == 1;
   const size_t r = run.in.size();
   const int64_t in_plane = product(run.in), out_plane = product(run.out);
   const std::vector<int64_t> in_stride = strides_of(run.in);
@@ -210,7 +210,7 @@ Status ref_MaxPool(KernelContext& ctx) {
 Status ref_AveragePool(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   FERRY_ASSIGN_OR_RETURN(PoolRun run, prepare(ctx, X, 1));
-  const bool include_pad = ctx.attr_int("count_include_pad") == 1;
+  const bool include_pad = ctx.attrs<AveragePoolAttrs>().count_include_pad == 1;
   const size_t r = run.in.size();
   const int64_t in_plane = product(run.in), out_plane = product(run.out);
   const std::vector<int64_t> in_stride = strides_of(run.in);
@@ -239,15 +239,17 @@ Status ref_AveragePool(KernelContext& ctx) {
 }
 
 Status infer_LpPool(InferContext& ctx) {
-  if (ctx.attr_int("p") < 1) return invalid_model("p must be >= 1, got " + std::to_string(ctx.attr_int("p")));
+  const int64_t p = ctx.attrs<LpPoolAttrs>().p;
+  if (p < 1) return invalid_model("p must be >= 1, got " + std::to_string(p));
   return infer_pool(ctx, /*allow_int8=*/false);
 }
 
 Status ref_LpPool(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   FERRY_ASSIGN_OR_RETURN(PoolRun run, prepare(ctx, X, 1));
-  const double p = double(ctx.attr_int("p"));
-  if (p < 1) return invalid_model("p must be >= 1, got " + std::to_string(ctx.attr_int("p")));
+  const int64_t p_attr = ctx.attrs<LpPoolAttrs>().p;
+  if (p_attr < 1) return invalid_model("p must be >= 1, got " + std::to_string(p_attr));
+  const double p = double(p_attr);
   const size_t r = run.in.size();
   const int64_t in_plane = product(run.in), out_plane = product(run.out);
   const std::vector<int64_t> in_stride = strides_of(run.in);

@@ -44,9 +44,11 @@ Result<ParamIndex> param_index(const NodeContext& ctx, const std::vector<int64_t
   pi.x_dims = x;
   int64_t numel = 1;
   for (int64_t d : p) numel *= d;
-  const int64_t block = ctx.attr_int("block_size");
+  // QuantizeLinear and DequantizeLinear declare the same attributes.
+  const QuantizeLinearAttrs& a = ctx.attrs<QuantizeLinearAttrs>();
+  const int64_t block = a.block_size;
   if (numel == 1 && p.size() <= 1 && block == 0) return pi;
-  FERRY_ASSIGN_OR_RETURN(pi.axis, normalize_axis(ctx.attr_int("axis"), int64_t(x.size())));
+  FERRY_ASSIGN_OR_RETURN(pi.axis, normalize_axis(a.axis, int64_t(x.size())));
   if (block == 0) {
     if (p.size() != 1 || p[0] != x[size_t(pi.axis)])
       return ctx.error(std::string(name) + ": per-axis scale must be 1-D of the axis dim " +
@@ -70,9 +72,10 @@ bool quantized_dtype(DType t) {
 }
 
 Result<DType> named_dtype(const NodeContext& ctx, DType fallback) {
-  if (!ctx.has_attr("output_dtype")) return fallback;
-  auto t = dtype_from_name(ctx.attr_string("output_dtype"));
-  if (!t) return ctx.error("unknown output_dtype '" + ctx.attr_string("output_dtype") + "'");
+  const std::optional<std::string>& name = ctx.attrs<QuantizeLinearAttrs>().output_dtype;
+  if (!name) return fallback;
+  auto t = dtype_from_name(*name);
+  if (!t) return ctx.error("unknown output_dtype '" + *name + "'");
   return *t;
 }
 

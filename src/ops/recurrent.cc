@@ -97,6 +97,34 @@ struct Activation1 {
   }
 };
 
+/// The attributes of an RNN, GRU or LSTM node (GRU's linear_before_reset and LSTM's
+/// input_forget are 0 for the others).
+struct RecurrentAttrs {
+  std::string direction;
+  std::optional<std::vector<std::string>> activations;
+  std::optional<std::vector<double>> activation_alpha, activation_beta;
+  std::optional<double> clip;
+  std::optional<int64_t> hidden_size;
+  int64_t layout = 0, linear_before_reset = 0, input_forget = 0;
+};
+
+template <class A>
+RecurrentAttrs common_attrs(const A& a) {
+  RecurrentAttrs r{a.direction, a.activations, a.activation_alpha, a.activation_beta, a.clip, a.hidden_size,
+                   a.layout};
+  if constexpr (requires { a.linear_before_reset; }) r.linear_before_reset = a.linear_before_reset;
+  if constexpr (requires { a.input_forget; }) r.input_forget = a.input_forget;
+  return r;
+}
+
+RecurrentAttrs recurrent_attrs(const NodeContext& ctx) {
+  switch (ctx.node().op()) {
+    case Op::GRU: return common_attrs(ctx.attrs<GRUAttrs>());
+    case Op::LSTM: return common_attrs(ctx.attrs<LSTMAttrs>());
+    default: return common_attrs(ctx.attrs<RNNAttrs>());
+  }
+}
+
 int64_t num_directions(const std::string& direction) {
   if (direction == "forward" || direction == "reverse") return 1;
   if (direction == "bidirectional") return 2;
@@ -104,7 +132,7 @@ int64_t num_directions(const std::string& direction) {
 }
 
 Result<int64_t> read_directions(const NodeContext& ctx) {
-  const std::string& dir = ctx.attr_string("direction");
+  const std::string dir = recurrent_attrs(ctx).direction;
   const int64_t d = num_directions(dir);
   if (d < 0) return ctx.error("direction must be forward, reverse or bidirectional, got '" + dir + "'");
   return d;
@@ -113,9 +141,10 @@ Result<int64_t> read_directions(const NodeContext& ctx) {
 /// The activation functions, num_funcs(cell) per direction (direction-major).
 Result<std::vector<Activation1>> read_activations(const NodeContext& ctx, Cell cell, int64_t dirs) {
   static const std::vector<std::string> kDefaults[] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
+  const RecurrentAttrs a = recurrent_attrs(ctx);
   std::vector<std::string> names;
-  if (ctx.has_attr("activations")) {
-    names = ctx.attr_strings("activations");
+  if (a.activations) {
+    names = *a.activations;
     if (int64_t(names.size()) != num_funcs(cell) * dirs)
       return ctx.error(std::string("activations has ") + std::to_string(names.size()) + " names; " +
                        cell_name(cell) + " with " + std::to_string(dirs) + " direction(s) needs " +
@@ -125,8 +154,8 @@ Result<std::vector<Activation1>> read_activations(const NodeContext& ctx, Cell c
       for (const std::string& n : kDefaults[int(cell)]) names.push_back(n);
   }
   const std::vector<double> none;
-  const std::vector<double>& alphas = ctx.has_attr("activation_alpha") ? ctx.attr_floats("activation_alpha") : none;
-  const std::vector<double>& betas = ctx.has_attr("activation_beta") ? ctx.attr_floats("activation_beta") : none;
+  const std::vector<double>& alphas = a.activation_alpha ? *a.activation_alpha : none;
+  const std::vector<double>& betas = a.activation_beta ? *a.activation_beta : none;
   size_t next_alpha = 0, next_beta = 0;
   std::vector<Activation1> out;
   for (const std::string& name : names) {
@@ -188,7 +217,8 @@ Status infer_recurrent(InferContext& ctx, Cell cell) {
     return ctx.error(std::string("sequence_lens has dtype ") + dtype_name(ctx.input_dtype(kLens)) + ", expected i32");
   FERRY_ASSIGN_OR_RETURN(int64_t dirs, read_directions(ctx));
   FERRY_TRY(read_activations(ctx, cell, dirs).status());
-  const int64_t layout = ctx.attr_int("layout");
+  const RecurrentAttrs a = recurrent_attrs(ctx);
+  const int64_t layout = a.layout;
   if (layout != 0 && layout != 1) return ctx.error("layout must be 0 or 1, got " + std::to_string(layout));
 
   const Shape& xs = ctx.input_shape(kX);
@@ -196,8 +226,8 @@ Status infer_recurrent(InferContext& ctx, Cell cell) {
   const Dim T = dim_or_unknown(xs, layout), B = dim_or_unknown(xs, 1 - layout), I = dim_or_unknown(xs, 2);
   const int64_t G = num_gates(cell);
   Dim H = dim_or_unknown(ctx.input_shape(kR), 2);
-  if (ctx.has_attr("hidden_size")) {
-    const int64_t hs = ctx.attr_int("hidden_size");
+  if (a.hidden_size) {
+    const int64_t hs = *a.hidden_size;
     if (hs <= 0) return ctx.error("hidden_size must be positive, got " + std::to_string(hs));
     H = Dim(hs);
   }
@@ -251,13 +281,14 @@ Status ref_recurrent(KernelContext& ctx, Cell cell) {
   const Tensor& R = ctx.input(kR);
   FERRY_ASSIGN_OR_RETURN(int64_t dirs, read_directions(ctx));
   FERRY_ASSIGN_OR_RETURN(std::vector<Activation1> acts, read_activations(ctx, cell, dirs));
-  const bool batch_first = ctx.attr_int("layout") == 1;
+  const RecurrentAttrs a = recurrent_attrs(ctx);
+  const bool batch_first = a.layout == 1;
   if (X.rank() != 3) return ctx.error("X must be 3-D, got " + X.type_string());
   if (R.rank() != 3) return ctx.error("R must be 3-D, got " + R.type_string());
   Dims g{X.dim(batch_first ? 1 : 0), X.dim(batch_first ? 0 : 1), X.dim(2), R.dim(2), dirs, num_gates(cell),
          batch_first};
-  if (ctx.has_attr("hidden_size") && ctx.attr_int("hidden_size") != g.H)
-    return ctx.error("hidden_size is " + std::to_string(ctx.attr_int("hidden_size")) + " but R has shape " +
+  if (a.hidden_size && *a.hidden_size != g.H)
+    return ctx.error("hidden_size is " + std::to_string(*a.hidden_size) + " but R has shape " +
                      R.shape().to_string());
   const int64_t GH = g.G * g.H;
   FERRY_TRY(check_shape(ctx, W, "W", {g.D, GH, g.I}));
@@ -289,12 +320,12 @@ Status ref_recurrent(KernelContext& ctx, Cell cell) {
                          " is outside [0, " + std::to_string(g.T) + "]");
     }
   }
-  const bool has_clip = ctx.has_attr("clip");
-  const double clip_v = has_clip ? ctx.attr_float("clip") : 0.0;
+  const bool has_clip = a.clip.has_value();
+  const double clip_v = a.clip.value_or(0.0);
   auto clip = [&](double v) { return has_clip ? std::clamp(v, -clip_v, clip_v) : v; };
-  const bool linear_before_reset = cell == Cell::kGru && ctx.attr_int("linear_before_reset") != 0;
-  const bool input_forget = cell == Cell::kLstm && ctx.attr_int("input_forget") != 0;
-  const bool reverse_only = ctx.attr_string("direction") == "reverse";
+  const bool linear_before_reset = a.linear_before_reset != 0;
+  const bool input_forget = a.input_forget != 0;
+  const bool reverse_only = a.direction == "reverse";
 
   const std::vector<double> x = to_f64(X), w = to_f64(W), r = to_f64(R);
   const auto zeros = [](int64_t n) { return std::vector<double>(static_cast<size_t>(n), 0.0); };

@@ -72,8 +72,8 @@ Status infer_reduce(InferContext& ctx, Reduce kind) {
   const char* name = op_name(ctx.node().op());
   DType dt = ctx.input_dtype(0);
   if (!accepts_dtype(kind, dt)) return ctx.error(std::string(name) + " does not accept " + dtype_name(dt) + " input");
-  bool keep = ctx.attr_int("keepdims") != 0;
-  bool noop = ctx.attr_int("noop_with_empty_axes") != 0;
+  bool keep = ctx.attrs<ReduceAttrs>().keepdims != 0;
+  bool noop = ctx.attrs<ReduceAttrs>().noop_with_empty_axes != 0;
   const Shape& in = ctx.input_shape(0);
 
   std::optional<std::vector<int64_t>> axes;  // nullopt: not known before run time
@@ -242,8 +242,8 @@ Status ref_reduce(KernelContext& ctx, Reduce kind) {
   const Tensor& x = ctx.input(0);
   if (!accepts_dtype(kind, x.dtype()))
     return ctx.error(std::string(name) + " does not accept " + dtype_name(x.dtype()) + " input");
-  bool keep = ctx.attr_int("keepdims") != 0;
-  bool noop = ctx.attr_int("noop_with_empty_axes") != 0;
+  bool keep = ctx.attrs<ReduceAttrs>().keepdims != 0;
+  bool noop = ctx.attrs<ReduceAttrs>().noop_with_empty_axes != 0;
   std::vector<int64_t> axes;
   if (ctx.has_input(1)) {
     FERRY_TRY(check_axes_input(ctx.input(1).dtype(), ctx.input(1).shape()));

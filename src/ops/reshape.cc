@@ -156,7 +156,7 @@ Status infer_Reshape(InferContext& ctx) {
   FERRY_TRY(check_integer_input(ctx, 1, "shape"));
   DType dt = ctx.input_dtype(0);
   if (auto req = known_ints(ctx.input_value(1))) {
-    FERRY_ASSIGN_OR_RETURN(Shape s, reshape_shape(ctx.input_shape(0), *req, ctx.attr_int("allowzero") != 0));
+    FERRY_ASSIGN_OR_RETURN(Shape s, reshape_shape(ctx.input_shape(0), *req, ctx.attrs<ReshapeAttrs>().allowzero != 0));
     ctx.set_output(0, dt, std::move(s));
   } else if (auto n = static_length(ctx, 1)) {
     ctx.set_output(0, dt, Shape(std::vector<Dim>(size_t(*n))));
@@ -168,20 +168,20 @@ Status infer_Reshape(InferContext& ctx) {
 
 Status ref_Reshape(KernelContext& ctx) {
   FERRY_ASSIGN_OR_RETURN(Shape s, reshape_shape(ctx.input(0).shape(), ctx.input(1).to_int_vector(),
-                                                ctx.attr_int("allowzero") != 0));
+                                                ctx.attrs<ReshapeAttrs>().allowzero != 0));
   return copy_elements(ctx, s.static_dims());
 }
 
 // --- Flatten ---------------------------------------------------------------
 
 Status infer_Flatten(InferContext& ctx) {
-  FERRY_ASSIGN_OR_RETURN(Shape s, flatten_shape(ctx.input_shape(0), ctx.attr_int("axis")));
+  FERRY_ASSIGN_OR_RETURN(Shape s, flatten_shape(ctx.input_shape(0), ctx.attrs<FlattenAttrs>().axis));
   ctx.set_output(0, ctx.input_dtype(0), std::move(s));
   return Status::Ok();
 }
 
 Status ref_Flatten(KernelContext& ctx) {
-  FERRY_ASSIGN_OR_RETURN(Shape s, flatten_shape(ctx.input(0).shape(), ctx.attr_int("axis")));
+  FERRY_ASSIGN_OR_RETURN(Shape s, flatten_shape(ctx.input(0).shape(), ctx.attrs<FlattenAttrs>().axis));
   return copy_elements(ctx, s.static_dims());
 }
 

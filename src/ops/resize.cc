@@ -52,12 +52,13 @@ struct Attrs {
 
 Result<Attrs> parse_attrs(const NodeContext& ctx) {
   Attrs a{};
-  const std::string& m = ctx.attr_string("mode");
+  const ResizeAttrs& r = ctx.attrs<ResizeAttrs>();
+  const std::string& m = r.mode;
   if (m == "nearest") a.mode = Mode::nearest;
   else if (m == "linear") a.mode = Mode::linear;
   else if (m == "cubic") a.mode = Mode::cubic;
   else return ctx.error("unknown mode '" + m + "' (expected nearest, linear or cubic)");
-  const std::string& c = ctx.attr_string("coordinate_transformation_mode");
+  const std::string& c = r.coordinate_transformation_mode;
   if (c == "half_pixel") a.coord = Coord::half_pixel;
   else if (c == "half_pixel_symmetric") a.coord = Coord::half_pixel_symmetric;
   else if (c == "pytorch_half_pixel") a.coord = Coord::pytorch_half_pixel;
@@ -65,32 +66,33 @@ Result<Attrs> parse_attrs(const NodeContext& ctx) {
   else if (c == "asymmetric") a.coord = Coord::asymmetric;
   else if (c == "tf_crop_and_resize") a.coord = Coord::tf_crop_and_resize;
   else return ctx.error("unknown coordinate_transformation_mode '" + c + "'");
-  const std::string& n = ctx.attr_string("nearest_mode");
+  const std::string& n = r.nearest_mode;
   if (n == "round_prefer_floor") a.rounding = Rounding::round_prefer_floor;
   else if (n == "round_prefer_ceil") a.rounding = Rounding::round_prefer_ceil;
   else if (n == "floor") a.rounding = Rounding::floor;
   else if (n == "ceil") a.rounding = Rounding::ceil;
   else return ctx.error("unknown nearest_mode '" + n + "'");
-  const std::string& p = ctx.attr_string("keep_aspect_ratio_policy");
+  const std::string& p = r.keep_aspect_ratio_policy;
   if (p == "stretch") a.policy = Policy::stretch;
   else if (p == "not_larger") a.policy = Policy::not_larger;
   else if (p == "not_smaller") a.policy = Policy::not_smaller;
   else return ctx.error("unknown keep_aspect_ratio_policy '" + p + "'");
-  a.cubic_a = ctx.attr_float("cubic_coeff_a");
-  a.exclude_outside = ctx.attr_int("exclude_outside") != 0;
-  a.extrapolation = ctx.attr_float("extrapolation_value");
-  a.antialias = ctx.attr_int("antialias") != 0;  // nearest ignores it (the spec names linear and cubic)
+  a.cubic_a = r.cubic_coeff_a;
+  a.exclude_outside = r.exclude_outside != 0;
+  a.extrapolation = r.extrapolation_value;
+  a.antialias = r.antialias != 0;  // nearest ignores it (the spec names linear and cubic)
   return a;
 }
 
 /// The resized axes: the `axes` attribute normalized, or all of them.
 Result<std::vector<int64_t>> resize_axes(const NodeContext& ctx, int64_t rank) {
-  if (!ctx.has_attr("axes")) {
+  const std::optional<std::vector<int64_t>>& axes = ctx.attrs<ResizeAttrs>().axes;
+  if (!axes) {
     std::vector<int64_t> all;
     for (int64_t i = 0; i < rank; ++i) all.push_back(i);
     return all;
   }
-  return normalize_axes(ctx.attr_ints("axes"), rank);
+  return normalize_axes(*axes, rank);
 }
 
 /// How one axis is resized.

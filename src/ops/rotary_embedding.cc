@@ -22,8 +22,9 @@ Result<std::pair<int64_t, int64_t>> heads_of(const NodeContext& ctx, const Shape
   if (xs.rank() != 3)
     return ctx.error("RotaryEmbedding needs X of rank 3 [batch, seq, hidden] or 4 [batch, heads, seq, head_size], got " +
                      xs.to_string());
-  if (!ctx.has_attr("num_heads")) return ctx.error("RotaryEmbedding with a 3-D X needs the num_heads attribute");
-  const int64_t n = ctx.attr_int("num_heads");
+  const std::optional<int64_t>& heads = ctx.attrs<RotaryEmbeddingAttrs>().num_heads;
+  if (!heads) return ctx.error("RotaryEmbedding with a 3-D X needs the num_heads attribute");
+  const int64_t n = *heads;
   if (n <= 0) return ctx.error("num_heads must be positive, got " + std::to_string(n));
   const int64_t hidden = static_or_unknown(xs, 2);
   if (hidden < 0) return std::pair<int64_t, int64_t>{n, -1};
@@ -34,7 +35,7 @@ Result<std::pair<int64_t, int64_t>> heads_of(const NodeContext& ctx, const Shape
 
 /// rotary_embedding_dim resolved against the head size (when known).
 Result<int64_t> rotary_dim(const NodeContext& ctx, int64_t head) {
-  int64_t rd = ctx.attr_int("rotary_embedding_dim");
+  int64_t rd = ctx.attrs<RotaryEmbeddingAttrs>().rotary_embedding_dim;
   if (rd < 0) return ctx.error("rotary_embedding_dim must be >= 0, got " + std::to_string(rd));
   if (rd == 0) rd = head;
   if (rd < 0) return rd;
@@ -101,7 +102,7 @@ Status ref_RotaryEmbedding(KernelContext& ctx) {
   }
   const std::vector<double> x = to_f64(X), cs = to_f64(cos_t), sn = to_f64(sin_t);
   std::vector<double> y = x;
-  const bool interleaved = ctx.attr_int("interleaved") != 0;
+  const bool interleaved = ctx.attrs<RotaryEmbeddingAttrs>().interleaved != 0;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t s = 0; s < S; ++s) {
       const int64_t row = has_pos ? pos[size_t(b * S + s)] * half : (b * S + s) * half;

@@ -17,7 +17,8 @@ namespace {
 enum class Reduction { none, add, mul, max, min };
 
 Result<Reduction> parse_reduction(const NodeContext& ctx) {
-  const std::string& r = ctx.attr_string("reduction");
+  const std::string& r = ctx.node().op() == Op::ScatterND ? ctx.attrs<ScatterNDAttrs>().reduction
+                                                          : ctx.attrs<ScatterElementsAttrs>().reduction;
   if (r == "none") return Reduction::none;
   if (r == "add") return Reduction::add;
   if (r == "mul") return Reduction::mul;
@@ -198,11 +199,11 @@ Status infer_ScatterElements(InferContext& ctx) {
   const Shape& upd = ctx.input_shape(2);
   if (data.rank_known()) {
     if (data.rank() < 1) return ctx.error("data must have rank >= 1");
-    FERRY_TRY(normalize_axis(ctx.attr_int("axis"), data.rank()).status());
+    FERRY_TRY(normalize_axis(ctx.attrs<ScatterElementsAttrs>().axis, data.rank()).status());
     if (idx.rank_known() && idx.rank() != data.rank())
       return ctx.error("data " + data.to_string() + " and indices " + idx.to_string() + " must have the same rank");
     // Constant indices are range-checked now, so a bad one fails the import, not a later run.
-    FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), data.rank()));
+    FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<ScatterElementsAttrs>().axis, data.rank()));
     const Tensor* known = ctx.input_value(1);
     const Dim& dim = data[size_t(axis)];
     for (int64_t i = 0; known && dim.is_static() && i < known->numel(); ++i) {
@@ -229,7 +230,7 @@ Status ref_ScatterElements(KernelContext& ctx) {
   const Tensor& updates = ctx.input(2);
   const int64_t r = data.rank();
   if (r < 1) return ctx.error("data must have rank >= 1");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), r));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<ScatterElementsAttrs>().axis, r));
   if (indices.rank() != r || updates.dims() != indices.dims() || updates.dtype() != data.dtype())
     return ctx.error("data " + data.type_string() + ", indices " + indices.type_string() + " and updates " +
                      updates.type_string() + " do not fit (same rank; updates shaped like indices)");

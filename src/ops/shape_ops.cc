@@ -19,8 +19,9 @@ std::pair<int64_t, int64_t> shape_range(const NodeContext& ctx, int64_t rank) {
     if (v < 0) v += rank;
     return std::min(std::max<int64_t>(v, 0), rank);
   };
-  int64_t start = clamp(ctx.attr_int("start"));
-  int64_t end = ctx.has_attr("end") ? clamp(ctx.attr_int("end")) : rank;
+  const ShapeAttrs& a = ctx.attrs<ShapeAttrs>();
+  int64_t start = clamp(a.start);
+  int64_t end = a.end ? clamp(*a.end) : rank;
   return {start, std::max(start, end)};
 }
 
@@ -33,8 +34,9 @@ Result<std::vector<int64_t>> target_dims(const NodeContext& ctx, const std::vect
 
 /// ConstantOfShape's fill value: the `value` attribute (one element) or f32 0.
 Result<Tensor> fill_value(const NodeContext& ctx) {
-  if (!ctx.has_attr("value")) return Tensor::scalar(0.0f);
-  const Tensor& v = ctx.attr_tensor("value");
+  const std::optional<Tensor>& value = ctx.attrs<ConstantOfShapeAttrs>().value;
+  if (!value) return Tensor::scalar(0.0f);
+  const Tensor& v = *value;
   if (!v.defined() || v.numel() != 1)
     return ctx.error("value must be a tensor of exactly one element, got " + v.type_string());
   return v;
@@ -209,7 +211,7 @@ Status infer_OneHot(InferContext& ctx) {
     ctx.set_output(0, dt, Shape::unknown_rank());
     return Status::Ok();
   }
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), in.rank() + 1));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<OneHotAttrs>().axis, in.rank() + 1));
   Dim depth;
   if (const Tensor* d = ctx.input_value(1)) {
     FERRY_ASSIGN_OR_RETURN(int64_t v, onehot_depth(ctx, *d));
@@ -225,7 +227,7 @@ Status ref_OneHot(KernelContext& ctx) {
   const Tensor &indices = ctx.input(0), &values = ctx.input(2);
   if (values.numel() != 2) return ctx.error("values must have two elements [off, on], got " + values.type_string());
   FERRY_ASSIGN_OR_RETURN(int64_t depth, onehot_depth(ctx, ctx.input(1)));
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), indices.rank() + 1));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<OneHotAttrs>().axis, indices.rank() + 1));
   std::vector<int64_t> dims = indices.dims();
   dims.insert(dims.begin() + axis, depth);
   FERRY_ASSIGN_OR_RETURN(Tensor * y, movement_output(ctx, 0, values.dtype(), dims));

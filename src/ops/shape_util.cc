@@ -101,4 +101,11 @@ std::optional<std::vector<int64_t>> known_ints(const Tensor* t) {
   return t->to_int_vector();
 }
 
+Result<DType> dtype_attr(const std::optional<std::string>& name, DType fallback) {
+  if (!name) return fallback;
+  auto t = dtype_from_name(*name);
+  if (!t) return invalid_model("unknown dtype '" + *name + "'");
+  return *t;
+}
+
 }  // namespace ferry

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ferry/status.h"
@@ -36,5 +38,8 @@ Dim dim_add(const Dim& a, const Dim& b);
 
 /// The value of a shape-like constant input as int64s, or nullopt when not known.
 std::optional<std::vector<int64_t>> known_ints(const Tensor* t);
+
+/// A dtype-name attribute (BitCast's to, EyeLike's dtype) as a DType; `fallback` when absent.
+Result<DType> dtype_attr(const std::optional<std::string>& name, DType fallback = DType::undefined);
 
 }  // namespace ferry

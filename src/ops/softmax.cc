@@ -22,7 +22,7 @@ Status infer_softmax(InferContext& ctx) {
   const Shape& in = ctx.input_shape(0);
   if (in.rank_known()) {
     if (in.rank() == 0) return ctx.error(std::string(name) + " needs an input of rank >= 1, got a scalar");
-    FERRY_TRY(normalize_axis(ctx.attr_int("axis"), in.rank()).status());
+    FERRY_TRY(normalize_axis(ctx.attrs<SoftmaxAttrs>().axis, in.rank()).status());
   }
   ctx.set_output(0, dt, in);
   return Status::Ok();
@@ -34,7 +34,7 @@ Status ref_softmax(KernelContext& ctx, bool log) {
   if (!is_floating(x.dtype()))
     return ctx.error(std::string(name) + " needs a floating-point input, got " + dtype_name(x.dtype()));
   if (x.rank() == 0) return ctx.error(std::string(name) + " needs an input of rank >= 1, got a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<SoftmaxAttrs>().axis, x.rank()));
   Tensor* out = &ctx.output(0);
   if (!out->defined() || out->dims() != x.dims() || out->dtype() != x.dtype()) {
     FERRY_ASSIGN_OR_RETURN(out, ctx.allocate_output(0, x.dtype(), x.dims()));

@@ -72,7 +72,7 @@ Status infer_TopK(InferContext& ctx) {
     return Status::Ok();
   }
   if (in.rank() == 0) return ctx.error("TopK needs an input of rank >= 1, got a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), in.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<TopKAttrs>().axis, in.rank()));
   std::vector<Dim> dims = in.dims();
   if (auto k = known_ints(ctx.input_value(1))) {
     if (k->size() != 1) return ctx.error("TopK K must have one element, got " + std::to_string(k->size()));
@@ -93,10 +93,10 @@ Status ref_TopK(KernelContext& ctx) {
   FERRY_TRY(check_k_input(k_t.dtype(), k_t.shape()));
   if (k_t.numel() != 1) return ctx.error("TopK K must have one element, got " + k_t.type_string());
   if (x.rank() == 0) return ctx.error("TopK needs an input of rank >= 1, got a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<TopKAttrs>().axis, x.rank()));
   const int64_t k = k_t.get_int(0);
   FERRY_TRY(check_k(k, Dim(x.dim(axis))));
-  const bool largest = ctx.attr_int("largest") != 0;
+  const bool largest = ctx.attrs<TopKAttrs>().largest != 0;
 
   std::vector<int64_t> out_dims = x.dims();
   out_dims[size_t(axis)] = k;

@@ -7,8 +7,9 @@ namespace {
 
 /// The permutation for rank `r`: the attribute, validated, or reversed axes.
 Result<std::vector<int64_t>> transpose_perm(const NodeContext& ctx, int64_t r) {
-  std::vector<int64_t> perm = ctx.attr_ints("perm");
-  if (!ctx.has_attr("perm")) {
+  const std::optional<std::vector<int64_t>>& attr = ctx.attrs<TransposeAttrs>().perm;
+  std::vector<int64_t> perm = attr.value_or(std::vector<int64_t>{});
+  if (!attr) {
     for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
     return perm;
   }
@@ -31,7 +32,7 @@ Status infer_Transpose(InferContext& ctx) {
   DType dt = ctx.input_dtype(0);
   if (!in.rank_known()) {
     // The perm attribute still fixes the rank.
-    if (ctx.has_attr("perm")) ctx.set_output(0, dt, Shape(std::vector<Dim>(ctx.attr_ints("perm").size())));
+    if (const auto& perm = ctx.attrs<TransposeAttrs>().perm) ctx.set_output(0, dt, Shape(std::vector<Dim>(perm->size())));
     else ctx.set_output(0, dt, Shape::unknown_rank());
     return Status::Ok();
   }

@@ -24,7 +24,7 @@ Status ref_Trilu(KernelContext& ctx) {
     if (ctx.input(1).numel() != 1) return ctx.error("k must be a single value");
     k = ctx.input(1).get_int(0);
   }
-  const bool upper = ctx.attr_int("upper") != 0;
+  const bool upper = ctx.attrs<TriluAttrs>().upper != 0;
   FERRY_ASSIGN_OR_RETURN(Tensor * y, movement_output(ctx, 0, x.dtype(), x.dims()));
   const int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
   const size_t esz = dtype_size(x.dtype());

@@ -90,11 +90,12 @@ struct Layout {
 
 Result<Layout> layout_of(const NodeContext& ctx, const Tensor& x) {
   Layout l;
-  if (!ctx.has_attr("axis")) {
+  const std::optional<int64_t>& attr = ctx.attrs<UniqueAttrs>().axis;
+  if (!attr) {
     l.len = x.numel();
     return l;
   }
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(*attr, x.rank()));
   l.axis = axis;
   l.len = x.dim(axis);
   for (int64_t d = 0; d < axis; ++d) l.outer *= x.dim(d);
@@ -104,7 +105,7 @@ Result<Layout> layout_of(const NodeContext& ctx, const Tensor& x) {
 
 Result<Groups> unique_groups(const NodeContext& ctx, const Tensor& x, const Layout& l) {
   if (!accepts(x.dtype())) return ctx.error(std::string("Unique does not accept ") + dtype_name(x.dtype()) + " input");
-  const bool sorted = ctx.attr_int("sorted") != 0;
+  const bool sorted = ctx.attrs<UniqueAttrs>().sorted != 0;
   if (x.dtype() == DType::f16 || x.dtype() == DType::bf16) {
     std::vector<double> v = x.to_double_vector();  // exact for 16-bit floats
     return group_slices(v.data(), l.outer, l.len, l.inner, sorted);
@@ -121,9 +122,10 @@ Status infer_Unique(InferContext& ctx) {
   const DType dt = ctx.input_dtype(0);
   if (!accepts(dt)) return ctx.error(std::string("Unique does not accept ") + dtype_name(dt) + " input");
   const Shape& in = ctx.input_shape(0);
+  const std::optional<int64_t>& axis_attr = ctx.attrs<UniqueAttrs>().axis;
   std::optional<int64_t> axis;
-  if (ctx.has_attr("axis") && in.rank_known()) {
-    FERRY_ASSIGN_OR_RETURN(int64_t a, normalize_axis(ctx.attr_int("axis"), in.rank()));
+  if (axis_attr && in.rank_known()) {
+    FERRY_ASSIGN_OR_RETURN(int64_t a, normalize_axis(*axis_attr, in.rank()));
     axis = a;
   }
   Dim u;
@@ -133,7 +135,7 @@ Status infer_Unique(InferContext& ctx) {
     u = Dim(int64_t(g.first.size()));
   }
   Shape y, inverse({Dim()});
-  if (!ctx.has_attr("axis")) {
+  if (!axis_attr) {
     y = Shape({u});
     if (std::optional<int64_t> n = in.numel()) inverse = Shape({Dim(*n)});
   } else if (axis) {

@@ -10,6 +10,7 @@
 // Conv fusion then absorbs Conv+BN, Conv+Mul and Conv+Add alike.
 #include <cmath>
 
+#include "ir/op_attrs.h"
 #include "passes/passes.h"
 #include "passes/pattern_driver.h"
 
@@ -18,7 +19,7 @@ namespace {
 
 bool canonicalize(Rewriter& rw, Node& bn) {
   Value* x = bn.input(0);
-  if (bn.attr_int("training_mode") != 0)
+  if (bn.attrs<BatchNormalizationAttrs>().training_mode != 0)
     return rw.near_miss("training_mode=1: normalizes with batch statistics, not a fixed affine", {&bn});
   if (!is_floating(x->dtype())) return false;
   const Shape& shape = x->shape();
@@ -40,7 +41,7 @@ bool canonicalize(Rewriter& rw, Node& bn) {
   std::vector<int64_t> dims(size_t(shape.rank() - 1), 1);
   dims[0] = c;
   Tensor s = Tensor::empty(x->dtype(), dims), t = Tensor::empty(x->dtype(), dims);
-  const double eps = bn.attr_float("epsilon");
+  const double eps = bn.attrs<BatchNormalizationAttrs>().epsilon;
   for (int64_t i = 0; i < c; ++i) {
     double si = p[0]->get_double(i) / std::sqrt(p[3]->get_double(i) + eps);
     s.set_double(i, si);

@@ -10,6 +10,7 @@
 // rank 2; alpha = beta = 1 unless the dtype is floating point.
 #include <cmath>
 
+#include "ir/op_attrs.h"
 #include "passes/passes.h"
 #include "passes/pattern_driver.h"
 
@@ -40,8 +41,9 @@ bool all_finite(const Tensor& t) {
 
 bool canonicalize(Rewriter& rw, Node& gemm) {
   Value *a = gemm.input(0), *b = gemm.input(1), *c = gemm.input(2);
-  const double alpha = gemm.attr_float("alpha"), beta = gemm.attr_float("beta");
-  const bool trans_a = gemm.attr_int("transA") != 0, trans_b = gemm.attr_int("transB") != 0;
+  const GemmAttrs& attrs = gemm.attrs<GemmAttrs>();
+  const double alpha = attrs.alpha, beta = attrs.beta;
+  const bool trans_a = attrs.transA != 0, trans_b = attrs.transB != 0;
   if (a->dtype() == DType::undefined) return false;
   if (!is_floating(a->dtype()) && (alpha != 1.0 || (c && beta != 1.0)))
     return rw.near_miss("alpha or beta != 1 on integer operands", {&gemm});

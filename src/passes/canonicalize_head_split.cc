@@ -18,6 +18,7 @@
 // consumers than Shape nodes.
 // Rooted at the inner Reshape and tried before fold_constants' reshape_target,
 // which would turn the B*H entry into -1 and so hide it.
+#include "ir/op_attrs.h"
 #include "passes/fuse_attention_internal.h"
 #include "passes/match_util.h"
 #include "passes/shape_value.h"
@@ -92,7 +93,7 @@ bool canonicalize_head_split(Rewriter& rw, Node& rs1) {
   auto t1 = shape_value_of(rs1.input(1)), t2 = shape_value_of(rs2->input(1));
   if (!t1 || !t2 || t1->elems.size() != 3 || t2->elems.size() != 4) return false;
   std::vector<const Node*> nodes = {&rs1, tr, rs2};
-  if (rs1.attr_int("allowzero") || rs2->attr_int("allowzero")) return rw.near_miss("allowzero Reshape", nodes);
+  if (rs1.attrs<ReshapeAttrs>().allowzero || rs2->attrs<ReshapeAttrs>().allowzero) return rw.near_miss("allowzero Reshape", nodes);
   const auto &h = t2->elems[1].value, &d = t2->elems[3].value;
   if (!h || !d || *h <= 0 || *d <= 0 || *h * *d != xs[2].value() || t1->elems[2].value != d)
     return rw.near_miss("not a [S, B, H*D] -> [S, B*H, D] -> [B, H, S, D] head split", nodes);

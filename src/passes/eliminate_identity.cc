@@ -10,6 +10,7 @@
 //
 // Every rewrite also needs: when the node's output is a graph output, x is
 // neither a graph input nor another graph output (the output keeps its name).
+#include "ir/op_attrs.h"
 #include "passes/passes.h"
 #include "passes/pattern_driver.h"
 
@@ -58,7 +59,7 @@ bool eliminate_Dropout(Rewriter& rw, Node& n) {
 
 bool eliminate_Cast(Rewriter& rw, Node& n) {
   DType from = n.input(0)->dtype();
-  if (from == DType::undefined || n.attr_string("to") != dtype_name(from)) return false;
+  if (from == DType::undefined || n.attrs<CastAttrs>().to != dtype_name(from)) return false;
   return forward(rw, n, n.input(0));
 }
 
@@ -69,11 +70,12 @@ bool eliminate_same_shape(Rewriter& rw, Node& n) {
 
 bool eliminate_Transpose(Rewriter& rw, Node& n) {
   const Shape& s = n.input(0)->shape();
-  if (!n.has_attr("perm")) {
+  const std::optional<std::vector<int64_t>>& attr = n.attrs<TransposeAttrs>().perm;
+  if (!attr) {
     if (!s.rank_known() || s.rank() > 1) return false;  // omitted perm reverses the axes
     return forward(rw, n, n.input(0));
   }
-  const std::vector<int64_t>& perm = n.attr_ints("perm");
+  const std::vector<int64_t>& perm = *attr;
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != int64_t(i)) return false;
   return forward(rw, n, n.input(0));

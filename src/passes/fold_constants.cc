@@ -16,6 +16,7 @@
 // folded value is bit-identical to what the interpreter would compute.
 // Folding one node can make shapes downstream static, so the pass re-infers
 // shapes and repeats while anything folded (a few rounds at most).
+#include "ir/op_attrs.h"
 #include "ops/registry.h"
 #include "passes/fuse_attention_internal.h"  // canonicalize_head_split
 #include "passes/pattern_driver.h"
@@ -104,7 +105,7 @@ bool fold_reshape_target(Rewriter& rw, Node& reshape) {
   auto sv = shape_value_of(target);
   if (!sv || sv->scalar) return false;
   const Shape& xs = x->shape();
-  const bool allowzero = reshape.attr_int("allowzero") != 0;
+  const bool allowzero = reshape.attrs<ReshapeAttrs>().allowzero != 0;
   std::vector<int64_t> spec;
   std::vector<std::string> unknown;
   bool has_infer = false, has_zero = false;

@@ -19,6 +19,7 @@
 // "+ t": fuse_matmul_epilogue makes that a FusedMatMul bias.
 #include <cmath>
 
+#include "ir/op_attrs.h"
 #include "ops/conv_util.h"
 #include "passes/fusion_util.h"
 #include "passes/passes.h"
@@ -26,6 +27,11 @@
 
 namespace ferry {
 namespace {
+
+/// The group of the Conv or ConvTranspose `c`.
+int64_t conv_group(const Node& c) {
+  return c.op() == Op::Conv ? c.attrs<ConvAttrs>().group : c.attrs<ConvTransposeAttrs>().group;
+}
 
 /// A Conv / ConvTranspose / MatMul with constant weights, and its output channels.
 struct Core {
@@ -61,7 +67,7 @@ bool read_core(Rewriter& rw, Node& c, const Node& user, Core* core) {
   }
   if (w->rank() < 3) return false;  // malformed: the kernel reports it
   if (c.has_input(2) && !constant_of(c.input(2))) return rw.near_miss(op + " bias is not a constant", {&c, &user});
-  const int64_t group = c.attr_int("group");
+  const int64_t group = conv_group(c);
   if (group <= 0 || (c.op() == Op::ConvTranspose && w->dim(0) % group != 0)) return false;  // malformed
   const int64_t m = c.op() == Op::Conv ? w->dim(0) : w->dim(1) * group;
   const Tensor* b = constant_of(c.input(2));
@@ -91,7 +97,7 @@ Tensor scale_weights(const Node& c, const Tensor& w, const std::vector<double>& 
     const int64_t per = n / w.dim(0);
     for (int64_t i = 0; i < n; ++i) v[size_t(i)] *= s[size_t(i / per)];
   } else if (c.op() == Op::ConvTranspose) {
-    const int64_t cin = w.dim(0), mg = w.dim(1), k = n / (cin * mg), cg = cin / c.attr_int("group");
+    const int64_t cin = w.dim(0), mg = w.dim(1), k = n / (cin * mg), cg = cin / conv_group(c);
     for (int64_t i = 0; i < n; ++i) v[size_t(i)] *= s[size_t((i / (mg * k)) / cg * mg + (i / k) % mg)];
   } else {
     const int64_t cols = w.dim(w.rank() - 1);

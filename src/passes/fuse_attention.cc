@@ -30,6 +30,7 @@
 #include <algorithm>
 
 
+#include "ir/op_attrs.h"
 #include "passes/fuse_attention_internal.h"
 #include "passes/match_util.h"
 #include "passes/passes.h"
@@ -66,7 +67,7 @@ bool fuse(Rewriter& rw, Node& pv) {
   const Shape& ps = sm->output(0)->shape();
   if (!ps.rank_known() || (ps.rank() != 4 && ps.rank() != 3))
     return rw.near_miss("attention probabilities are not [B, H, Sq, Skv] or [B, Sq, Skv]: " + ps.to_string(), nodes);
-  const int64_t rank = ps.rank(), axis = sm->attr_int("axis");
+  const int64_t rank = ps.rank(), axis = sm->attrs<SoftmaxAttrs>().axis;
   if (axis != -1 && axis != rank - 1)
     return rw.near_miss("Softmax axis " + std::to_string(axis) + " is not the last", nodes);
   if (!has_one_use(g, sm->output(0))) return rw.near_miss("Softmax output has other consumers", nodes);
@@ -142,8 +143,11 @@ bool fuse(Rewriter& rw, Node& pv) {
   static const std::vector<int64_t> kSwap = {0, 1, 3, 2};
   Value* kx = m.kt;
   std::vector<int64_t> kperm = kSwap;  // K = Transpose(kx, kperm)
-  if (Node* tr = producer_of(m.kt, Op::Transpose); tr && tr->has_attr("perm") && tr->attr_ints("perm").size() == 4) {
-    const auto& p = tr->attr_ints("perm");
+  const Node* tr = producer_of(m.kt, Op::Transpose);
+  const std::optional<std::vector<int64_t>> no_perm;
+  const std::optional<std::vector<int64_t>>& perm = tr ? tr->attrs<TransposeAttrs>().perm : no_perm;
+  if (perm && perm->size() == 4) {
+    const std::vector<int64_t>& p = *perm;
     kx = tr->input(0);
     for (size_t i = 0; i < 4; ++i) kperm[i] = p[size_t(kSwap[i])];
   }

@@ -16,6 +16,7 @@
 // equal, Softmax over the last axis, single-use intermediates.
 #include <algorithm>
 
+#include "ir/op_attrs.h"
 #include "passes/fuse_attention_internal.h"
 #include "passes/match_util.h"
 
@@ -58,9 +59,9 @@ bool fuse_einsum_attention(Rewriter& rw, Node& pv) {
   Node* sm = producer_of(pv.input(0), Op::Softmax);
   if (!sm || pv.num_inputs() != 2) return false;
   std::vector<const Node*> nodes = {&pv, sm};
-  auto pv_terms = parse(pv.attr_string("equation"));
+  auto pv_terms = parse(pv.attrs<EinsumAttrs>().equation);
   if (!pv_terms) return rw.near_miss("Einsum after Softmax is not a 4-D two-operand contraction", nodes);
-  const int64_t axis = sm->attr_int("axis");
+  const int64_t axis = sm->attrs<SoftmaxAttrs>().axis;
   if (axis != -1 && axis != 3) return rw.near_miss("Softmax axis " + std::to_string(axis) + " is not the last", nodes);
   if (!has_one_use(g, sm->output(0))) return rw.near_miss("Softmax output has other consumers", nodes);
   Value* t = sm->input(0);
@@ -83,7 +84,7 @@ bool fuse_einsum_attention(Rewriter& rw, Node& pv) {
   nodes.push_back(qk);
   if (scores != t && !has_one_use(g, scores)) return rw.near_miss("attention scores have other consumers", nodes);
   if (raw != scores && !has_one_use(g, raw)) return rw.near_miss("Q*K^T has other consumers", nodes);
-  auto qk_terms = parse(qk->attr_string("equation"));
+  auto qk_terms = parse(qk->attrs<EinsumAttrs>().equation);
   if (!qk_terms) return rw.near_miss("Q*K Einsum is not a 4-D two-operand contraction", nodes);
 
   // Roles from the score equation: out = [batch, head, q, k] in some order of batch/head.
@@ -91,7 +92,7 @@ bool fuse_einsum_attention(Rewriter& rw, Node& pv) {
   const char bq = so[2], bk = so[3];
   if (!(has(qk_terms->a, bq) != has(qk_terms->b, bq)) || !(has(qk_terms->a, bk) != has(qk_terms->b, bk)) ||
       has(qk_terms->a, bq) == has(qk_terms->a, bk))
-    return rw.near_miss("score Einsum " + qk->attr_string("equation") + " does not end in [query, key]", nodes);
+    return rw.near_miss("score Einsum " + qk->attrs<EinsumAttrs>().equation + " does not end in [query, key]", nodes);
   const bool q_first = has(qk_terms->a, bq);
   Value* q = qk->input(q_first ? 0 : 1);
   Value* k = qk->input(q_first ? 1 : 0);
@@ -111,7 +112,7 @@ bool fuse_einsum_attention(Rewriter& rw, Node& pv) {
   };
   const bool so_ok = (so[0] == batch && so[1] == head) || (so[0] == head && so[1] == batch);
   if (!contraction || !head || qt != layout(bq, contraction) || kt != layout(bk, contraction) || !so_ok)
-    return rw.near_miss("score Einsum " + qk->attr_string("equation") +
+    return rw.near_miss("score Einsum " + qk->attrs<EinsumAttrs>().equation +
                             " is not Q, K both [batch, seq, head, dim] or both [batch, head, seq, dim]",
                         nodes);
   // The PV equation: P in the scores' letter order, V and Y in Q's layout.
@@ -127,7 +128,7 @@ bool fuse_einsum_attention(Rewriter& rw, Node& pv) {
     return bshd ? std::string{pb, seq, ph, dv} : std::string{pb, ph, seq, dv};
   };
   if (vt != pv_layout(pk) || ot != pv_layout(pq))
-    return rw.near_miss("value Einsum " + pv.attr_string("equation") + " does not keep the scores' layout", nodes);
+    return rw.near_miss("value Einsum " + pv.attrs<EinsumAttrs>().equation + " does not keep the scores' layout", nodes);
 
   q = peel_attention_scale(g, q, &scale, nodes);
   k = peel_attention_scale(g, k, &scale, nodes);

@@ -1,5 +1,6 @@
 // passes/fuse_attention_match.cc — what the fuse_attention patterns recognize:
 // scale factors, causal masks, the multi-head Reshape/Transpose wrappers.
+#include "ir/op_attrs.h"
 #include "ops/shape_util.h"  // known_ints
 #include "passes/fuse_attention_internal.h"
 #include "passes/match_util.h"
@@ -29,7 +30,7 @@ Value* peel_attention_scale(const Graph& g, Value* v, double* scale, std::vector
 }
 
 bool is_perm(const Node* t, const std::vector<int64_t>& perm) {
-  return t && t->has_attr("perm") && t->attr_ints("perm") == perm;
+  return t && t->op() == Op::Transpose && t->attrs<TransposeAttrs>().perm == perm;
 }
 
 namespace {
@@ -50,11 +51,11 @@ bool is_causal_mask(const Value* c, const Dim& sq, const Dim& skv) {
     return true;
   }
   Node* tri = producer_of(c, Op::Trilu);
-  if (!tri || tri->attr_int("upper") != 0) return false;
+  if (!tri || tri->attrs<TriluAttrs>().upper != 0) return false;
   if (tri->num_inputs() > 1 && tri->input(1) && scalar_constant(tri->input(1)) != 0.0) return false;
   Node* fill = producer_of(tri->input(0), Op::ConstantOfShape);
-  if (!fill || !fill->has_attr("value")) return false;  // default value 0: nothing attends
-  const Tensor& v = fill->attr_tensor("value");
+  if (!fill || !fill->attrs<ConstantOfShapeAttrs>().value) return false;  // default value 0: nothing attends
+  const Tensor& v = *fill->attrs<ConstantOfShapeAttrs>().value;
   return v.numel() == 1 && v.get_double(0) != 0;
 }
 
@@ -65,7 +66,7 @@ bool keeps_batch_and_sequence(const Node* rs, bool split) {
   if (!rs) return false;
   const Shape& in = rs->input(0)->shape();
   auto target = known_ints(constant_of(rs->input(1)));
-  if (!in.rank_known() || !target || rs->attr_int("allowzero") != 0) return false;
+  if (!in.rank_known() || !target || rs->attrs<ReshapeAttrs>().allowzero != 0) return false;
   const size_t in_rank = size_t(in.rank()), out_rank = target->size();
   if (in_rank != (split ? 3u : 4u) || out_rank != (split ? 4u : 3u)) return false;
   const std::vector<int64_t>& t = *target;

@@ -13,37 +13,12 @@
 // (d has its two). Without gamma a ones constant is made (normalized dims
 // must be static).
 #include "passes/match_util.h"
+#include "passes/normalization_match.h"
 #include "passes/passes.h"
 #include "passes/pattern_driver.h"
 
 namespace ferry {
 namespace {
-
-/// The ReduceMean's axes when they are the trailing axes of a rank-`rank`
-/// input with keepdims=1; an explanation otherwise.
-std::optional<std::vector<int64_t>> trailing_axes(const Node& mean, int64_t rank, std::string* why) {
-  auto axes = reduce_axes(mean, rank);
-  if (!axes) return *why = "ReduceMean axes are not constant", std::nullopt;
-  if (mean.attr_int("keepdims") != 1) return *why = "ReduceMean has keepdims=0", std::nullopt;
-  for (size_t i = 0; i < axes->size(); ++i)
-    if ((*axes)[i] != rank - int64_t(axes->size()) + int64_t(i))
-      return *why = "ReduceMean axes " + ints_to_string(*axes) + " are not the last axes of a rank-" +
-                    std::to_string(rank) + " input",
-             std::nullopt;
-  if (axes->empty()) return *why = "ReduceMean reduces no axis", std::nullopt;
-  return axes;
-}
-
-/// True when `sq` is d^2 (Pow(d, 2) or Mul(d, d)) with one use.
-bool is_square_of(const Graph& g, const Value* sq, const Value* d) {
-  if (!has_one_use(g, sq)) return false;
-  if (Node* pow = producer_of(sq, Op::Pow)) {
-    auto e = scalar_constant(pow->input(1));
-    return pow->input(0) == d && e && *e == 2.0;
-  }
-  Node* mul = producer_of(sq, Op::Mul);
-  return mul && mul->input(0) == d && mul->input(1) == d;
-}
 
 /// The denominator when `n` is d / s, d * Reciprocal(s) or d * (1 / s); the nodes used go to `nodes`.
 Value* denominator(const Graph& g, Node& n, Value** d, std::vector<const Node*>& nodes) {
@@ -98,9 +73,9 @@ bool fuse(Rewriter& rw, Node& norm) {
     return rw.near_miss("input is not floating point of known rank", nodes);
   const int64_t rank = x->shape().rank();
   std::string why;
-  auto axes = trailing_axes(*mean, rank, &why);
+  auto axes = trailing_mean_axes(*mean, rank, &why);
   if (!axes) return rw.near_miss(why, nodes);
-  auto vaxes = trailing_axes(*var, rank, &why);
+  auto vaxes = trailing_mean_axes(*var, rank, &why);
   if (!vaxes) return rw.near_miss(why, nodes);
   if (*vaxes != *axes) return rw.near_miss("mean and variance reduce different axes", nodes);
   bool d_private = !g.is_graph_output(d);
@@ -111,27 +86,14 @@ bool fuse(Rewriter& rw, Node& norm) {
 
   // Optional affine tail: * gamma, + beta.
   Value* y = norm.output(0);
-  Value *gamma = nullptr, *beta = nullptr;
-  if (Node* mul = single_consumer_of(g, y, Op::Mul); mul && mul->output(0)->shape() == x->shape()) {
-    gamma = other_operand(*mul, y);
-    if (gamma) nodes.push_back(mul), y = mul->output(0);
-  }
+  Value* gamma = take_scale(g, &y, x, nodes);
+  Value* beta = nullptr;
   if (Node* add = single_consumer_of(g, y, Op::Add); add && add->output(0)->shape() == x->shape()) {
     beta = other_operand(*add, y);
     if (beta) nodes.push_back(add), y = add->output(0);
   }
   if (!(y->shape() == x->shape())) return rw.near_miss("the result does not keep the shape of x", nodes);
-  if (!gamma) {
-    std::vector<int64_t> dims;
-    for (int64_t a : *axes) {
-      const Dim& dim = x->shape()[size_t(a)];
-      if (!dim.is_static()) return rw.near_miss("no scale and the normalized dims are not static", nodes);
-      dims.push_back(dim.value());
-    }
-    Tensor ones = Tensor::empty(x->dtype(), dims);
-    for (int64_t i = 0; i < ones.numel(); ++i) ones.set_double(i, 1.0);
-    gamma = rw.constant(std::move(ones), norm.name() + "/ones");
-  }
+  if (!gamma && !(gamma = ones_scale(rw, x, *axes, norm.name(), &why))) return rw.near_miss(why, nodes);
   if (gamma->dtype() != x->dtype() || (beta && beta->dtype() != x->dtype()))
     return rw.near_miss("scale or bias dtype differs from the input's", nodes);
   AttrMap attrs;

@@ -10,21 +10,12 @@
 // intermediate has one use. x = d - mean(d) is a LayerNorm and is left to
 // fuse_layernorm (which runs first). Without gamma a ones constant is made.
 #include "passes/match_util.h"
+#include "passes/normalization_match.h"
 #include "passes/passes.h"
 #include "passes/pattern_driver.h"
 
 namespace ferry {
 namespace {
-
-bool is_square_of(const Graph& g, const Value* sq, const Value* x) {
-  if (!has_one_use(g, sq)) return false;
-  if (Node* pow = producer_of(sq, Op::Pow)) {
-    auto e = scalar_constant(pow->input(1));
-    return pow->input(0) == x && e && *e == 2.0;
-  }
-  Node* mul = producer_of(sq, Op::Mul);
-  return mul && mul->input(0) == x && mul->input(1) == x;
-}
 
 /// (x, Sqrt node) when `n` is x / Sqrt(.), x * Reciprocal(Sqrt(.)) or x * (1 / Sqrt(.)).
 std::pair<Value*, Node*> numerator_and_sqrt(const Graph& g, Node& n, std::vector<const Node*>& nodes) {
@@ -62,34 +53,15 @@ bool fuse(Rewriter& rw, Node& norm) {
   if (!is_floating(x->dtype()) || !x->shape().rank_known())
     return rw.near_miss("input is not floating point of known rank", nodes);
   const int64_t rank = x->shape().rank();
-  auto axes = reduce_axes(*mean, rank);
-  if (!axes || axes->empty()) return rw.near_miss("ReduceMean axes are not constant", nodes);
-  if (mean->attr_int("keepdims") != 1) return rw.near_miss("ReduceMean has keepdims=0", nodes);
-  for (size_t i = 0; i < axes->size(); ++i)
-    if ((*axes)[i] != rank - int64_t(axes->size()) + int64_t(i))
-      return rw.near_miss("ReduceMean axes " + ints_to_string(*axes) + " are not the last axes of a rank-" +
-                              std::to_string(rank) + " input",
-                          nodes);
+  std::string why;
+  auto axes = trailing_mean_axes(*mean, rank, &why);
+  if (!axes) return rw.near_miss(why, nodes);
   if (!has_one_use(g, mean->output(0)) || !has_one_use(g, add_eps->output(0)) || !has_one_use(g, sqrt->output(0)))
     return rw.near_miss("an intermediate of the normalization has other consumers", nodes);
   Value* y = norm.output(0);
-  Value* gamma = nullptr;
-  if (Node* mul = single_consumer_of(g, y, Op::Mul); mul && mul->output(0)->shape() == x->shape()) {
-    gamma = other_operand(*mul, y);
-    if (gamma) nodes.push_back(mul), y = mul->output(0);
-  }
+  Value* gamma = take_scale(g, &y, x, nodes);
   if (!(y->shape() == x->shape())) return rw.near_miss("the result does not keep the shape of x", nodes);
-  if (!gamma) {
-    std::vector<int64_t> dims;
-    for (int64_t a : *axes) {
-      const Dim& dim = x->shape()[size_t(a)];
-      if (!dim.is_static()) return rw.near_miss("no scale and the normalized dims are not static", nodes);
-      dims.push_back(dim.value());
-    }
-    Tensor ones = Tensor::empty(x->dtype(), dims);
-    for (int64_t i = 0; i < ones.numel(); ++i) ones.set_double(i, 1.0);
-    gamma = rw.constant(std::move(ones), norm.name() + "/ones");
-  }
+  if (!gamma && !(gamma = ones_scale(rw, x, *axes, norm.name(), &why))) return rw.near_miss(why, nodes);
   if (gamma->dtype() != x->dtype()) return rw.near_miss("scale dtype differs from the input's", nodes);
   AttrMap attrs;
   attrs.set("axis", (*axes)[0]);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/op_attrs.h"
+
 namespace ferry {
 
 std::optional<Op> fused_op_of(Op op) {
@@ -82,14 +84,15 @@ std::optional<EpilogueActivation> epilogue_activation(const Node& n, std::string
     case Op::Sigmoid: return EpilogueActivation{Activation::kSigmoid};
     case Op::HardSwish: return EpilogueActivation{Activation::kHardSwish};
     case Op::Tanh: return EpilogueActivation{Activation::kTanh};
-    case Op::LeakyRelu: return EpilogueActivation{Activation::kLeakyRelu, n.attr_float("alpha")};
+    case Op::LeakyRelu: return EpilogueActivation{Activation::kLeakyRelu, n.attrs<LeakyReluAttrs>().alpha};
     case Op::HardSigmoid:
-      return EpilogueActivation{Activation::kHardSigmoid, n.attr_float("alpha"), n.attr_float("beta")};
+      return EpilogueActivation{Activation::kHardSigmoid, n.attrs<HardSigmoidAttrs>().alpha,
+                                n.attrs<HardSigmoidAttrs>().beta};
     case Op::Gelu:
-      return EpilogueActivation{n.attr_string("approximate") == "tanh" ? Activation::kGeluTanh : Activation::kGelu};
+      return EpilogueActivation{n.attrs<GeluAttrs>().approximate == "tanh" ? Activation::kGeluTanh : Activation::kGelu};
     case Op::Swish:
-      if (n.attr_float("alpha") == 1.0) return EpilogueActivation{Activation::kSiLU};
-      *why = "Swish with alpha " + std::to_string(n.attr_float("alpha")) + " is not SiLU (alpha 1)";
+      if (n.attrs<SwishAttrs>().alpha == 1.0) return EpilogueActivation{Activation::kSiLU};
+      *why = "Swish with alpha " + std::to_string(n.attrs<SwishAttrs>().alpha) + " is not SiLU (alpha 1)";
       return std::nullopt;
     case Op::Clip: {
       auto lo = clip_bound(n, 1, why);

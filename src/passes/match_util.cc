@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "ir/op_attrs.h"
 #include "ops/registry.h"
 #include "ops/shape_util.h"
 
@@ -40,7 +41,7 @@ std::string found(const Value* v) {
 
 std::optional<std::vector<int64_t>> reduce_axes(const Node& reduce, int64_t rank) {
   if (reduce.num_inputs() < 2 || !reduce.input(1)) {
-    if (reduce.attr_int("noop_with_empty_axes") != 0) return std::nullopt;
+    if (reduce.attrs<ReduceAttrs>().noop_with_empty_axes != 0) return std::nullopt;
     std::vector<int64_t> all(size_t(std::max<int64_t>(rank, 0)));
     for (int64_t i = 0; i < rank; ++i) all[size_t(i)] = i;
     return all;

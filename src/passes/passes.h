@@ -61,8 +61,6 @@ inline Status fuse_matmul_epilogue(Graph& g, PassStats& stats) {
 }
 /// x * Sigmoid(x) -> Swish(x) {alpha = 1} (SiLU left after the epilogue fusions).
 Status fuse_swish(Graph& g, PassStats& stats);
-/// Depthwise -> pointwise and pointwise -> depthwise conv pairs -> FusedConv pairs marked `pair` for one kernel.
-Status mark_dw_pw_conv_pairs(Graph& g, PassStats& stats);
 // --- transformer fusions (fuse-xfmr) ---------------------------------------------------
 /// Decomposed LayerNorm (ReduceMean, Sub, square, ReduceMean, + eps, Sqrt, Div, * gamma, + beta) -> LayerNormalization.
 Status fuse_layernorm(Graph& g, PassStats& stats);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/op_attrs.h"
 #include "ops/movement_util.h"
 #include "ops/shape_util.h"
 
@@ -28,8 +29,8 @@ Perm compose(const Perm& first, const Perm& second) {
 std::optional<Perm> transpose_perm(const Node& t) {
   const Shape& in = t.input(0)->shape();
   Perm p;
-  if (t.has_attr("perm")) {
-    p = t.attr_ints("perm");
+  if (const auto& perm = t.attrs<TransposeAttrs>().perm) {
+    p = *perm;
   } else {
     if (!in.rank_known()) return std::nullopt;
     for (int64_t i = in.rank() - 1; i >= 0; --i) p.push_back(i);

@@ -5,7 +5,8 @@
 // Mul/Add/MatMul, the forms fusions expect), move transposes out of the way
 // (NHWC imports), clean up again, fuse, sweep. Each fusion asks the target
 // (passes/target.h): a pass that forms an op the target does not execute does
-// not run, and the epilogue fusions absorb only what the target's fused ops apply.
+// not run (NamedPass::forms), and the epilogue fusions absorb only what the
+// target's fused ops apply.
 // After every pass shapes are re-inferred and, in debug builds or with
 // verify_each_pass, the graph is verified, so a broken pass is caught at once
 // and named.
@@ -15,17 +16,37 @@
 
 #include "ir/verifier.h"
 #include "ops/shape_inference.h"
+#include "passes/pass_registry.h"
 #include "passes/shape_value.h"
 
 namespace ferry {
 namespace {
 
-using PassFn = std::function<Status(Graph&, PassStats&)>;
-
-struct PassEntry {
-  const char* name;
-  PassFn run;
-  Op forms = Op::Identity;  ///< the op a fusion makes: it runs only when the target executes it
+// The optimizer, in order (pass functions in passes/pass_registry.cc).
+constexpr const char* kPipeline[] = {
+    "eliminate_dead",
+    "eliminate_identity",
+    "fold_constants",
+    "canonicalize_batchnorm",
+    "canonicalize_gemm",
+    "canonicalize_div_const",
+    "propagate_transposes",  // layout: NHWC imports lose their inner transposes
+    "eliminate_identity",
+    "share_duplicate_constants",
+    "eliminate_common_subexpressions",
+    // Fusions (passes/fuse_*.cc) go here, one line each.
+    // transformer fusions (LayerNorm, RMSNorm, GELU, Attention)
+    "fuse_layernorm",
+    "fuse_rmsnorm",
+    "fuse_gelu",
+    "fuse_attention",
+    // Conv / MatMul: fold affines into weights first (Conv+BN), then epilogues
+    // (GELU must be one op by now for MatMul+Gelu).
+    "fuse_affine_into_conv",
+    "fuse_conv_epilogue",
+    "fuse_matmul_epilogue",
+    "fuse_swish",  // SiLU the epilogues did not take
+    "eliminate_dead",
 };
 
 #ifdef NDEBUG
@@ -48,6 +69,28 @@ int64_t total_applied(const PassStats& s) {
   return n;
 }
 
+Status run_list(Graph& g, const std::vector<const NamedPass*>& passes, const Target& target,
+                const OptimizeOptions& options, PassStats* stats) {
+  PassStats local;
+  PassStats& s = stats ? *stats : local;
+  FERRY_TRY(verify(g).with_context("before optimizing"));
+  FERRY_TRY(refresh_shapes(g).with_context("before optimizing"));
+  for (const NamedPass* p : passes) {
+    if (p->forms != Op::Identity && !target.executes(p->forms)) continue;  // the target would not run it
+    const int64_t applied_before = total_applied(s);
+    Status st = p->run(g, s, options, target);
+    if (!st.ok()) return std::move(st).with_context(std::string("pass ") + p->name);
+    // A pass that applied nothing left every shape as it was: skip the whole-graph
+    // re-inference (it dominates on 100k-node graphs), unless verifying every pass.
+    if (total_applied(s) == applied_before && !kDebugBuild && !options.verify_each_pass) {
+      if (options.after_pass) FERRY_TRY(options.after_pass(p->name, g).with_context(std::string("after pass ") + p->name));
+      continue;
+    }
+    FERRY_TRY(after_pass(g, options, p->name));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status refresh_shapes(Graph& g) { return infer_shapes(g, nullptr, refine_reshape_shape); }
@@ -57,53 +100,22 @@ Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
 }
 
 Status optimize(Graph& g, const Target& target, const OptimizeOptions& options, PassStats* stats) {
-  PassStats local;
-  PassStats& s = stats ? *stats : local;
-  auto fold = [&](Graph& graph, PassStats& st) { return fold_constants(graph, st, options.fold_size_limit); };
-
-  const PassEntry passes[] = {
-      {"eliminate_dead", eliminate_dead},
-      {"eliminate_identity", eliminate_identity},
-      {"fold_constants", fold},
-      {"canonicalize_batchnorm", canonicalize_batchnorm},
-      {"canonicalize_gemm", canonicalize_gemm},
-      {"canonicalize_div_const", canonicalize_div_const},
-      {"propagate_transposes", propagate_transposes},  // layout: NHWC imports lose their inner transposes
-      {"eliminate_identity", eliminate_identity},
-      {"share_duplicate_constants", share_duplicate_constants},
-      {"eliminate_common_subexpressions", eliminate_common_subexpressions},
-      // Fusions (passes/fuse_*.cc) go here, one line each.
-      // transformer fusions (LayerNorm, RMSNorm, GELU, Attention)
-      {"fuse_layernorm", fuse_layernorm, Op::LayerNormalization},
-      {"fuse_rmsnorm", fuse_rmsnorm, Op::RMSNormalization},
-      {"fuse_gelu", fuse_gelu, Op::Gelu},
-      {"fuse_attention", fuse_attention, Op::Attention},
-      // Conv / MatMul: fold affines into weights first (Conv+BN), then epilogues
-      // (GELU must be one op by now for MatMul+Gelu), then mark conv pairs on the final FusedConvs.
-      {"fuse_affine_into_conv", fuse_affine_into_conv},
-      {"fuse_conv_epilogue", [&](Graph& graph, PassStats& st) { return fuse_conv_epilogue_for(graph, st, target); }},
-      {"fuse_matmul_epilogue", [&](Graph& graph, PassStats& st) { return fuse_matmul_epilogue_for(graph, st, target); }},
-      {"fuse_swish", fuse_swish, Op::Swish},  // SiLU the epilogues did not take
-      {"mark_dw_pw_conv_pairs", mark_dw_pw_conv_pairs},
-      {"eliminate_dead", eliminate_dead},
-  };
-
-  FERRY_TRY(verify(g).with_context("before optimizing"));
-  FERRY_TRY(refresh_shapes(g).with_context("before optimizing"));
-  for (const PassEntry& p : passes) {
-    if (p.forms != Op::Identity && !target.executes(p.forms)) continue;  // the target would not run it
-    const int64_t applied_before = total_applied(s);
-    Status st = p.run(g, s);
-    if (!st.ok()) return std::move(st).with_context(std::string("pass ") + p.name);
-    // A pass that applied nothing left every shape as it was: skip the whole-graph
-    // re-inference (it dominates on 100k-node graphs), unless verifying every pass.
-    if (total_applied(s) == applied_before && !kDebugBuild && !options.verify_each_pass) {
-      if (options.after_pass) FERRY_TRY(options.after_pass(p.name, g).with_context(std::string("after pass ") + p.name));
-      continue;
-    }
-    FERRY_TRY(after_pass(g, options, p.name));
+  std::vector<const NamedPass*> passes;
+  for (const char* name : kPipeline) {
+    passes.push_back(find_pass(name));
+    FERRY_CHECK(passes.back() != nullptr, std::string("pipeline.cc names no pass '") + name + "'");
   }
-  return Status::Ok();
+  return run_list(g, passes, target, options, stats);
+}
+
+Status run_passes(Graph& g, const std::vector<std::string>& names, const Target& target,
+                  const OptimizeOptions& options, PassStats* stats) {
+  std::vector<const NamedPass*> passes;
+  for (const std::string& name : names) {
+    passes.push_back(find_pass(name));
+    if (!passes.back()) return invalid_argument("no pass named '" + name + "' (passes: " + pass_names() + ")");
+  }
+  return run_list(g, passes, target, options, stats);
 }
 
 }  // namespace ferry

@@ -29,6 +29,12 @@ Status optimize(Graph& g, const Target& target, const OptimizeOptions& options =
 /// optimize() for the reference target: every fusion (tests, the reference backend).
 Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats);
 
+/// Runs the named passes (passes/pass_registry.h) in order, the way optimize() runs
+/// its list (for `target`): `ferry opt --passes a,b,c` and the .ir pass tests. An
+/// unknown name is an invalid-argument error that lists the passes there are.
+Status run_passes(Graph& g, const std::vector<std::string>& names, const Target& target,
+                  const OptimizeOptions& options, PassStats* stats);
+
 /// infer_shapes(), tolerating op families whose shape inference is not written
 /// yet (their outputs stay unknown).
 Status refresh_shapes(Graph& g);

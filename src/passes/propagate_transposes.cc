@@ -47,6 +47,7 @@
 // graph input's own Transpose is never what a sink strips first: were it, a
 // boundary Transpose added by one move could be stripped by the next, and
 // back — the ping-pong this rule excludes.)
+#include "ir/op_attrs.h"
 #include "passes/passes.h"
 #include "passes/pattern_driver.h"
 #include "passes/permutation.h"
@@ -118,7 +119,7 @@ bool absorb_into_reshape(Rewriter& rw, Node& n) {
     return rw.near_miss(std::string(op_name(n.op())) + " does not commute with the permutation: the Transpose moves "
                             "axes that are not known to be of size 1",
                         {t, &n});
-  if (n.op() == Op::Reshape && n.attr_int("allowzero") == 0) {
+  if (n.op() == Op::Reshape && n.attrs<ReshapeAttrs>().allowzero == 0) {
     const Tensor* s = constant_of(n.input(1));
     if (!s) return rw.near_miss("the Reshape target is not a constant (a 0 in it would copy a dim by position)", {t, &n});
     for (int64_t v : s->to_int_vector())
@@ -126,7 +127,7 @@ bool absorb_into_reshape(Rewriter& rw, Node& n) {
   }
   if (n.op() == Op::Flatten) {
     const int64_t r = int64_t(p->size());
-    int64_t axis = n.attr_int("axis");
+    int64_t axis = n.attrs<FlattenAttrs>().axis;
     if (axis < 0) axis += r;
     if (axis < 0 || axis > r || !x.rank_known() || x.rank() != r) return false;
     if (non_unit_prefix(y, axis) != non_unit_prefix(x, axis))

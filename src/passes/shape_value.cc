@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/op_attrs.h"
+
 namespace ferry {
 namespace {
 
@@ -24,7 +26,8 @@ std::optional<ShapeValue> of_shape(const Node& n) {
   // Shape's start/end: negative counts from the back, then clamped to [0, rank].
   const int64_t r = s.rank();
   auto clamp = [&](int64_t i) { return std::clamp(i < 0 ? i + r : i, int64_t(0), r); };
-  int64_t start = clamp(n.attr_int("start")), end = n.has_attr("end") ? clamp(n.attr_int("end")) : r;
+  const ShapeAttrs& a = n.attrs<ShapeAttrs>();
+  int64_t start = clamp(a.start), end = a.end ? clamp(*a.end) : r;
   ShapeValue out;
   for (int64_t i = start; i < end; ++i) {
     const Dim& d = s[size_t(i)];
@@ -34,7 +37,7 @@ std::optional<ShapeValue> of_shape(const Node& n) {
 }
 
 std::optional<ShapeValue> of_gather(const Node& n, int& budget) {
-  if (n.attr_int("axis") != 0) return std::nullopt;
+  if (n.attrs<GatherAttrs>().axis != 0) return std::nullopt;
   auto data = of(n.input(0), budget);
   auto idx = small_ints(n.input(1));
   if (!data || data->scalar || !idx) return std::nullopt;
@@ -80,7 +83,8 @@ std::optional<ShapeValue> unknown_elems(const Value* v) {
 }
 
 std::optional<ShapeValue> of_concat(const Node& n, int& budget) {
-  if (n.attr_int("axis") != 0 && n.attr_int("axis") != -1) return std::nullopt;
+  const int64_t axis = n.attrs<ConcatAttrs>().axis;
+  if (axis != 0 && axis != -1) return std::nullopt;
   ShapeValue out;
   for (const Value* in : n.inputs()) {
     auto part = of(in, budget);
@@ -131,7 +135,7 @@ std::optional<ShapeValue> of(const Value* v, int& budget) {
     case Op::Slice: return of_slice(*n, budget);
     case Op::Identity: return of(n->input(0), budget);
     case Op::Cast: {
-      const std::string& to = n->attr_string("to");
+      const std::string& to = n->attrs<CastAttrs>().to;
       if (to != "i64" && to != "i32") return std::nullopt;
       return of(n->input(0), budget);
     }
@@ -157,7 +161,7 @@ std::optional<ShapeValue> shape_value_of(const Value* v) {
 }
 
 Shape refine_reshape_shape(const Node& n, const Shape& inferred) {
-  if (n.op() != Op::Reshape || n.num_inputs() < 2 || inferred.is_static() || n.attr_int("allowzero")) return inferred;
+  if (n.op() != Op::Reshape || n.num_inputs() < 2 || inferred.is_static() || n.attrs<ReshapeAttrs>().allowzero) return inferred;
   auto sv = shape_value_of(n.input(1));
   if (!sv || sv->scalar) return inferred;
   const Shape& xs = n.input(0)->shape();

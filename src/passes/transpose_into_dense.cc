@@ -10,6 +10,7 @@
 // the Reshape/Flatten has one use and makes [N, K] with N = y_0 and K the
 // product of y_1..y_{r-1}, all static; W a constant [K, M]. This is Keras'
 // Flatten -> Dense on NHWC features, where the Transpose could not move otherwise.
+#include "ir/op_attrs.h"
 #include "passes/permutation.h"
 #include "passes/transpose_sinking.h"
 
@@ -24,8 +25,8 @@ bool absorb_into_dense(Rewriter& rw, Node& matmul) {
   if (!p || !w || w->rank() != 2 || p->size() < 2) return false;
   const std::vector<const Node*> nodes = {t, flat, &matmul};
   if ((*p)[0] != 0) return rw.near_miss("the Transpose moves the batch axis", nodes);
-  if (flat->op() == Op::Flatten && flat->attr_int("axis") != 1) return false;
-  if (flat->op() == Op::Reshape && flat->attr_int("allowzero") == 0) {
+  if (flat->op() == Op::Flatten && flat->attrs<FlattenAttrs>().axis != 1) return false;
+  if (flat->op() == Op::Reshape && flat->attrs<ReshapeAttrs>().allowzero == 0) {
     // A 0 past the batch entry would copy a dim of x by position, not of y.
     const Tensor* s = constant_of(flat->input(1));
     if (!s || s->numel() != 2 || s->get_int(1) == 0) return false;

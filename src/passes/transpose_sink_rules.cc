@@ -3,44 +3,14 @@
 #include <algorithm>
 #include <climits>
 
+#include "ir/op_attrs.h"
+#include "ir/op_facts.h"
 #include "passes/rewriter.h"
 
 namespace ferry {
 namespace {
 
-enum class Kind { kNone, kUnary, kElementwise, kAxisAttr, kReduce, kArgReduce, kSqueeze, kUnsqueeze, kPad, kSlice,
-                  kResize, kCumSum, kPool, kTile, kReshape };
-
-Kind kind_of(Op op) {
-  switch (op) {
-    case Op::Abs: case Op::Neg: case Op::Sqrt: case Op::Reciprocal: case Op::Exp: case Op::Log: case Op::Erf:
-    case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Relu: case Op::LeakyRelu: case Op::Elu:
-    case Op::Selu: case Op::Celu: case Op::HardSigmoid: case Op::HardSwish: case Op::Softplus: case Op::Softsign:
-    case Op::Gelu: case Op::Mish: case Op::Floor: case Op::Ceil: case Op::Round: case Op::Sign: case Op::Not:
-    case Op::IsNaN: case Op::IsInf: case Op::Clip: case Op::Cast: case Op::CastLike: case Op::Identity:
-      return Kind::kUnary;
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Pow: case Op::Mod: case Op::PRelu:
-    case Op::Equal: case Op::Less: case Op::LessOrEqual: case Op::Greater: case Op::GreaterOrEqual: case Op::And:
-    case Op::Or: case Op::Xor: case Op::Where: case Op::Min: case Op::Max: case Op::Sum: case Op::Mean:
-      return Kind::kElementwise;
-    case Op::Concat: case Op::Split: case Op::Softmax: case Op::LogSoftmax:
-      return Kind::kAxisAttr;
-    case Op::ReduceMean: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ReduceProd:
-    case Op::ReduceL1: case Op::ReduceL2: case Op::ReduceSumSquare: case Op::ReduceLogSumExp:
-      return Kind::kReduce;
-    case Op::ArgMax: case Op::ArgMin: return Kind::kArgReduce;
-    case Op::Squeeze: return Kind::kSqueeze;
-    case Op::Unsqueeze: return Kind::kUnsqueeze;
-    case Op::Pad: return Kind::kPad;
-    case Op::Slice: return Kind::kSlice;
-    case Op::Resize: return Kind::kResize;
-    case Op::CumSum: return Kind::kCumSum;
-    case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: return Kind::kPool;
-    case Op::Tile: return Kind::kTile;
-    case Op::Reshape: return Kind::kReshape;
-    default: return Kind::kNone;
-  }
-}
+SinkKind kind_of(Op op) { return op_facts(op).sink; }
 
 std::optional<int64_t> norm_axis(int64_t a, int64_t rank) {
   if (a < -rank || a >= rank) return std::nullopt;
@@ -102,26 +72,67 @@ std::optional<std::vector<int64_t>> const_axes(const Node& n, size_t i, int64_t 
   return axes;
 }
 
-std::optional<SinkPlan> plan_reduce(const Node& n, const Perm& p, SinkPlan plan, Why why, bool arg) {
+/// An axis attribute (Concat, Split, Softmax, LogSoftmax) -> P[axis].
+std::optional<SinkPlan> plan_axis_attr(int64_t axis, const Perm& p, SinkPlan plan, Why why) {
+  auto a = norm_axis(axis, int64_t(p.size()));
+  if (!a) return fail(why, "axis is out of range");
+  plan.attrs.set("axis", p[size_t(*a)]);
+  return plan;
+}
+
+std::optional<SinkPlan> plan_reduce(const Node& n, const Perm& p, SinkPlan plan, Why why) {
   const int64_t r = int64_t(p.size());
-  const bool keep = n.attr_int("keepdims") != 0;
+  const ReduceAttrs& a = n.attrs<ReduceAttrs>();
   std::vector<int64_t> axes;
-  if (arg) {
-    auto a = norm_axis(n.attr_int("axis"), r);
-    if (!a) return fail(why, "axis is out of range");
-    axes = {*a};
-    plan.attrs.set("axis", p[size_t(*a)]);
-  } else if (n.input(1) && !(constant_of(n.input(1)) && constant_of(n.input(1))->numel() == 0)) {
-    auto a = const_axes(n, 1, r, why, "axes");
-    if (!a) return std::nullopt;
-    axes = *a;
+  if (n.input(1) && !(constant_of(n.input(1)) && constant_of(n.input(1))->numel() == 0)) {
+    auto c = const_axes(n, 1, r, why, "axes");
+    if (!c) return std::nullopt;
+    axes = *c;
     plan.params.push_back({1, i64_vector(map_axes(axes, p))});
-  } else if (n.attr_int("noop_with_empty_axes") != 0) {
+  } else if (a.noop_with_empty_axes != 0) {
     axes = {};  // the identity
   } else {
     for (int64_t i = 0; i < r; ++i) axes.push_back(i);  // every axis, with or without an (empty) axes input
   }
-  plan.output_perms = {keep ? p : perm_without_axes(p, axes)};
+  plan.output_perms = {a.keepdims != 0 ? p : perm_without_axes(p, axes)};
+  return plan;
+}
+
+std::optional<SinkPlan> plan_arg_reduce(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const ArgReduceAttrs& a = n.attrs<ArgReduceAttrs>();
+  auto axis = norm_axis(a.axis, int64_t(p.size()));
+  if (!axis) return fail(why, "axis is out of range");
+  plan.attrs.set("axis", p[size_t(*axis)]);
+  plan.output_perms = {a.keepdims != 0 ? p : perm_without_axes(p, {*axis})};
+  return plan;
+}
+
+std::optional<SinkPlan> plan_squeeze(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const int64_t r = int64_t(p.size());
+  std::vector<int64_t> axes;
+  if (n.input(1)) {
+    auto a = const_axes(n, 1, r, why, "axes");
+    if (!a) return std::nullopt;
+    axes = *a;
+  } else {
+    const Shape& s = n.input(0)->shape();
+    for (int64_t i = 0; i < r; ++i) {
+      if (!s.rank_known() || !s[size_t(i)].is_static())
+        return fail(why, "Squeeze without axes on an input whose dims are not all known");
+      if (s[size_t(i)].value() == 1) axes.push_back(i);
+    }
+  }
+  plan.params.push_back({1, i64_vector(map_axes(axes, p))});
+  plan.output_perms = {perm_without_axes(p, axes)};
+  return plan;
+}
+
+std::optional<SinkPlan> plan_cumulative(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const Tensor* t = constant_of(n.input(1));
+  if (!t || t->numel() != 1) return fail(why, "axis is not a constant");
+  auto a = norm_axis(t->get_int(0), int64_t(p.size()));
+  if (!a) return fail(why, "axis is out of range");
+  plan.params.push_back({1, like(*t, {double(p[size_t(*a)])})});
   return plan;
 }
 
@@ -158,8 +169,8 @@ std::optional<SinkPlan> plan_slice(const Node& n, const Perm& p, SinkPlan plan, 
 
 std::optional<SinkPlan> plan_resize(const Node& n, const Perm& p, SinkPlan plan, Why why) {
   const int64_t r = int64_t(p.size());
-  if (n.has_attr("axes")) {
-    auto axes = norm_axes(n.attr_ints("axes"), r);
+  if (const auto& attr_axes = n.attrs<ResizeAttrs>().axes) {
+    auto axes = norm_axes(*attr_axes, r);
     if (!axes) return fail(why, "axes are out of range");
     plan.attrs.set("axes", map_axes(*axes, p));
     return plan;
@@ -177,6 +188,25 @@ std::optional<SinkPlan> plan_resize(const Node& n, const Perm& p, SinkPlan plan,
   return plan;
 }
 
+const std::vector<int64_t>* present(const std::vector<int64_t>& v) { return &v; }
+const std::vector<int64_t>* present(const std::optional<std::vector<int64_t>>& v) { return v ? &*v : nullptr; }
+
+/// Moves the per-spatial-axis attributes of a window op: attribute axis k belongs to spatial axis k.
+template <class A>
+std::optional<SinkPlan> move_window_attrs(const A& a, const Perm& spatial, SinkPlan plan, Why why) {
+  const std::pair<const char*, const std::vector<int64_t>*> attrs[] = {
+      {"kernel_shape", present(a.kernel_shape)}, {"strides", present(a.strides)},
+      {"dilations", present(a.dilations)}, {"pads", present(a.pads)}};
+  for (const auto& [name, v] : attrs) {
+    if (!v) continue;
+    const size_t blocks = std::string_view(name) == "pads" ? 2 : 1;
+    if (v->size() != blocks * spatial.size()) return fail(why, std::string(name) + " does not match the rank");
+    std::vector<double> moved = scatter_by_perm(std::vector<double>(v->begin(), v->end()), spatial, blocks);
+    plan.attrs.set(name, std::vector<int64_t>(moved.begin(), moved.end()));
+  }
+  return plan;
+}
+
 /// Pooling works on NCHW: it takes a perm that keeps N and C in place and only
 /// permutes spatial axes; its per-axis attributes follow the spatial axes.
 std::optional<SinkPlan> plan_pool(const Node& n, const Perm& p, SinkPlan plan, Why why) {
@@ -186,16 +216,12 @@ std::optional<SinkPlan> plan_pool(const Node& n, const Perm& p, SinkPlan plan, W
   const size_t s = p.size() - 2;
   Perm spatial(s);  // spatial axis k of y is spatial axis spatial[k] of x
   for (size_t k = 0; k < s; ++k) spatial[k] = p[k + 2] - 2;
-  for (const char* name : {"kernel_shape", "strides", "dilations", "pads"}) {
-    if (!n.has_attr(name)) continue;
-    const std::vector<int64_t>& v = n.attr_ints(name);
-    const size_t blocks = std::string(name) == "pads" ? 2 : 1;
-    if (v.size() != blocks * s) return fail(why, std::string(name) + " does not match the rank");
-    std::vector<double> d(v.begin(), v.end());
-    std::vector<double> moved = scatter_by_perm(d, spatial, blocks);
-    plan.attrs.set(name, std::vector<int64_t>(moved.begin(), moved.end()));
+  switch (n.op()) {
+    case Op::MaxPool: return move_window_attrs(n.attrs<MaxPoolAttrs>(), spatial, std::move(plan), why);
+    case Op::AveragePool: return move_window_attrs(n.attrs<AveragePoolAttrs>(), spatial, std::move(plan), why);
+    case Op::LpPool: return move_window_attrs(n.attrs<LpPoolAttrs>(), spatial, std::move(plan), why);
+    default: return plan;  // global pools: no per-axis attributes
   }
-  return plan;
 }
 
 /// Unsqueeze(T_P(x), axes) = T_Q(Unsqueeze(x, axes')): each new axis goes into x right after
@@ -229,6 +255,17 @@ std::pair<std::vector<int64_t>, Perm> unsqueeze_next_to_neighbour(const Perm& p,
   }
   std::sort(x_axes.begin(), x_axes.end());
   return {x_axes, q};
+}
+
+std::optional<SinkPlan> plan_unsqueeze(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const Tensor* t = constant_of(n.input(1));
+  if (!t) return fail(why, "axes is not a constant");
+  auto axes = norm_axes(t->to_int_vector(), int64_t(p.size()) + t->numel());
+  if (!axes) return fail(why, "axes are out of range");
+  auto [x_axes, q] = unsqueeze_next_to_neighbour(p, *axes);
+  plan.params.push_back({1, i64_vector(x_axes)});
+  plan.output_perms = {q};
+  return plan;
 }
 
 std::optional<SinkPlan> plan_tile(const Node& n, const Perm& p, SinkPlan plan, Why why) {
@@ -272,7 +309,7 @@ std::optional<SinkPlan> plan_reshape(const Node& n, const Perm& p, SinkPlan plan
         return c;
       };
       const bool resolves = s[j] == -1 && count_dynamic(ys) == 1 && count_dynamic(os) == 1;
-      if (!(ys[i].same_as(os[j]) || resolves) || (s[j] == 0 && n.attr_int("allowzero") == 0))
+      if (!(ys[i].same_as(os[j]) || resolves) || (s[j] == 0 && n.attrs<ReshapeAttrs>().allowzero == 0))
         return fail(why, "a dim that is not static is not kept as it is");
       groups.push_back({i, i + 1, j, j + 1});
       ++i, ++j;
@@ -335,30 +372,28 @@ std::optional<SinkPlan> plan_reshape(const Node& n, const Perm& p, SinkPlan plan
 
 const char* sink_pattern_name(Op op) {
   switch (kind_of(op)) {
-    case Kind::kNone: return nullptr;
-    case Kind::kUnary: return "sink_unary";
-    case Kind::kElementwise: return "sink_elementwise";
-    case Kind::kAxisAttr: return op == Op::Concat || op == Op::Split ? "sink_concat_split" : "sink_softmax";
-    case Kind::kReduce: case Kind::kArgReduce: return "sink_reduce";
-    case Kind::kSqueeze: case Kind::kUnsqueeze: return "sink_squeeze_unsqueeze";
-    case Kind::kPad: return "sink_pad";
-    case Kind::kSlice: return "sink_slice";
-    case Kind::kResize: return "sink_resize";
-    case Kind::kCumSum: return "sink_cumsum";
-    case Kind::kPool: return "sink_pool";
-    case Kind::kTile: return "sink_tile";
-    case Kind::kReshape: return "sink_reshape";
+    case SinkKind::none: return nullptr;
+    case SinkKind::unary: return "sink_unary";
+    case SinkKind::elementwise: return "sink_elementwise";
+    case SinkKind::concat: case SinkKind::split: return "sink_concat_split";
+    case SinkKind::softmax: return "sink_softmax";
+    case SinkKind::reduce: case SinkKind::arg_reduce: return "sink_reduce";
+    case SinkKind::squeeze: case SinkKind::unsqueeze: return "sink_squeeze_unsqueeze";
+    case SinkKind::pad: return "sink_pad";
+    case SinkKind::slice: return "sink_slice";
+    case SinkKind::resize: return "sink_resize";
+    case SinkKind::cumulative: return "sink_cumulative";
+    case SinkKind::pool: return "sink_pool";
+    case SinkKind::tile: return "sink_tile";
+    case SinkKind::reshape: return "sink_reshape";
   }
   return nullptr;
 }
 
 std::vector<size_t> layout_inputs(const Node& n) {
   switch (kind_of(n.op())) {
-    case Kind::kNone: return {};
-    case Kind::kElementwise: break;
-    case Kind::kAxisAttr:
-      if (n.op() == Op::Concat) break;
-      return {0};
+    case SinkKind::none: return {};
+    case SinkKind::elementwise: case SinkKind::concat: break;
     default: return {0};
   }
   std::vector<size_t> all;
@@ -369,68 +404,30 @@ std::vector<size_t> layout_inputs(const Node& n) {
 
 std::optional<SinkPlan> plan_sink(const Node& n, const Perm& p, std::string* why_not) {
   why_not->clear();
-  const Kind kind = kind_of(n.op());
-  if (kind == Kind::kNone) return std::nullopt;
-  const int64_t r = int64_t(p.size());
+  const SinkKind kind = kind_of(n.op());
+  if (kind == SinkKind::none) return std::nullopt;
   SinkPlan plan;
   plan.attrs = n.attrs();
   plan.output_perms.assign(n.num_outputs(), p);
   switch (kind) {
-    case Kind::kNone: return std::nullopt;
-    case Kind::kUnary:
-    case Kind::kElementwise:
+    case SinkKind::none: return std::nullopt;
+    case SinkKind::unary:
+    case SinkKind::elementwise:
       return plan;
-    case Kind::kAxisAttr: {
-      const int64_t def = (n.op() == Op::Softmax || n.op() == Op::LogSoftmax) ? -1 : 0;
-      auto a = norm_axis(n.has_attr("axis") ? n.attr_int("axis") : def, r);
-      if (!a) return fail(why_not, "axis is out of range");
-      plan.attrs.set("axis", p[size_t(*a)]);
-      return plan;
-    }
-    case Kind::kReduce: return plan_reduce(n, p, std::move(plan), why_not, false);
-    case Kind::kArgReduce: return plan_reduce(n, p, std::move(plan), why_not, true);
-    case Kind::kSqueeze: {
-      std::vector<int64_t> axes;
-      if (n.input(1)) {
-        auto a = const_axes(n, 1, r, why_not, "axes");
-        if (!a) return std::nullopt;
-        axes = *a;
-      } else {
-        const Shape& s = n.input(0)->shape();
-        for (int64_t i = 0; i < r; ++i) {
-          if (!s.rank_known() || !s[size_t(i)].is_static())
-            return fail(why_not, "Squeeze without axes on an input whose dims are not all known");
-          if (s[size_t(i)].value() == 1) axes.push_back(i);
-        }
-      }
-      plan.params.push_back({1, i64_vector(map_axes(axes, p))});
-      plan.output_perms = {perm_without_axes(p, axes)};
-      return plan;
-    }
-    case Kind::kUnsqueeze: {
-      const Tensor* t = constant_of(n.input(1));
-      if (!t) return fail(why_not, "axes is not a constant");
-      auto axes = norm_axes(t->to_int_vector(), r + t->numel());
-      if (!axes) return fail(why_not, "axes are out of range");
-      auto [x_axes, q] = unsqueeze_next_to_neighbour(p, *axes);
-      plan.params.push_back({1, i64_vector(x_axes)});
-      plan.output_perms = {q};
-      return plan;
-    }
-    case Kind::kPad: return plan_pad(n, p, std::move(plan), why_not);
-    case Kind::kSlice: return plan_slice(n, p, std::move(plan), why_not);
-    case Kind::kResize: return plan_resize(n, p, std::move(plan), why_not);
-    case Kind::kPool: return plan_pool(n, p, std::move(plan), why_not);
-    case Kind::kTile: return plan_tile(n, p, std::move(plan), why_not);
-    case Kind::kReshape: return plan_reshape(n, p, std::move(plan), why_not);
-    case Kind::kCumSum: {
-      const Tensor* t = constant_of(n.input(1));
-      if (!t || t->numel() != 1) return fail(why_not, "axis is not a constant");
-      auto a = norm_axis(t->get_int(0), r);
-      if (!a) return fail(why_not, "axis is out of range");
-      plan.params.push_back({1, like(*t, {double(p[size_t(*a)])})});
-      return plan;
-    }
+    case SinkKind::concat: return plan_axis_attr(n.attrs<ConcatAttrs>().axis, p, std::move(plan), why_not);
+    case SinkKind::split: return plan_axis_attr(n.attrs<SplitAttrs>().axis, p, std::move(plan), why_not);
+    case SinkKind::softmax: return plan_axis_attr(n.attrs<SoftmaxAttrs>().axis, p, std::move(plan), why_not);
+    case SinkKind::reduce: return plan_reduce(n, p, std::move(plan), why_not);
+    case SinkKind::arg_reduce: return plan_arg_reduce(n, p, std::move(plan), why_not);
+    case SinkKind::squeeze: return plan_squeeze(n, p, std::move(plan), why_not);
+    case SinkKind::unsqueeze: return plan_unsqueeze(n, p, std::move(plan), why_not);
+    case SinkKind::pad: return plan_pad(n, p, std::move(plan), why_not);
+    case SinkKind::slice: return plan_slice(n, p, std::move(plan), why_not);
+    case SinkKind::resize: return plan_resize(n, p, std::move(plan), why_not);
+    case SinkKind::pool: return plan_pool(n, p, std::move(plan), why_not);
+    case SinkKind::tile: return plan_tile(n, p, std::move(plan), why_not);
+    case SinkKind::reshape: return plan_reshape(n, p, std::move(plan), why_not);
+    case SinkKind::cumulative: return plan_cumulative(n, p, std::move(plan), why_not);
   }
   return std::nullopt;
 }

@@ -5,17 +5,18 @@
 //
 //   n(T_P(x_1), ..., T_P(x_m)) = T_{Q_k}(n'(x_1, ..., x_m))   for each output k
 //
-// (an axis a of y is axis P[a] of x). Per op class:
-//   unary elementwise, Cast, Clip, CastLike  n' = n              Q = P
-//   binary / variadic elementwise, Where, PRelu, Concat, Split   axis -> P[axis], Q = P
-//   Softmax, LogSoftmax, CumSum                                    axis -> P[axis], Q = P
+// (an axis a of y is axis P[a] of x). Per op class (the sink column of ir/ops.def):
+//   unary: unary elementwise, Cast, Clip, CastLike    n' = n              Q = P
+//   elementwise: binary / variadic elementwise, Where, PRelu   n' = n     Q = P
+//   Concat, Split, Softmax, LogSoftmax                axis -> P[axis], Q = P
+//   CumSum, CumProd (axis input)                      axis -> P[axis], Q = P
 //   Reduce*, ArgMax, ArgMin                    axes -> P[axes]; Q = P (keepdims) or P without the axes
 //   Squeeze                                    axes -> P[axes];  Q = perm_without_axes
 //   Unsqueeze      each new axis goes into x right after the axis before it in y (kept adjacent)
 //   Pad            pads'[P[i]] = pads[i], pads'[r+P[i]] = pads[r+i]   (axes input: axes -> P[axes])
 //   Slice          axes -> P[axes]    (omitted axes are 0..k-1)
 //   Resize         scales'/sizes'[P[i]] = scales/sizes[i], roi likewise (axes attribute: axes -> P[axes])
-//   MaxPool, AveragePool, Global*Pool   only for P[0] = 0, P[1] = 1 (the op needs N, C first):
+//   MaxPool, AveragePool, LpPool, Global*Pool   only for P[0] = 0, P[1] = 1 (the op needs N, C first):
 //                  kernel_shape, strides, dilations, pads follow the spatial axes; Q = P
 //   Tile           repeats'[P[i]] = repeats[i]
 //   Reshape        only when it merges / splits runs of adjacent axes of y that are adjacent and

@@ -7,6 +7,7 @@
 #include <numbers>
 #include <optional>
 
+#include "ir/op_attrs.h"
 #include "runtime/interpreter.h"
 
 namespace ferry {
@@ -97,7 +98,7 @@ std::optional<int64_t> gather_rows(const Value& v, int depth = 0) {
       case Op::GatherElements: {
         const Value* table = n.input(0);
         if (use.index != 1 || !table || !table->shape().rank_known()) break;
-        int64_t rank = table->shape().rank(), axis = n.attr_int("axis");
+        int64_t rank = table->shape().rank(), axis = n.attrs<GatherAttrs>().axis;  // GatherElements: the same
         if (axis < -rank || axis >= rank) break;
         const Dim& d = table->shape()[size_t(axis < 0 ? axis + rank : axis)];
         if (d.is_static()) take(d.value());

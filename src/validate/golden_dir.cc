@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "common/npy.h"
+#include "validate/npy.h"
 
 namespace ferry::validate {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "common/npy.h"
+#include "validate/npy.h"
 #include "validate/golden_dir.h"
 #include "validate/npz.h"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "common/npy.h"
+#include "validate/npy.h"
 
 #if __has_include(<zlib.h>)
 #include <zlib.h>

@@ -2,7 +2,7 @@
 //
 // An .npz is a zip archive with one NAME.npy member per array. ferry reads
 // the central directory (zip64 included, which numpy writes), then each
-// member's local header, and decodes it with common/npy.h. Members are:
+// member's local header, and decodes it with validate/npy.h. Members are:
 //   stored (method 0)    np.savez
 //   deflated (method 8)  np.savez_compressed; inflated with the system zlib
 //                        (libz.so.1, loaded at run time), else a clear error

@@ -178,16 +178,16 @@ def unsafe_names_model(path):
 
 
 UNSUPPORTED = [("frob1", "Frobnicate", "com.example"), ("frob2", "Frobnicate", "com.example"),
-               ("det", "Det", "")]
+               ("random", "RandomNormalLike", "")]
 
 
 def unsupported_model(path):
-    """Three nodes ferry cannot import (two custom-domain ops and Det) between supported ones."""
+    """Three nodes ferry cannot import (two custom-domain ops and RandomNormalLike) between supported ones."""
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
         helper.make_node("Frobnicate", ["r"], ["f1"], name="frob1", domain="com.example"),
         helper.make_node("Frobnicate", ["f1"], ["f2"], name="frob2", domain="com.example"),
-        helper.make_node("Det", ["f2"], ["d"], name="det"),
+        helper.make_node("RandomNormalLike", ["f2"], ["d"], name="random"),
         helper.make_node("Neg", ["d"], ["y"], name="neg"),
     ]
     graph = helper.make_graph(

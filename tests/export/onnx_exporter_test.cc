@@ -9,6 +9,8 @@
 
 #include "frontends/frontend.h"
 #include "frontends/onnx/import_ferry_domain.h"
+#include "ir/op_attrs.h"
+#include "ir/op_facts.h"
 #include "ops/shape_inference.h"
 #include "../passes/pass_test_util.h"
 
@@ -129,6 +131,25 @@ TEST(OnnxExporter, TheFileHoldsTheMessageExportBuildsWithStreamedWeights) {
   EXPECT_TRUE(a == b);
   ASSERT_EQ(read.graph().initializer_size(), 3);
   for (const auto& t : read.graph().initializer()) EXPECT_TRUE(t.has_raw_data()) << t.name();
+}
+
+TEST(OnnxExporter, EveryOpIsWrittenAtTheOpsetOfItsExportColumn) {
+  // One node of each op with default attributes (graphs of unverified nodes: only the
+  // op and its attributes matter here). Swish, CumProd and BitCast were written at 18.
+  for (Op op : all_ops()) {
+    const OnnxExport& e = op_facts(op).onnx;
+    Graph g;
+    std::vector<Value*> inputs;
+    for (int i = 0; i < op_schema(op).min_inputs; ++i)
+      inputs.push_back(g.add_input("x" + std::to_string(i), DType::f32, Shape()));
+    g.add_node(op, inputs, size_t(std::max(op_schema(op).min_outputs, 1)));
+    EXPECT_EQ(required_opset(g), e.ferry_domain ? kMinExportOpset : std::max<int64_t>(kMinExportOpset, e.opset))
+        << op_name(op);
+  }
+  Graph q;
+  Node* n = q.add_node(Op::QuantizeLinear, {q.add_input("x", DType::f32, Shape()), q.add_input("s", DType::f32, Shape())}, 1);
+  n->attrs().set("block_size", int64_t(2));
+  EXPECT_EQ(required_opset(q), 21);
 }
 
 TEST(OnnxExporter, OpsetIsTheLowestThatExpressesEveryNode) {
@@ -309,7 +330,7 @@ TEST(OnnxExporter, FusedOpsRoundTripWithOmittedInputsAndStringAttributes) {
     %wm = const f32[5,4] splat(0.125)
     %bm = const f32[4] [1, -1, 0.5, 0]
     %y = FusedConv(%x, %w, _, %z) {activation="Clip", alpha=-inf, beta=1.5, pads=[1,1,1,1]} @conv
-    %d = FusedConv(%y, %wd) {group=3, pads=[1,1,1,1], pair="pw_dw"} @dw
+    %d = FusedConv(%y, %wd) {auto_pad="SAME_UPPER", group=3} @dw
     %m = FusedMatMul(%a, %wm, %bm) {activation="GeluTanh"} @mm
   })");
   ASSERT_TRUE(write_onnx_file(*g, dir.file("fused.onnx")).ok());
@@ -324,7 +345,7 @@ TEST(OnnxExporter, FusedOpsRoundTripWithOmittedInputsAndStringAttributes) {
   EXPECT_EQ(conv->input(3)->name(), "z");
   EXPECT_EQ(conv->attr_string("activation"), "Clip");
   EXPECT_EQ(conv->attr_float("alpha"), -std::numeric_limits<double>::infinity());
-  EXPECT_EQ((*back)->find_node("dw")->attr_string("pair"), "pw_dw");
+  EXPECT_EQ((*back)->find_node("dw")->attrs<FusedConvAttrs>().auto_pad, "SAME_UPPER");
   EXPECT_EQ((*back)->find_node("mm")->attr_string("activation"), "GeluTanh");
   auto m = export_onnx_model(*g);
   ASSERT_TRUE(m.ok());

@@ -161,5 +161,15 @@ TEST(Cast, CastLikeTakesTheSecondInputsDtype) {
   EXPECT_EQ((*s)[0].shape, shape_of({"N"}));
 }
 
+TEST(BitCast, ReadsTheBytesAsAnotherDtypeOfTheSameWidth) {
+  AttrMap to;
+  to.set("to", std::string("i32"));
+  auto bc = run_op(Op::BitCast, {f32({2}, {1, -2})}, to);
+  ASSERT_TRUE(bc.ok()) << bc.status().to_string();
+  expect_near((*bc)[0], {0x3f800000, double(int32_t(0xc0000000u))}, 0);
+  to.set("to", std::string("i64"));
+  expect_error(infer_op(Op::BitCast, {{DType::f32, shape_of({2})}}, to), "differ in width");
+}
+
 }  // namespace
 }  // namespace ferry

@@ -1,5 +1,4 @@
-// Tests for ops/quantize_linear.cc and ops/data_movement_more.cc; expected
-// values worked by hand from the ONNX definitions.
+// Tests for ops/quantize_linear.cc; expected values worked by hand from the ONNX definitions.
 #include "op_test_util.h"
 
 namespace ferry {
@@ -36,37 +35,6 @@ TEST(DequantizeLinear, PerAxisAndBlocked) {
   ASSERT_TRUE(b.ok()) << b.status().to_string();
   expect_near((*b)[0], {1, 2, -40}, 0);  // columns 0-1 use scale 0.25, column 2 scale 10
   expect_error(run_op(Op::DequantizeLinear, {x, f32({3}, {1, 1, 1})}, axis1), "per-axis scale");
-}
-
-TEST(DataMovementMore, BitCastEyeLikeCompressReverseSequence) {
-  AttrMap to;
-  to.set("to", std::string("i32"));
-  auto bc = run_op(Op::BitCast, {f32({2}, {1, -2})}, to);
-  ASSERT_TRUE(bc.ok()) << bc.status().to_string();
-  expect_near((*bc)[0], {0x3f800000, double(int32_t(0xc0000000u))}, 0);
-  to.set("to", std::string("i64"));
-  expect_error(infer_op(Op::BitCast, {{DType::f32, shape_of({2})}}, to), "differ in width");
-
-  AttrMap k;
-  k.set("k", int64_t(1));
-  auto eye = run_op(Op::EyeLike, {f32({2, 3}, {9, 9, 9, 9, 9, 9})}, k);
-  ASSERT_TRUE(eye.ok());
-  expect_near((*eye)[0], {0, 1, 0, 0, 0, 1}, 0);
-
-  AttrMap ax;
-  ax.set("axis", int64_t(1));
-  auto cmp = run_op(Op::Compress, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), boolean({2}, {0, 1})}, ax);
-  ASSERT_TRUE(cmp.ok()) << cmp.status().to_string();
-  expect_type((*cmp)[0], DType::f32, {2, 1});  // a condition shorter than the axis drops the rest
-  expect_near((*cmp)[0], {2, 5}, 0);
-  auto flat = run_op(Op::Compress, {f32({2, 2}, {1, 2, 3, 4}), boolean({4}, {1, 0, 0, 1})});
-  ASSERT_TRUE(flat.ok());
-  expect_near((*flat)[0], {1, 4}, 0);
-
-  // time_axis 0, batch_axis 1: x[t][b]
-  auto rs = run_op(Op::ReverseSequence, {f32({3, 2}, {1, 10, 2, 20, 3, 30}), i64({2}, {3, 2})});
-  ASSERT_TRUE(rs.ok()) << rs.status().to_string();
-  expect_near((*rs)[0], {3, 20, 2, 10, 1, 30}, 0);
 }
 
 }  // namespace

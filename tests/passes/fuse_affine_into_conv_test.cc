@@ -7,14 +7,8 @@ namespace ferry {
 namespace {
 
 using testing::rewrite;
+using testing::count;
 using testing::stats_of;
-
-/// Occurrences of `needle` in `text`.
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
 
 PatternStats mul_stats(const PassStats& s) { return stats_of(s, "fuse_affine_into_conv", "mul_into_weights"); }
 PatternStats add_stats(const PassStats& s) { return stats_of(s, "fuse_affine_into_conv", "add_into_bias"); }

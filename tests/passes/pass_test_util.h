@@ -1,4 +1,5 @@
-// tests/passes/pass_test_util.h — text IR in, text IR out, and "optimized == unoptimized".
+// tests/passes/pass_test_util.h — text IR in, text IR out, and "optimized == unoptimized",
+// for the pass tests that need C++ (most are .ir files: ir_check.h).
 //
 //   PassStats stats;
 //   std::string out = rewrite(R"(graph g (%x: f32[2]) -> (%y) {
@@ -89,6 +90,13 @@ inline std::string rewrite(const std::string& text, const PassFunction& pass, Pa
   EXPECT_TRUE(st.ok()) << st.to_string() << "\n" << ir(*after);
   expect_same_outputs(*before, *after, rtol);
   return ir(*after);
+}
+
+/// Occurrences of `needle` in `text` (nodes of an op: count(out, "= Conv(")).
+inline int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
 }
 
 /// stats[pass][pattern] or zeros.

@@ -201,7 +201,7 @@ def test_fused_graph_converts_runs_and_matches_onnxruntime(name, tmp_path):
 
     rep = json.loads(report.read_text())
     passes = {p["name"] for p in rep["passes"]}
-    assert {"fuse_affine_into_conv", "fuse_conv_epilogue", "fuse_matmul_epilogue", "mark_dw_pw_conv_pairs"} <= passes
+    assert {"fuse_affine_into_conv", "fuse_conv_epilogue", "fuse_matmul_epilogue"} <= passes
 
 
 # --- op counts on the model set ---------------------------------------------------------------------

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/npy.h"
+#include "validate/npy.h"
 
 namespace ferry::validate {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/npy.h"
+#include "validate/npy.h"
 
 namespace ferry::validate {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "common/npy.h"
+#include "validate/npy.h"
 #include "ir/text_format.h"
 #include "validate/validate_report.h"
 

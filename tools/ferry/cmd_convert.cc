@@ -165,9 +165,9 @@ Action add_convert_command(CLI::App& app) {
   sub->footer(
       "Runs the optimizer for --target (cleanup, constant folding with shape arithmetic, canonicalization,\n"
       "transpose propagation, and the fusions that target executes: Conv/MatMul epilogues, LayerNorm, GELU,\n"
-      "RMSNorm, attention, SiLU) and writes valid ONNX: standard ops in the default domain (opset 18 or the\n"
-      "lowest newer one the graph needs), ferry's fused ops in domain \"ferry\" (docs/ferry_ops.md). `ferry run`\n"
-      "on that target runs exactly this graph.\n"
+      "RMSNorm, attention, SiLU; `ferry opt` runs single passes) and writes valid ONNX: standard ops in the\n"
+      "default domain (opset 18 or the lowest newer one the graph needs), ferry's fused ops in domain \"ferry\"\n"
+      "(docs/ferry_ops.md). `ferry run` on that target runs exactly this graph.\n"
       "Prints what each pass matched, applied and nearly matched (with the reason and the source nodes);\n"
       "--report writes the same as JSON.");
   sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")

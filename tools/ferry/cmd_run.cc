@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "cli_common.h"
-#include "common/npy.h"
+#include "validate/npy.h"
 #include "frontends/frontend.h"
 #include "ops/shape_inference.h"
 #include "runtime/interpreter.h"

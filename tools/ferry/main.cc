@@ -12,7 +12,8 @@
   X(conformance)          \
   X(convert)              \
   X(inspect)              \
-  X(ops)  /* TensorFlow frontend: import tables */ \
+  X(ops)                  \
+  X(opt)                  \
   X(run)                  \
   X(validate)             \
   X(bench)  /* fast CPU backend */ \

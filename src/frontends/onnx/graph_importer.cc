@@ -343,7 +343,7 @@ void GraphImporter::import_node(int i) {
     status = invalid_model("op " + p.op_type() + " does not exist before opset " + std::to_string(row->since) +
                            " (the model imports opset " + std::to_string(n.opset()) + ")");
   } else {
-    status = row->fn(n);
+    status = import_by_row(*row, n);
   }
   n.name_unbound_outputs();
   // A malformed attribute outranks whatever the import function concluded from it.

@@ -1,62 +1,10 @@
-// Elementwise ONNX ops. From opset 7 on, binary ops broadcast multidirectionally
-// exactly like the IR, so nearly all are 1:1. Clip-6 moves min/max into inputs;
-// Cast maps the ONNX type code to a ferry dtype name.
+// Elementwise ONNX ops that need translating. From opset 7 on, binary ops broadcast
+// multidirectionally exactly like the IR, so nearly all are DIRECT rows. Clip-6
+// moves min/max into inputs; Cast and BitCast map the ONNX type code to a ferry
+// dtype name.
 #include "frontends/onnx/import_table.h"
 
 namespace ferry::onnx_import {
-
-// clang-format off
-Status import_Add(OnnxNode& n)            { return import_direct(n, Op::Add); }
-Status import_Sub(OnnxNode& n)            { return import_direct(n, Op::Sub); }
-Status import_Mul(OnnxNode& n)            { return import_direct(n, Op::Mul); }
-Status import_Div(OnnxNode& n)            { return import_direct(n, Op::Div); }
-Status import_Pow(OnnxNode& n)            { return import_direct(n, Op::Pow); }
-Status import_Mod(OnnxNode& n)            { return import_direct(n, Op::Mod); }
-Status import_PRelu(OnnxNode& n)          { return import_direct(n, Op::PRelu); }
-Status import_Equal(OnnxNode& n)          { return import_direct(n, Op::Equal); }
-Status import_Less(OnnxNode& n)           { return import_direct(n, Op::Less); }
-Status import_LessOrEqual(OnnxNode& n)    { return import_direct(n, Op::LessOrEqual); }
-Status import_Greater(OnnxNode& n)        { return import_direct(n, Op::Greater); }
-Status import_GreaterOrEqual(OnnxNode& n) { return import_direct(n, Op::GreaterOrEqual); }
-Status import_And(OnnxNode& n)            { return import_direct(n, Op::And); }
-Status import_Or(OnnxNode& n)             { return import_direct(n, Op::Or); }
-Status import_Xor(OnnxNode& n)            { return import_direct(n, Op::Xor); }
-Status import_Where(OnnxNode& n)          { return import_direct(n, Op::Where); }
-Status import_Min(OnnxNode& n)            { return import_direct(n, Op::Min); }
-Status import_Max(OnnxNode& n)            { return import_direct(n, Op::Max); }
-Status import_Sum(OnnxNode& n)            { return import_direct(n, Op::Sum); }
-Status import_Mean(OnnxNode& n)           { return import_direct(n, Op::Mean); }
-Status import_Abs(OnnxNode& n)            { return import_direct(n, Op::Abs); }
-Status import_Neg(OnnxNode& n)            { return import_direct(n, Op::Neg); }
-Status import_Sqrt(OnnxNode& n)           { return import_direct(n, Op::Sqrt); }
-Status import_Reciprocal(OnnxNode& n)     { return import_direct(n, Op::Reciprocal); }
-Status import_Exp(OnnxNode& n)            { return import_direct(n, Op::Exp); }
-Status import_Log(OnnxNode& n)            { return import_direct(n, Op::Log); }
-Status import_Erf(OnnxNode& n)            { return import_direct(n, Op::Erf); }
-Status import_Sin(OnnxNode& n)            { return import_direct(n, Op::Sin); }
-Status import_Cos(OnnxNode& n)            { return import_direct(n, Op::Cos); }
-Status import_Tanh(OnnxNode& n)           { return import_direct(n, Op::Tanh); }
-Status import_Sigmoid(OnnxNode& n)        { return import_direct(n, Op::Sigmoid); }
-Status import_Relu(OnnxNode& n)           { return import_direct(n, Op::Relu); }
-Status import_LeakyRelu(OnnxNode& n)      { return import_direct(n, Op::LeakyRelu); }
-Status import_Elu(OnnxNode& n)            { return import_direct(n, Op::Elu); }
-Status import_Selu(OnnxNode& n)           { return import_direct(n, Op::Selu); }
-Status import_Celu(OnnxNode& n)           { return import_direct(n, Op::Celu); }
-Status import_HardSigmoid(OnnxNode& n)    { return import_direct(n, Op::HardSigmoid); }
-Status import_HardSwish(OnnxNode& n)      { return import_direct(n, Op::HardSwish); }
-Status import_Softplus(OnnxNode& n)       { return import_direct(n, Op::Softplus); }
-Status import_Softsign(OnnxNode& n)       { return import_direct(n, Op::Softsign); }
-Status import_Gelu(OnnxNode& n)           { return import_direct(n, Op::Gelu); }
-Status import_Mish(OnnxNode& n)           { return import_direct(n, Op::Mish); }
-Status import_Floor(OnnxNode& n)          { return import_direct(n, Op::Floor); }
-Status import_Ceil(OnnxNode& n)           { return import_direct(n, Op::Ceil); }
-Status import_Round(OnnxNode& n)          { return import_direct(n, Op::Round); }
-Status import_Sign(OnnxNode& n)           { return import_direct(n, Op::Sign); }
-Status import_Not(OnnxNode& n)            { return import_direct(n, Op::Not); }
-Status import_IsNaN(OnnxNode& n)          { return import_direct(n, Op::IsNaN); }
-Status import_IsInf(OnnxNode& n)          { return import_direct(n, Op::IsInf); }
-Status import_Identity(OnnxNode& n)       { return import_direct(n, Op::Identity); }
-// clang-format on
 
 Status import_Clip(OnnxNode& n) {
   if (n.opset() >= 11) return import_direct(n, Op::Clip);
@@ -95,6 +43,16 @@ Status import_CastLike(OnnxNode& n) {
   n.ignore("saturate", {.since = 19});
   n.ignore("round_mode", {.since = 24});
   n.set_outputs(n.emit(Op::CastLike, n.inputs()));
+  return Status::Ok();
+}
+
+Status import_BitCast(OnnxNode& n) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  FERRY_ASSIGN_OR_RETURN(auto to, dtype_attr(n, "to"));
+  if (!to) return invalid_model("required attribute 'to' is missing");
+  AttrMap a;
+  a.set("to", *to);
+  n.set_outputs(n.emit(Op::BitCast, {n.input(0)}, a));
   return Status::Ok();
 }
 

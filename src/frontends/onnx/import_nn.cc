@@ -1,4 +1,5 @@
-// Convolution, matrix products, normalization, pooling, softmax and dropout.
+// Normalization, pooling, the softmax family and dropout, where opsets differ from
+// the IR form (Conv, Gemm, MatMul, LayerNormalization, ... are DIRECT rows).
 #include "frontends/onnx/import_table.h"
 
 namespace ferry::onnx_import {
@@ -33,18 +34,6 @@ Status import_softmax_family(OnnxNode& n, Op op) {
 
 }  // namespace
 
-Status import_Conv(OnnxNode& n) { return import_direct(n, Op::Conv); }
-Status import_ConvTranspose(OnnxNode& n) { return import_direct(n, Op::ConvTranspose); }
-Status import_Gemm(OnnxNode& n) { return import_direct(n, Op::Gemm); }
-Status import_MatMul(OnnxNode& n) { return import_direct(n, Op::MatMul); }
-Status import_Einsum(OnnxNode& n) { return import_direct(n, Op::Einsum); }
-Status import_InstanceNormalization(OnnxNode& n) { return import_direct(n, Op::InstanceNormalization); }
-Status import_LayerNormalization(OnnxNode& n) { return import_direct(n, Op::LayerNormalization); }
-Status import_RMSNormalization(OnnxNode& n) { return import_direct(n, Op::RMSNormalization); }
-Status import_Attention(OnnxNode& n) { return import_direct(n, Op::Attention); }
-Status import_LRN(OnnxNode& n) { return import_direct(n, Op::LRN); }
-Status import_GlobalAveragePool(OnnxNode& n) { return import_direct(n, Op::GlobalAveragePool); }
-Status import_GlobalMaxPool(OnnxNode& n) { return import_direct(n, Op::GlobalMaxPool); }
 Status import_Softmax(OnnxNode& n) { return import_softmax_family(n, Op::Softmax); }
 Status import_LogSoftmax(OnnxNode& n) { return import_softmax_family(n, Op::LogSoftmax); }
 
@@ -147,6 +136,25 @@ Status import_Dropout(OnnxNode& n) {
     if (!boolean) mask = n.emit_helper(Op::CastLike, {mask, x})->output(0);
     n.set_output(1, mask);
   }
+  return Status::Ok();
+}
+
+Status import_Hardmax(OnnxNode& n) {
+  // Before opset 13 Hardmax coerced the input to 2-D at `axis` (default 1); that equals
+  // the one-axis form only when the axis is the last one.
+  if (n.opset() < 13) return n.unsupported("Hardmax before opset 13 (2-D coercion) is not supported");
+  return import_direct(n, Op::Hardmax);
+}
+
+Status import_LpPool(OnnxNode& n) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  if (n.opset() < 2) return n.unsupported("LpPool-1 (float p) is not supported");
+  AttrMap a;
+  for (const char* name : {"auto_pad", "kernel_shape", "pads", "strides", "p"}) n.copy(a, name, Op::LpPool);
+  n.copy(a, "ceil_mode", Op::LpPool, {.since = 18});
+  n.copy(a, "dilations", Op::LpPool, {.since = 18});
+  if (!a.has("kernel_shape")) return invalid_model("required attribute 'kernel_shape' is missing");
+  n.set_outputs(n.emit(Op::LpPool, {n.input(0)}, a));
   return Status::Ok();
 }
 

@@ -1,5 +1,6 @@
-// Reductions, arg-reductions, CumSum and TopK. Reduce* `axes` moved from an
-// attribute to an input in opset 18 (ReduceSum: 13); TopK `k` in opset 10.
+// Reductions, arg-reductions and TopK. Reduce* `axes` moved from an attribute to
+// an input in opset 18 (ReduceSum: 13); TopK `k` in opset 10; ReduceLogSum is
+// Log(ReduceSum(x)).
 #include "frontends/onnx/import_table.h"
 
 namespace ferry::onnx_import {
@@ -48,7 +49,6 @@ Status import_ReduceSumSquare(OnnxNode& n) { return import_reduce(n, Op::ReduceS
 Status import_ReduceLogSumExp(OnnxNode& n) { return import_reduce(n, Op::ReduceLogSumExp, 18); }
 Status import_ArgMax(OnnxNode& n)          { return import_arg_reduce(n, Op::ArgMax); }
 Status import_ArgMin(OnnxNode& n)          { return import_arg_reduce(n, Op::ArgMin); }
-Status import_CumSum(OnnxNode& n)          { return import_direct(n, Op::CumSum); }
 // clang-format on
 
 Status import_TopK(OnnxNode& n) {
@@ -67,6 +67,25 @@ Status import_TopK(OnnxNode& n) {
     k = n.input(1);
   }
   n.set_outputs(n.emit(Op::TopK, {n.input(0), k}, a, 2));
+  return Status::Ok();
+}
+
+/// ReduceLogSum(x) = Log(ReduceSum(x)).
+Status import_ReduceLogSum(OnnxNode& n) {
+  AttrMap a;
+  n.copy(a, "keepdims", Op::ReduceSum);
+  Value* axes = nullptr;
+  if (n.opset() >= 18) {
+    FERRY_TRY(n.expect_inputs(1, 2));
+    n.copy(a, "noop_with_empty_axes", Op::ReduceSum);
+    axes = n.input(1);
+  } else {
+    FERRY_TRY(n.expect_inputs(1, 1));
+    std::optional<std::vector<int64_t>> v = n.opt_ints("axes");
+    if (v && !v->empty()) axes = n.const_i64(*v, "axes");
+  }
+  Value* sum = n.emit_helper(Op::ReduceSum, {n.input(0), axes}, a)->output(0);
+  n.set_output(0, n.emit(Op::Log, {sum})->output(0));
   return Status::Ok();
 }
 

@@ -1,28 +1,9 @@
-// Shape and data-movement ops. Versioned moves to inputs: Squeeze/Unsqueeze
-// `axes` (opset 13), Split `split` (13), Slice starts/ends/axes (10),
-// Pad pads/value (11).
+// Shape, data-movement and generator ops that need translating. Versioned moves
+// to inputs: Squeeze/Unsqueeze `axes` (opset 13), Split `split` (13), Slice
+// starts/ends/axes (10), Pad pads/value (11); EyeLike's dtype is a type code.
 #include "frontends/onnx/import_table.h"
 
 namespace ferry::onnx_import {
-
-// clang-format off
-Status import_Flatten(OnnxNode& n)         { return import_direct(n, Op::Flatten); }
-Status import_Transpose(OnnxNode& n)       { return import_direct(n, Op::Transpose); }
-Status import_Concat(OnnxNode& n)          { return import_direct(n, Op::Concat); }
-Status import_Gather(OnnxNode& n)          { return import_direct(n, Op::Gather); }
-Status import_GatherElements(OnnxNode& n)  { return import_direct(n, Op::GatherElements); }
-Status import_GatherND(OnnxNode& n)        { return import_direct(n, Op::GatherND); }
-Status import_ScatterND(OnnxNode& n)       { return import_direct(n, Op::ScatterND); }
-Status import_ScatterElements(OnnxNode& n) { return import_direct(n, Op::ScatterElements); }
-Status import_Expand(OnnxNode& n)          { return import_direct(n, Op::Expand); }
-Status import_Tile(OnnxNode& n)            { return import_direct(n, Op::Tile); }
-Status import_Size(OnnxNode& n)            { return import_direct(n, Op::Size); }
-Status import_ConstantOfShape(OnnxNode& n) { return import_direct(n, Op::ConstantOfShape); }
-Status import_OneHot(OnnxNode& n)          { return import_direct(n, Op::OneHot); }
-Status import_NonZero(OnnxNode& n)         { return import_direct(n, Op::NonZero); }
-Status import_Trilu(OnnxNode& n)           { return import_direct(n, Op::Trilu); }
-Status import_Unique(OnnxNode& n)          { return import_direct(n, Op::Unique); }
-// clang-format on
 
 /// Scatter (opsets 9-10) is ScatterElements under its old name.
 Status import_Scatter(OnnxNode& n) { return import_direct(n, Op::ScatterElements); }
@@ -143,6 +124,16 @@ Status import_SpaceToDepth(OnnxNode& n) {
   std::string mode = n.string_or("mode", "DCR", {.since = 28});
   if (mode != "DCR") return n.unsupported("mode=" + mode + " is not supported (only DCR)");
   n.set_outputs(n.emit(Op::SpaceToDepth, {n.input(0)}, a));
+  return Status::Ok();
+}
+
+Status import_EyeLike(OnnxNode& n) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  AttrMap a;
+  n.copy(a, "k", Op::EyeLike);
+  FERRY_ASSIGN_OR_RETURN(auto dt, dtype_attr(n, "dtype"));
+  if (dt) a.set("dtype", *dt);
+  n.set_outputs(n.emit(Op::EyeLike, {n.input(0)}, a));
   return Status::Ok();
 }
 

@@ -1,17 +1,10 @@
-// Spatial-transformer, detection and block ops: GridSample, AffineGrid,
-// NonMaxSuppression, Col2Im.
+// GridSample (AffineGrid, NonMaxSuppression and Col2Im are DIRECT rows).
 //
 // GridSample-16 (opsets 16-19) spells the modes bilinear / bicubic; opset 20
 // renamed them linear / cubic (and allowed N-D inputs), the IR's spelling.
 #include "frontends/onnx/import_table.h"
 
 namespace ferry::onnx_import {
-
-// clang-format off
-Status import_AffineGrid(OnnxNode& n)        { return import_direct(n, Op::AffineGrid); }
-Status import_NonMaxSuppression(OnnxNode& n) { return import_direct(n, Op::NonMaxSuppression); }
-Status import_Col2Im(OnnxNode& n)            { return import_direct(n, Op::Col2Im); }
-// clang-format on
 
 Status import_GridSample(OnnxNode& n) {
   FERRY_TRY(n.expect_inputs(2, 2));

@@ -1,6 +1,7 @@
 #include "frontends/onnx/onnx_node.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "ops/registry.h"
 
@@ -328,6 +329,19 @@ Status import_direct(OnnxNode& n, Op op) {
   nout = std::max(nout, size_t(s.min_outputs));
   n.set_outputs(n.emit(op, n.inputs(), std::move(attrs), nout));
   return Status::Ok();
+}
+
+Result<std::optional<std::string>> dtype_attr(OnnxNode& n, const std::string& attr, Opsets v) {
+  std::optional<int64_t> code = n.opt_int(attr, v);
+  if (!code || *code == 0) return std::optional<std::string>();
+  if (*code < 0 || *code > INT32_MAX) return invalid_model("attribute '" + attr + "' is not a data type");
+  auto t = dtype_from_onnx(int32_t(*code));
+  if (!t.ok()) {
+    if (t.status().code() == StatusCode::kUnsupported)
+      return n.unsupported(attr + " " + onnx_dtype_name(int32_t(*code)) + " is not supported");
+    return t.status().with_context("attribute '" + attr + "'");
+  }
+  return std::optional<std::string>(dtype_name(*t));
 }
 
 }  // namespace ferry::onnx_import

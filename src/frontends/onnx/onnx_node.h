@@ -191,4 +191,8 @@ int attribute_type(const onnx::AttributeProto& a);
 /// Imports the node 1:1 as `op`: every input, every IR-declared attribute, every output.
 Status import_direct(OnnxNode& n, Op op);
 
+/// An ONNX data type code attribute (BitCast's to, EyeLike's dtype, QuantizeLinear's
+/// output_dtype) as a ferry dtype name; nullopt when absent or 0 (UNDEFINED).
+Result<std::optional<std::string>> dtype_attr(OnnxNode& n, const std::string& attr, Opsets v = {});
+
 }  // namespace ferry::onnx_import

@@ -407,7 +407,7 @@ void GraphImporter::import_node(Scope& scope, const tfproto::NodeDef& def) {
     return;
   }
   const ImportRow* row = find_import(def.op());
-  if (!row || !row->fn) return fail(unsupported("no importer for this op"), repair_hint(def.op()));
+  if (!row || (!row->fn && !row->direct)) return fail(unsupported("no importer for this op"), repair_hint(def.op()));
   std::vector<Value*> values;
   for (size_t i = 0; i < ins.size(); ++i) {
     if (ins[i].is_resource)
@@ -427,7 +427,7 @@ void GraphImporter::import_node(Scope& scope, const tfproto::NodeDef& def) {
   }
   const std::string name = scope.prefix + def.name();
   TfNode n(st_, def, st_.fresh_node_name(name), name, std::move(values));
-  Status s = row->fn(n);
+  Status s = import_by_row(*row, n);
   if (s.ok() && !n.attr_status().ok()) s = n.attr_status();
   if (!s.ok()) return fail(s, n.proposed_repair());
   std::vector<Bound> outs;

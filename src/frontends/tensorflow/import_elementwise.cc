@@ -1,50 +1,9 @@
-// Elementwise arithmetic, activations, comparisons, casts and identities.
-// TensorFlow's binary ops broadcast like ONNX's (numpy rules), so they map 1:1.
+// Elementwise ops that need translating (TensorFlow's binary ops broadcast like
+// ONNX's, numpy rules, so most elementwise ops are DIRECT rows): Relu6, LeakyRelu,
+// Swish, Erfc, Rsqrt, Square, SquaredDifference, Cast, IdentityN.
 #include "frontends/tensorflow/import_table.h"
 
 namespace ferry::tf_import {
-namespace {
-
-Status direct(TfNode& n, Op op, size_t arity) {
-  FERRY_TRY(n.expect_inputs(arity, int64_t(arity)));
-  n.set_output(0, n.emit1(op, n.inputs()));
-  return Status::Ok();
-}
-
-}  // namespace
-
-Status import_Add(TfNode& n) { return direct(n, Op::Add, 2); }
-Status import_AddV2(TfNode& n) { return direct(n, Op::Add, 2); }
-Status import_Sub(TfNode& n) { return direct(n, Op::Sub, 2); }
-Status import_Mul(TfNode& n) { return direct(n, Op::Mul, 2); }
-Status import_RealDiv(TfNode& n) { return direct(n, Op::Div, 2); }
-Status import_Maximum(TfNode& n) { return direct(n, Op::Max, 2); }
-Status import_Minimum(TfNode& n) { return direct(n, Op::Min, 2); }
-Status import_Pow(TfNode& n) { return direct(n, Op::Pow, 2); }
-Status import_Greater(TfNode& n) { return direct(n, Op::Greater, 2); }
-Status import_Less(TfNode& n) { return direct(n, Op::Less, 2); }
-Status import_Equal(TfNode& n) { return direct(n, Op::Equal, 2); }
-Status import_SelectV2(TfNode& n) { return direct(n, Op::Where, 3); }
-Status import_Relu(TfNode& n) { return direct(n, Op::Relu, 1); }
-Status import_Elu(TfNode& n) { return direct(n, Op::Elu, 1); }
-Status import_Selu(TfNode& n) { return direct(n, Op::Selu, 1); }
-Status import_Sigmoid(TfNode& n) { return direct(n, Op::Sigmoid, 1); }
-Status import_Tanh(TfNode& n) { return direct(n, Op::Tanh, 1); }
-Status import_Softplus(TfNode& n) { return direct(n, Op::Softplus, 1); }
-Status import_Erf(TfNode& n) { return direct(n, Op::Erf, 1); }
-Status import_Exp(TfNode& n) { return direct(n, Op::Exp, 1); }
-Status import_Log(TfNode& n) { return direct(n, Op::Log, 1); }
-Status import_Sqrt(TfNode& n) { return direct(n, Op::Sqrt, 1); }
-Status import_Neg(TfNode& n) { return direct(n, Op::Neg, 1); }
-Status import_Abs(TfNode& n) { return direct(n, Op::Abs, 1); }
-Status import_Reciprocal(TfNode& n) { return direct(n, Op::Reciprocal, 1); }
-Status import_Floor(TfNode& n) { return direct(n, Op::Floor, 1); }
-
-Status import_AddN(TfNode& n) {
-  FERRY_TRY(n.expect_inputs(1, -1));
-  n.set_output(0, n.emit1(Op::Sum, n.inputs()));
-  return Status::Ok();
-}
 
 Status import_SquaredDifference(TfNode& n) {
   FERRY_TRY(n.expect_inputs(2, 2));
@@ -108,9 +67,6 @@ Status import_Cast(TfNode& n) {
   n.set_output(0, n.emit1(Op::Cast, {n.input(0)}, a));
   return Status::Ok();
 }
-
-Status import_Identity(TfNode& n) { return direct(n, Op::Identity, 1); }
-Status import_StopGradient(TfNode& n) { return direct(n, Op::Identity, 1); }
 
 Status import_IdentityN(TfNode& n) {
   // Used to attach custom gradients; in inference every output is its input.

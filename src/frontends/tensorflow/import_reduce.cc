@@ -1,5 +1,7 @@
 // Reductions: reduction_indices is input 1; keep_dims an attribute.
 // An empty axis list reduces nothing in TensorFlow (noop_with_empty_axes=1).
+// ArgMax / ArgMin: the axis is input 1 (a constant scalar), the axis is dropped,
+// output_type int64 (default) or int32 (a Cast after the i64 indices).
 #include "frontends/tensorflow/import_table.h"
 
 namespace ferry::tf_import {
@@ -17,8 +19,33 @@ Status reduce(TfNode& n, Op op) {
   return Status::Ok();
 }
 
+Status arg_reduce(TfNode& n, Op op) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> axis, n.const_ints(1, "the dimension"));
+  if (axis.size() != 1) return invalid_model("dimension must be one axis, got " + std::to_string(axis.size()));
+  DType out = DType::i64;
+  if (n.attr("output_type")) {
+    FERRY_ASSIGN_OR_RETURN(out, n.type_attr("output_type"));
+    if (out != DType::i64 && out != DType::i32)
+      return invalid_model(std::string("output_type must be int32 or int64, got ") + dtype_name(out));
+  }
+  AttrMap a;
+  a.set("axis", axis[0]);
+  a.set("keepdims", int64_t(0));
+  if (out == DType::i64) {
+    n.set_output(0, n.emit1(op, {n.input(0)}, a));
+    return Status::Ok();
+  }
+  AttrMap to;
+  to.set("to", std::string(dtype_name(out)));
+  n.set_output(0, n.emit1(Op::Cast, {n.helper1(op, {n.input(0)}, a)}, to));
+  return Status::Ok();
+}
+
 }  // namespace
 
+Status import_ArgMax(TfNode& n) { return arg_reduce(n, Op::ArgMax); }
+Status import_ArgMin(TfNode& n) { return arg_reduce(n, Op::ArgMin); }
 Status import_Mean(TfNode& n) { return reduce(n, Op::ReduceMean); }
 Status import_Sum(TfNode& n) { return reduce(n, Op::ReduceSum); }
 Status import_Max(TfNode& n) { return reduce(n, Op::ReduceMax); }

@@ -223,6 +223,35 @@ TEST(TfImporter, FusedBatchNormMatMulMean) {
   EXPECT_NEAR(y[2], 5.5, 1e-5);
 }
 
+TEST(TfImporter, ArgMaxAndArgMinDropTheAxisAndCastToOutputType) {
+  GraphDef g;
+  placeholder(g, "x", {2, 3});
+  const_i32(g, "axis", {}, {1});
+  add_node(g, "ArgMax", "amax", {"x", "axis"});
+  NodeDef* amin = add_node(g, "ArgMin", "amin", {"x", "axis"});
+  set_type(amin, "output_type", DT_INT32);
+  auto imported = import(g);
+  ASSERT_TRUE(imported.ok()) << imported.status().to_string();
+  auto out = interpret(**imported, {{"x", Tensor::from_vector<float>({3, 9, 1, -2, -5, 0}, {2, 3})}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  ASSERT_EQ(out->size(), 2u);
+  const Tensor &amax_y = (*out)[0].dtype() == DType::i64 ? (*out)[0] : (*out)[1];
+  const Tensor &amin_y = (*out)[0].dtype() == DType::i64 ? (*out)[1] : (*out)[0];
+  EXPECT_EQ(amax_y.to_int_vector(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(amin_y.dtype(), DType::i32);
+  EXPECT_EQ(amin_y.to_int_vector(), (std::vector<int64_t>{2, 1}));
+}
+
+TEST(TfImporter, MatrixDeterminantIsDet) {
+  GraphDef g;
+  placeholder(g, "x", {2, 2, 2});
+  add_node(g, "MatrixDeterminant", "det", {"x"});
+  auto imported = import(g);
+  ASSERT_TRUE(imported.ok()) << imported.status().to_string();
+  EXPECT_EQ((*imported)->outputs()[0]->type_string(), "f32[2]");
+  EXPECT_EQ(run1(**imported, "x", iota({2, 2, 2})), (std::vector<float>{0 * 3 - 1 * 2, 4 * 7 - 5 * 6}));
+}
+
 TEST(TfImporter, FunctionCallsAreInlined) {
   GraphDef g;
   placeholder(g, "x", {3});

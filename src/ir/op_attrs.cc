@@ -1,0 +1,41 @@
+#include "ir/op_attrs.h"
+
+namespace ferry {
+namespace {
+
+template <class T>
+const T& get(const AttrValue& v, const char* name) {
+  const T* p = std::get_if<T>(&v);
+  FERRY_CHECK(p != nullptr, std::string("attribute '") + name + "' is " + attr_kind_name(attr_kind(v)) +
+                                ", not the kind ops.def declares (the verifier checks this)");
+  return *p;
+}
+
+template <class T>
+void read(const AttrMap& m, const char* name, T& out) {
+  if (const AttrValue* v = m.find(name)) out = get<T>(*v, name);
+}
+
+template <class T>
+void read(const AttrMap& m, const char* name, std::optional<T>& out) {
+  if (const AttrValue* v = m.find(name)) out = get<T>(*v, name);
+}
+
+}  // namespace
+
+#define ATTR(name, kind, def) read(m, #name, a.name);
+#define REQ(name, kind) read(m, #name, a.name);
+#define OPT(name, kind) read(m, #name, a.name);
+#define FERRY_OP(Name, min_in, max_in, min_out, max_out, sink, export_to, flops, ...) \
+  Name##Attrs Name##Attrs::parse(const AttrMap& m) {                                 \
+    Name##Attrs a;                                                                   \
+    __VA_ARGS__                                                                      \
+    return a;                                                                        \
+  }
+#include "ir/ops.def"
+#undef FERRY_OP
+#undef ATTR
+#undef REQ
+#undef OPT
+
+}  // namespace ferry
