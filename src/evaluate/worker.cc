@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/npy.h"
+#include "validate/npy.h"
 #include "evaluate/kernel_plugin.h"
 #include "ferry/model.h"
 #include "validate/npz.h"
