@@ -66,6 +66,38 @@ TEST(CpuSegments, EverySegmentIsTimedAndObserved) {
   EXPECT_GE(step_us.size(), 4u) << "steps of both segments are timed";
 }
 
+TEST(CpuSegments, ValuesCarriedPastTheDataDependentNodeKeepTheirBuffers) {
+  // b is computed before NonZero and read only after it: the steps between must not
+  // reuse its arena buffer before the segment hands it on (cpu_liveness.cc).
+  auto make = [] {
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", DType::f32, Shape({Dim(64)}));
+    auto node = [&](Op op, std::vector<Value*> in, AttrMap a = {}) {
+      return g->add_node(op, std::move(in), 1, std::move(a), g->unique_name(op_name(op)))->output(0);
+    };
+    Value* a = node(Op::Relu, {x});
+    Value* b = node(Op::Mul, {a, g->add_constant("three", Tensor::scalar(3.f))});
+    Value* e = node(Op::Sigmoid, {node(Op::Tanh, {node(Op::Sigmoid, {node(Op::Neg, {a})})})});
+    Value* mask = node(Op::Greater, {e, g->add_constant("half", Tensor::scalar(0.6f))});
+    Value* nz = node(Op::NonZero, {mask});
+    Value* idx = node(Op::Squeeze, {nz, g->add_constant("ax", Tensor::from_vector<int64_t>({0}, {1}))});
+    g->set_outputs({node(Op::Gather, {b, idx}, attrs({{"axis", int64_t(0)}}))});
+    EXPECT_TRUE(infer_shapes(*g).ok());
+    return g;
+  };
+  auto s = CpuSession::compile(make());
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto ref = make();
+  for (uint32_t seed : {11u, 12u}) {
+    std::map<std::string, Tensor> feeds{{"x", randn({64}, seed)}};
+    auto want = interpret(*ref, feeds);
+    auto got = (*s)->run(feeds);
+    ASSERT_TRUE(want.ok() && got.ok());
+    ASSERT_EQ((*got)[0].dims(), (*want)[0].dims());
+    EXPECT_TRUE(close((*got)[0], (*want)[0], 1e-6)) << "seed " << seed;
+  }
+}
+
 TEST(CpuSegments, ManyShapesEvictOldPlansAndStillRun) {
   // More distinct input shapes than the session keeps plans for (cpu_session.h): the
   // oldest plans go, and a shape seen long ago is planned again, with the same result.

@@ -37,7 +37,10 @@ Lifetimes lifetimes(const CpuSession::Signature& sig, bool outputs_live) {
       if (outputs_live) t.last[r] = std::max(t.last[r], i);
     }
   }
+  // Graph outputs, and the values a data-dependent segment hands to the next one
+  // (copied out after its last step), live to the end.
   for (int s : sig.output_slots) t.last[size_t(root_of(slots, s))] = nsteps;
+  for (int s : sig.carried_slots) t.last[size_t(root_of(slots, s))] = nsteps;
   return t;
 }
 
