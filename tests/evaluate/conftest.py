@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 
 from eval_util import FLASH, REPO, require  # noqa: E402
 

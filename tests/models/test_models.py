@@ -190,7 +190,7 @@ COVERED_BY_CONFORMANCE = {
     "BitwiseOr": "test_bitwise_or_i32_2d", "BitwiseXor": "test_bitwise_xor_i32_2d", "BitwiseNot": "test_bitwise_not_2d",
     "CumProd": "test_cumprod_1d", "Hardmax": "test_hardmax_example", "LpNormalization": "test_l2normalization_axis_1",
     "NegativeLogLikelihoodLoss": "test_nllloss_NCd1", "QuantizeLinear": "test_quantizelinear",
-    "DequantizeLinear": "test_dequantizelinear", "BitCast": "test_bitcast_float32_to_int32",
+    "DequantizeLinear": "test_dequantizelinear", "BitCast": "test_bitcast_float32_to_int32", "Det": "test_det_2d",
     "EyeLike": "test_eyelike_with_dtype", "Compress": "test_compress_0", "ReverseSequence": "test_reversesequence_time",
     # issue 7 (recurrent, rotary, LpPool, CenterCropPad); RNN/GRU/LSTM also vs ONNX Runtime in
     # tests/ops/test_recurrent_vs_ort.py

@@ -266,7 +266,7 @@ def test_json_schema_fields(ferry, tmp_path):
             "metrics"} <= set(o)
     assert {"numel", "max_abs", "mean_abs", "max_rel", "rmse", "cosine", "worst_ratio", "worst_index",
             "out_of_tolerance", "nonfinite_mismatch", "top1_agreement", "top5_agreement"} <= set(o["metrics"])
-    assert j["subject"] == "ferry reference interpreter, optimized graph"
+    assert j["subject"] == "ferry cpu backend, graph optimized for target cpu"  # the default backend
     assert o["metrics"]["max_abs"] < 1e-5  # the optimized graph against the unoptimized one
     pl = s["per_layer"]
     assert {"node_outputs", "compared", "unmatched", "first_divergence", "layers"} <= set(pl)
@@ -275,8 +275,9 @@ def test_json_schema_fields(ferry, tmp_path):
 
 def test_no_optimize_validates_the_import_itself(ferry, tmp_path):
     meta = model("torch", "resnet18")
+    # The interpreter on both sides (the default cpu backend rounds differently).
     proc = run(ferry, "validate", meta["path"], "--reference", "reference", "--no-optimize", "--per-layer",
-               "--json", "-")
+               "--backend", "reference", "--json", "-")
     assert proc.returncode == EXIT_OK, proc.stderr
     j = json.loads(proc.stdout)
     assert j["subject"] == "ferry reference interpreter, imported graph (--no-optimize)"
