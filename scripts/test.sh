@@ -33,7 +33,7 @@ echo "== CpuSession tests (concurrent runs) under ThreadSanitizer (build-tsan/)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TSAN=ON -DFERRY_BUILD_TESTS=ON -DFERRY_UNITY_BUILD=ON \
   -DFERRY_BUILD_PYTHON=OFF >/dev/null
 ninja -C build-tsan -j2 ferry_tsan_tests
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/ferry_tsan_tests
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" build-tsan/ferry_tsan_tests
 # --- end thread safety ---
 
 echo "== fuzz targets: regressions + ${FUZZ_SECONDS:-60} s each (fuzz/smoke.sh)"
