@@ -54,6 +54,7 @@ Result<AccuracyBudget> parse_accuracy_budget(const std::string& text) {
     const double v = std::strtod(value.c_str(), &end);
     if (value.empty() || *end != '\0' || !std::isfinite(v)) return bad("has no number after the comparison");
     const bool ge = term[op] == '>';
+    if (name != "cosine" && name != "top1" && name != "max_rel" && name != "max_abs") return bad("names no metric");
     if ((name == "cosine" || name == "top1") != ge) return bad(ge ? "needs <=" : "needs >=");
     if ((name == "cosine" || name == "top1") && (v < -1 || v > 1)) return bad("must be within [-1, 1]");
     if ((name == "max_rel" || name == "max_abs") && v < 0) return bad("must be >= 0");
