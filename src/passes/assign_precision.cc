@@ -132,10 +132,13 @@ Result<PrecisionReport> assign_precision(Graph& g, const TargetPrecisions& targe
   FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
   DecisionIndex index;
   std::set<std::string> names;
+  // Decisions are kept and saved by name: every floating node gets its own (left as they
+  // are in fp32 mode, where nothing reads them).
+  const bool by_name = mode != "fp32" || !request.keep_fp32.empty() || !request.force.empty();
   for (Node* n : order) {
     if (!is_floating_node(*n)) continue;
-    // Decisions are kept and saved by name: every floating node gets its own.
-    if (n->name().empty() || names.count(n->name())) n->set_name(g.unique_name(n->name().empty() ? op_name(n->op()) : n->name()));
+    if (by_name && (n->name().empty() || names.count(n->name())))
+      n->set_name(g.unique_name(n->name().empty() ? op_name(n->op()) : n->name()));
     names.insert(n->name());
     index[n] = report.nodes.size();
     NodePrecision d;
