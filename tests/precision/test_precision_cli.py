@@ -214,6 +214,7 @@ def test_auto_keeps_fp32_on_this_cpu_with_the_reason(ferry_bin, ferry_api, conve
     (["--precision", "fp16", "--force", "ln_big"], "not of the form NODE=PRECISION"),
     (["--precision", "fp16", "--force", "ln_big=fp12"], "unknown precision 'fp12'"),
     (["--precision", "fp16", "--samples", "2", "--calibration", "c.npz"], "exclude each other"),
+    (["--precision", "fp16", "--samples", "0"], "--samples must be between 1 and 10000"),
 ])
 def test_convert_usage_errors(ferry_bin, converted, tmp_path, args, message):
     r = ferry(ferry_bin, "convert", converted[0], "-o", tmp_path / "o.onnx", *args, expect=1)

@@ -49,7 +49,7 @@ struct ConvertOptions {
   int64_t opset = 0;
   PrecisionFlags precision;
   std::string accuracy_budget;  ///< "" = the mode's default
-  int64_t samples = 0;          ///< 0 = 8 unless --calibration
+  int64_t samples = -1;         ///< -1: not given (8 unless --calibration)
   std::string calibration;
   uint64_t seed = 0;
 };
@@ -68,7 +68,7 @@ Result<std::vector<std::map<std::string, Tensor>>> calibration_samples(const Gra
                                                                        std::string* from) {
   std::vector<std::map<std::string, Tensor>> samples;
   if (o.calibration.empty()) {
-    const int64_t n = o.samples ? o.samples : 8;
+    const int64_t n = o.samples > 0 ? o.samples : 8;
     for (int64_t i = 0; i < n; ++i) {
       RandomInputOptions ro = input_options;
       ro.seed = o.seed + uint64_t(i);
@@ -206,9 +206,10 @@ int run_convert(const ConvertOptions& o) {
     return usage_error(kCmd, "--precision: unknown mode '" + o.precision.precision + "' (modes: " + precision_modes() + ")");
   if (!o.accuracy_budget.empty())
     if (auto b = parse_accuracy_budget(o.accuracy_budget); !b.ok()) return usage_error(kCmd, b.status().message());
-  if (!o.calibration.empty() && o.samples)
+  if (!o.calibration.empty() && o.samples != -1)
     return usage_error(kCmd, "--calibration and --samples exclude each other (the file holds the samples)");
-  if (o.samples < 0 || o.samples > 10000) return usage_error(kCmd, "--samples must be between 1 and 10000");
+  if (o.samples != -1 && (o.samples < 1 || o.samples > 10000))
+    return usage_error(kCmd, "--samples must be between 1 and 10000");
   const bool precision_asked = !o.precision.precision.empty() || !o.precision.keep_fp32.empty() ||
                                !o.precision.force.empty();
   if (o.no_optimize && precision_asked)
@@ -292,7 +293,11 @@ Action add_convert_command(CLI::App& app) {
       "default domain (opset 18 or the lowest newer one the graph needs), ferry's fused ops in domain \"ferry\"\n"
       "(docs/ferry_ops.md). `ferry run` on that target runs exactly this graph.\n"
       "Prints what each pass matched, applied and nearly matched (with the reason and the source nodes);\n"
-      "--report writes the same as JSON.");
+      "--report writes the same as JSON.\n"
+      "--precision bf16|fp16 lowers each node the target offers it for, then the accuracy guard measures the\n"
+      "model against fp32 on calibration inputs and raises the nodes that break --accuracy-budget to fp32;\n"
+      "the decisions (per node: precision, sensitivity, reason) go into the model and the report. Without\n"
+      "bf16/fp16 hardware they are emulated: accuracy as on hardware, no speedup (docs/precision.md).");
   sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
       ->required()
       ->type_name("FILE|DIR");
