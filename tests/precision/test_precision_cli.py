@@ -241,3 +241,18 @@ def test_run_flags_and_calibration_file(ferry_bin, converted, tmp_path):
     prec = json.loads(rep.read_text())["precision"]
     assert "calib.npz (3 samples)" in prec["guard"], prec["guard"]
     assert [n["node"] for n in prec["nodes"] if n["precision"] == "fp32"] == ["ln_big"]
+
+
+def test_python_compile_errors(ferry_api, converted):
+    model = ferry_api.load(str(converted[0]))
+    with pytest.raises(ferry_api.InvalidArgumentError, match=r"unknown precision mode 'fp8' \(modes: fp32, bf16"):
+        model.compile(precision="fp8")
+    with pytest.raises(ferry_api.InvalidArgumentError, match="--keep-fp32: no node named 'nope'"):
+        model.compile(precision="fp16", keep_fp32=["nope"])
+    with pytest.raises(TypeError, match="option 'keep_fp32' must be a list of str"):
+        model.compile(keep_fp32="ln_big")
+    s = model.compile(precision="fp16", keep_fp32=["ln_big"], force=["softmax=bf16"])
+    got = {n["node"]: (n["precision"], n["reason"]) for n in s.precision["nodes"]}
+    assert got["ln_big"] == ("fp32", "fp32: --keep-fp32")
+    assert got["softmax"][0] == "bf16" and got["softmax"][1].startswith("bf16: --force")
+    assert s.options["precision"] == "fp16"
