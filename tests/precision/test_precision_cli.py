@@ -257,3 +257,12 @@ def test_python_compile_errors(ferry_api, converted):
     assert got["ln_big"] == ("fp32", "fp32: --keep-fp32")
     assert got["softmax"][0] == "bf16" and got["softmax"][1].startswith("bf16: --force")
     assert s.options["precision"] == "fp16"
+
+
+def test_env_reports_what_precision_can_use(ferry_bin):
+    r = ferry(ferry_bin, "env", "--json", "--no-python")
+    checks = {c["name"]: c for c in json.loads(r.stdout)["checks"] if c["section"] == "isa"}
+    for p in ("bf16", "fp16"):
+        assert checks[p]["detail"].startswith(f"--precision {p} "), checks[p]
+        # ferry has no bf16/fp16 steps yet: emulated on every host, said as a warning with the consequence
+        assert "emulated" in checks[p]["detail"] and checks[p]["status"] == "warn", checks[p]
