@@ -145,6 +145,13 @@ std::vector<Case> small_sweep() {
     c.three_d = three_d, c.hkv = 4, c.scale = 0.3, c.softcap = 2.0;  // MHA, 3-D, scale, softcap
     cs.push_back(c);
   }
+  for (Mask m : {Mask::none, Mask::bool_padding, Mask::float_bias}) {
+    // Decode steps with a cache longer than a row block (256 keys), GQA: present_key/value are
+    // written as the cache streams through (fused), or apart when the mask may hide keys.
+    Case c = base;
+    c.sq = 1, c.skv = 1, c.hq = 4, c.hkv = 2, c.past = 300, c.present = true, c.mask = m;
+    cs.push_back(c);
+  }
   Case c = base;
   c.causal = true, c.sq = 80, c.skv = 30;  // more queries than keys: late rows see every key
   cs.push_back(c);

@@ -4,8 +4,10 @@
 // writes it to the last step that reads it (graph outputs: to the end). A step
 // whose Step::in_place_input() dies at that step writes over it instead (the
 // output becomes a view of the input, its lifetime merged). Views (Reshape-like
-// nodes, in-place outputs) resolve to the slot that owns the memory. Then the
-// best-fit planner (planner/memory_plan.h) packs the buffers into one arena.
+// nodes, in-place outputs) resolve to the slot that owns the memory. Graph outputs
+// that own their memory alone take none: each run lends them the caller's tensor
+// (Signature::direct_outputs). Then the best-fit planner (planner/memory_plan.h)
+// packs the buffers into one arena.
 #include <algorithm>
 #include <climits>
 
@@ -48,12 +50,16 @@ Lifetimes lifetimes(const CpuSession::Signature& sig, bool outputs_live) {
 void merge_in_place(CpuSession::Signature& sig) {
   std::deque<Slot>& slots = sig.slots;
   Lifetimes t = lifetimes(sig, false);
+  // A graph output of the last segment is better lent the caller's tensor (no copy) than
+  // written over its input (cpu_plan.h, Signature::direct_outputs).
+  std::vector<bool> graph_output(slots.size(), false);
+  for (int s : sig.output_slots) graph_output[size_t(s)] = !sig.dynamic;
   for (int i = 0; i < int(sig.steps.size()); ++i) {
     PlannedStep& ps = sig.steps[size_t(i)];
     const int k = ps.step->in_place_input();
     if (k < 0 || size_t(k) >= ps.ins.size() || ps.ins[size_t(k)] < 0 || ps.outs.size() != 1) continue;
     const int in = root_of(slots, ps.ins[size_t(k)]), out = ps.outs[0];
-    if (slots[size_t(in)].kind != Slot::kArena || slots[size_t(out)].buffer <= -2) continue;
+    if (slots[size_t(in)].kind != Slot::kArena || slots[size_t(out)].buffer <= -2 || graph_output[size_t(out)]) continue;
     if (t.last[size_t(in)] != i || slots[size_t(in)].bytes != slots[size_t(out)].bytes) continue;
     bool read_twice = false;
     for (size_t j = 0; j < ps.ins.size(); ++j)
@@ -66,14 +72,38 @@ void merge_in_place(CpuSession::Signature& sig) {
   }
 }
 
+/// Graph outputs whose slot would own its buffer alone (cpu_plan.h, Signature::direct_outputs):
+/// an arena slot in plain layout, no view (in place or Reshape-like) of another slot and viewed
+/// by none, listed once. They get no arena buffer: each run lends them the caller's tensor.
+std::vector<bool> direct_outputs(const CpuSession::Signature& sig) {
+  const std::deque<Slot>& slots = sig.slots;
+  std::vector<bool> viewed(slots.size(), false);
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].kind == Slot::kArena && slots[s].buffer <= -2) viewed[size_t(root_of(slots, int(s)))] = true;
+  std::vector<bool> direct(sig.output_slots.size(), false);
+  for (size_t i = 0; i < sig.output_slots.size(); ++i) {
+    const int o = sig.output_slots[i];
+    const Slot& s = slots[size_t(o)];
+    bool once = true;
+    for (size_t j = 0; j < sig.output_slots.size(); ++j) once &= j == i || sig.output_slots[j] != o;
+    direct[i] = once && s.kind == Slot::kArena && s.buffer > -2 && s.view_of < 0 && !viewed[size_t(o)] && s.plain();
+  }
+  return direct;
+}
+
 }  // namespace
 
 Status plan_signature_memory(CpuSession::Signature& sig, bool in_place) {
   if (in_place) merge_in_place(sig);
   std::deque<Slot>& slots = sig.slots;
   const Lifetimes t = lifetimes(sig, true);
+  sig.direct_outputs.assign(sig.output_slots.size(), false);
+  if (!sig.dynamic) sig.direct_outputs = direct_outputs(sig);
+  std::vector<bool> lent(slots.size(), false);
+  for (size_t i = 0; i < sig.output_slots.size(); ++i)
+    if (sig.direct_outputs[i]) lent[size_t(sig.output_slots[i])] = true;
   for (size_t s = 0; s < slots.size(); ++s) {
-    if (slots[s].kind != Slot::kArena || slots[s].buffer <= -2) continue;
+    if (slots[s].kind != Slot::kArena || slots[s].buffer <= -2 || lent[s]) continue;
     if (t.first[s] == INT_MAX && t.last[s] < 0) continue;  // never used
     if (t.first[s] == INT_MAX) return internal_error("a planned value is read but never written");
     slots[s].buffer = int(sig.buffers.size());

@@ -62,6 +62,10 @@ struct CpuSession::Signature {
   std::vector<PlannedStep> steps;
   std::vector<int> input_slots;
   std::vector<int> output_slots;
+  /// Per graph output: its slot would own its buffer alone (plain, not a view, viewed by none,
+  /// listed once), so it has no arena buffer and the steps write it straight into the caller's
+  /// tensor, lent to the slot for each run (no copy after the run, no arena space).
+  std::vector<bool> direct_outputs;
   std::vector<BufferLifetime> buffers;
   MemoryPlan plan;
   size_t scratch = 0;
@@ -79,6 +83,7 @@ struct CpuSession::Context {
   std::vector<Tensor> tensors;  ///< per slot
   std::vector<StepIO> ios;      ///< per step
   std::vector<std::unique_ptr<BoundStep>> bound;
+  std::vector<Tensor> parked;  ///< per graph output: what its slot held before the caller's tensor was lent
 };
 
 /// Stage 1: a step per node of `order` from `begin`, for `inputs` of `dims`, up to the

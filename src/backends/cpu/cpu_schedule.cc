@@ -59,6 +59,7 @@ class FnStep : public Step {
    public:
     Bound(const FnStep& s, StepIO* io) : s_(s), io_(io), ctx_(s.node_, io->inputs, &outs_) {
       for (Tensor* t : io->outputs) outs_.push_back(*t);
+      planned_ = outs_;
     }
     Status run() override {
       for (size_t i = 0; i < outs_.size(); ++i) {
@@ -77,13 +78,17 @@ class FnStep : public Step {
                                 outs_[i].type_string() + ", planned " + want.type_string());
         std::memcpy(want.raw(), outs_[i].raw(), want.nbytes());
       }
+      // Hold no reference to memory outside the arena (a caller's output tensor, one the
+      // kernel allocated): the caller's next run may reuse its tensor only while it is unshared.
+      for (size_t i = 0; i < outs_.size(); ++i)
+        if (outs_[i].buffer() != planned_[i].buffer()) outs_[i] = planned_[i];
       return Status::Ok();
     }
 
    private:
     const FnStep& s_;
     StepIO* io_;
-    std::vector<Tensor> outs_;
+    std::vector<Tensor> outs_, planned_;
     KernelContext ctx_;
   };
   const Node& node_;

@@ -60,6 +60,39 @@ Status report_step(const CpuSession::Signature& sig, const CpuSession::Context& 
   return Status::Ok();
 }
 
+/// Whether the caller's tensor can take `slot`'s value in place: same type, and nobody else
+/// holds its buffer (a tensor handed out by an earlier run, not shared since).
+bool reusable(const Tensor& dst, const Slot& slot) {
+  return dst.defined() && dst.dtype() == slot.dtype && dst.dims() == slot.dims && dst.buffer().use_count() == 1;
+}
+
+/// Points every direct output's slot at the caller's tensor (a new one unless reusable),
+/// so the step that writes it writes there; what the slot held is parked meanwhile.
+/// Copy-assignments into tensors of the same rank: steady-state runs allocate nothing.
+Status lend_outputs(const CpuSession::Signature& sig, CpuSession::Context& ctx, std::vector<Tensor>* outputs) {
+  outputs->resize(sig.output_slots.size());
+  ctx.parked.resize(sig.output_slots.size());
+  for (size_t i = 0; i < sig.output_slots.size(); ++i) {
+    if (!sig.direct_outputs[i]) continue;
+    const Slot& slot = sig.slots[size_t(sig.output_slots[i])];
+    Tensor& dst = (*outputs)[i];
+    if (!reusable(dst, slot)) {
+      FERRY_ASSIGN_OR_RETURN(dst, Tensor::uninitialized(slot.dtype, slot.dims));
+    }
+    Tensor& t = ctx.tensors[size_t(sig.output_slots[i])];
+    ctx.parked[i] = t;
+    t = dst;
+  }
+  return Status::Ok();
+}
+
+/// Gives the direct outputs' slots back what they held (no buffer: they keep no reference to
+/// the caller's tensors).
+void return_outputs(const CpuSession::Signature& sig, CpuSession::Context& ctx) {
+  for (size_t i = 0; i < ctx.parked.size(); ++i)
+    if (sig.direct_outputs[i]) ctx.tensors[size_t(sig.output_slots[i])] = ctx.parked[i];
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CpuSession>> CpuSession::compile(std::shared_ptr<const Graph> graph,
@@ -120,10 +153,11 @@ Status CpuSession::run_segment(Signature& sig, const std::vector<Tensor>& inputs
     FERRY_ASSIGN_OR_RETURN(ctx, bind_context(sig));
   }
   for (size_t i = 0; i < inputs.size(); ++i) ctx->tensors[size_t(sig.input_slots[i])] = inputs[i];
+  Status st = sig.dynamic ? Status::Ok() : lend_outputs(sig, *ctx, outputs);
   const bool capture = observer && observer->on_value;
   if (capture) std::call_once(sig.capture_once, [&] { fill_capture_lists(sig); });
   std::vector<double>* step_us = observer ? observer->step_us : nullptr;
-  Status st = capture ? report_known(sig, *ctx, *observer) : Status::Ok();
+  if (st.ok() && capture) st = report_known(sig, *ctx, *observer);
   for (size_t i = 0; i < ctx->bound.size() && st.ok(); ++i) {
     if (step_us) {
       auto t0 = std::chrono::steady_clock::now();
@@ -140,6 +174,7 @@ Status CpuSession::run_segment(Signature& sig, const std::vector<Tensor>& inputs
   if (st.ok() && !sig.dynamic) {
     outputs->resize(sig.output_slots.size());
     for (size_t i = 0; i < sig.output_slots.size(); ++i) {
+      if (sig.direct_outputs[i]) continue;  // written in place by its step
       const Tensor& src = ctx->tensors[size_t(sig.output_slots[i])];
       Tensor& dst = (*outputs)[i];
       // Reuse the caller's tensor only when nobody else shares its buffer.
@@ -154,6 +189,7 @@ Status CpuSession::run_segment(Signature& sig, const std::vector<Tensor>& inputs
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i) ctx->tensors[size_t(sig.input_slots[i])] = Tensor();
+  if (!sig.dynamic) return_outputs(sig, *ctx);
   {
     std::lock_guard<std::mutex> lock(sig.mu);
     sig.free_contexts.push_back(std::move(ctx));

@@ -6,7 +6,9 @@
 // Work items are (batch, query head, block of L query rows), split over the
 // OpenMP pool dynamically (causal blocks differ in cost; each item is computed
 // by one thread in a fixed order, so results do not depend on the schedule).
-// Up to kRowQueries queries (decode) take the row kernel (attention_row.h).
+// Up to kRowQueries queries (decode) take the row kernel (attention_row.h); a
+// single query that sees every key writes present_key/present_value as it
+// streams the cache (one read of the cache instead of two).
 // Each thread keeps one scratch block of L (D + N + Dv + 4) floats, grown and
 // never shrunk (thread_local: a FnStep gets no scratch from the session), so
 // steady-state runs do not allocate.
@@ -34,12 +36,14 @@ using CfgAvx512Narrow = attn::Config<16, 24, 1, 16, 64>;
 // At most kRowQueries queries (decode steps): one query row at a time, vectorized along the head
 // dimension (attention_row.h); reading K/V once per query beats padding a tile of query lanes.
 constexpr int64_t kRowQueries = 4;
-using RowFn = void (*)(const attn::Problem& p, int64_t b, int64_t h, int64_t i, float* scratch);
-FERRY_TARGET_AVX2 void row__avx2(const attn::Problem& p, int64_t b, int64_t h, int64_t i, float* s) {
-  attn::query_row<8>(p, b, h, i, s);
+using RowFn = void (*)(const attn::Problem& p, int64_t b, int64_t h, int64_t i, float* scratch, float* const* present);
+FERRY_TARGET_AVX2 void row__avx2(const attn::Problem& p, int64_t b, int64_t h, int64_t i, float* s,
+                                 float* const* present) {
+  attn::query_row<8>(p, b, h, i, s, present);
 }
-FERRY_TARGET_AVX512 void row__avx512(const attn::Problem& p, int64_t b, int64_t h, int64_t i, float* s) {
-  attn::query_row<16>(p, b, h, i, s);
+FERRY_TARGET_AVX512 void row__avx512(const attn::Problem& p, int64_t b, int64_t h, int64_t i, float* s,
+                                     float* const* present) {
+  attn::query_row<16>(p, b, h, i, s, present);
 }
 
 #define FERRY_ATTENTION_BLOCK(name, target, cfg)                                                        \
@@ -79,13 +83,30 @@ Status run_blocks(const attn::Problem& p, BlockFn block) {
   return Status::Ok();
 }
 
-Status run_rows(const attn::Problem& p, RowFn row) {
-  const int64_t items = p.batch * p.q_heads * p.q_len;
+/// present_key / present_value when the decode rows can write them as they stream the
+/// cache: both requested, one query that sees every key. Null otherwise (write_present).
+bool fused_present(KernelContext& ctx, const attn::Problem& p, float* present[2]) {
+  if (ctx.num_outputs() < 3 || p.q_len != 1 || p.key_end(0) != p.total()) return false;
+  present[0] = ctx.output(1).data<float>(), present[1] = ctx.output(2).data<float>();
+  return present[0] && present[1];
+}
+
+Status run_rows(KernelContext& ctx, const attn::Problem& p, RowFn row) {
+  float* present[2] = {nullptr, nullptr};
+  const bool fused = fused_present(ctx, p, present);
+  if (!fused) attn::write_present(ctx, p);
+  const int64_t items = p.batch * p.q_heads * p.q_len, group = p.q_heads / p.kv_heads;
   const int64_t floats = p.head_dim + p.v_dim + attn::kRowKeys;
 #pragma omp parallel for schedule(dynamic, 1) if (items > 1)
   for (int64_t it = 0; it < items; ++it) {
-    const int64_t bh = it / p.q_len;
-    row(p, bh / p.q_heads, bh % p.q_heads, it % p.q_len, thread_scratch(floats));
+    const int64_t bh = it / p.q_len, b = bh / p.q_heads, h = bh % p.q_heads;
+    // The first query head of each kv group copies that kv head's rows into present.
+    float* mine[2] = {nullptr, nullptr};
+    if (fused && h % group == 0) {
+      const int64_t r = b * p.kv_heads + h / group;
+      mine[0] = present[0] + r * p.total() * p.head_dim, mine[1] = present[1] + r * p.total() * p.v_dim;
+    }
+    row(p, b, h, it % p.q_len, thread_scratch(floats), mine[0] ? mine : nullptr);
   }
   return Status::Ok();
 }
@@ -94,8 +115,8 @@ template <class Wide, class Narrow>
 Status run_attention(KernelContext& ctx, RowFn row, BlockFn narrow, BlockFn wide) {
   attn::Problem p;
   if (!attn::describe(ctx, &p)) return ref_Attention(ctx);
+  if (p.q_len <= kRowQueries) return run_rows(ctx, p, row);
   attn::write_present(ctx, p);
-  if (p.q_len <= kRowQueries) return run_rows(p, row);
   return p.q_len <= Narrow::L ? run_blocks<Narrow>(p, narrow) : run_blocks<Wide>(p, wide);
 }
 

@@ -9,6 +9,8 @@
 // then K/V, read in place. Scratch: D + Dv + kRowKeys floats.
 #pragma once
 
+#include <cstring>
+
 #include "backends/cpu/native/attention_tile.h"
 
 #pragma GCC diagnostic push
@@ -83,9 +85,18 @@ FERRY_INLINE void row_bias(const Problem& p, int64_t b, int64_t h, int64_t i, in
   }
 }
 
-/// Y row i of query head h in batch b; `scratch` holds D + Dv + kRowKeys floats.
+/// Rows [0, n) of stride ss and length d, packed at dst (the present_key / present_value rows).
+FERRY_INLINE void present_rows(const float* src, int64_t ss, int64_t n, int64_t d, float* dst) {
+  for (int64_t j = 0; j < n; ++j) std::memcpy(dst + j * d, src + j * ss, size_t(d) * sizeof(float));
+}
+
+/// Y row i of query head h in batch b; `scratch` holds D + Dv + kRowKeys floats. With
+/// `present` (row 0 of this kv head's present_key and present_value), the key and value
+/// blocks are also copied there as they stream through the cache: the caller guarantees
+/// this row sees every key, and that one row per kv head is given it.
 template <int W>
-FERRY_INLINE void query_row(const Problem& p, int64_t b, int64_t h, int64_t i, float* scratch) {
+FERRY_INLINE void query_row(const Problem& p, int64_t b, int64_t h, int64_t i, float* scratch,
+                            float* const* present = nullptr) {
   const int64_t D = p.head_dim, Dv = p.v_dim;
   float *q = scratch, *o = q + D, *s = o + Dv;
   const float* qr = p.q.row(b, h, i);
@@ -100,6 +111,7 @@ FERRY_INLINE void query_row(const Problem& p, int64_t b, int64_t h, int64_t i, f
     for (int64_t j = lo; j < hi; j += kRowKeys) {
       const int64_t n = std::min(kRowKeys, hi - j);
       row_scores<W>(q, K.row(b, kvh, j - lo), K.ss, n, D, s);
+      if (present) present_rows(K.row(b, kvh, j - lo), K.ss, n, D, present[0] + j * D);
       row_bias(p, b, h, i, j, n, s);
       float mn = m;
       for (int64_t x = 0; x < n; ++x) mn = simd::max(mn, s[x]);
@@ -114,6 +126,7 @@ FERRY_INLINE void query_row(const Problem& p, int64_t b, int64_t h, int64_t i, f
       l = l * alpha + sum;
       m = mn;
       row_values<W>(s, V.row(b, kvh, j - lo), V.ss, n, Dv, alpha, o);
+      if (present) present_rows(V.row(b, kvh, j - lo), V.ss, n, Dv, present[1] + j * Dv);
     }
   }
   const float inv = m == kNegInf || l == 0.f ? 0.f : 1.f / l;
