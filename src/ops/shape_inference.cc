@@ -9,16 +9,24 @@ namespace ferry {
 namespace {
 
 /// Types each subgraph's captures from the node inputs binding them, then infers it.
+/// An If branch whose shapes contradict these inputs is one the data cannot take
+/// (AffineGrid's 2-D branch on 3-D inputs): only both failing is an error (ops/if.cc).
 Status infer_node_subgraphs(Node& n, RefineShapeFn refine) {
+  Status first_failure;
+  size_t failed = 0, count = 0;
   for (const SubgraphUse& u : node_subgraphs(n)) {
+    ++count;
     Graph& sub = const_cast<Graph&>(*u.graph);  // the node owns it; `g` is being typed
     for (size_t i = 0; i < sub.captures().size(); ++i)
       if (const Value* outer = n.input(u.capture_begin + i); outer && outer->dtype() != DType::undefined)
         sub.captures()[i]->set_type(outer->dtype(), outer->shape());
     Status st = infer_shapes(sub, nullptr, refine);
-    if (!st.ok()) return std::move(st).with_context("node " + n.describe() + ", subgraph '" + u.attr + "'");
+    if (st.ok()) continue;
+    st = std::move(st).with_context("node " + n.describe() + ", subgraph '" + u.attr + "'");
+    if (n.op() != Op::If) return st;
+    if (failed++ == 0) first_failure = std::move(st);
   }
-  return Status::Ok();
+  return failed == count && count > 0 ? first_failure : Status::Ok();
 }
 
 /// Subgraph shape inference recursing through nested nodes: bounded like the nesting.

@@ -2,7 +2,7 @@
 
 Each model is run with `ferry run --backend cpu` and `--backend reference` and must match
 ONNX Runtime within 1e-5 (relative, at least 1e-6 absolute); onnx.reference.ReferenceEvaluator
-must agree with ONNX Runtime too (two independent oracles). The models cover what real models
+must agree with ONNX Runtime too (two independent oracles) where it implements the case. The models cover what real models
 do with control flow: nested If, reads of outer-scope values (inputs and initializers) from
 branches and bodies, a Loop with carried values and scan outputs, a Loop stopped by its
 condition, Scan in both directions with a state. `ferry convert` output must load in ONNX
@@ -136,6 +136,9 @@ def scan_model():
     return _model(g, opset=16)
 
 
+# onnx.reference (1.23) cannot run these: its Loop needs the cond input, its Scan reads forward only.
+NO_ONNX_REFERENCE = {"loop", "loop_zero_trips", "scan"}
+
 rng = np.random.default_rng(7)
 CASES = {
     "nested_if_then_then": (nested_if_model, {"x": np.array([1.0, 2.0, -0.5], np.float32)}),
@@ -190,10 +193,12 @@ def test_matches_onnxruntime(case, backend, tmp_path):
     path = tmp_path / "model.onnx"
     onnx.save(model, path)
     want = _ort(path, feeds)
-    ref = dict(zip([o.name for o in model.graph.output], ReferenceEvaluator(model).run(None, feeds)))
+    if case not in NO_ONNX_REFERENCE:
+        ref = dict(zip([o.name for o in model.graph.output], ReferenceEvaluator(model).run(None, feeds)))
+        for name, w in want.items():
+            np.testing.assert_allclose(ref[name], w, rtol=1e-5, atol=1e-6, err_msg=f"onnx.reference vs ORT: {name}")
     out = _ferry_run(binary, path, feeds, backend, tmp_path)
     for name, w in want.items():
-        np.testing.assert_allclose(ref[name], w, rtol=1e-5, atol=1e-6, err_msg=f"onnx.reference vs ORT: {name}")
         _assert_close(np.load(out / f"{name}.npy"), w, f"{case} {backend} {name}")
 
 
@@ -237,25 +242,29 @@ def test_constant_condition_is_inlined(tmp_path):
     _assert_close(_ort(dst, feeds)["y"], -feeds["x"], "inlined If")
 
 
-def test_too_deep_nesting_is_refused(tmp_path):
-    """Subgraphs nested past the limit fail with a clear message, not a crash."""
+def test_deep_nesting_runs(tmp_path):
+    """If nested 30 deep (protobuf's own recursion limit of 100 messages stops a file at about 33
+    levels; ferry's kMaxSubgraphDepth = 32 is tested through the text IR, tests/ir/subgraph_test.cc)."""
     binary = _need()
     import onnx
 
     _, TP, h, _ = _helpers()
     inner = h.make_graph([h.make_node("Identity", ["x"], ["y0"])], "g0", [], [h.make_tensor_value_info("y0", TP.FLOAT, [1])])
-    for depth in range(1, 40):
-        leaf = h.make_graph([h.make_node("Identity", ["x"], [f"e{depth}"])], f"e{depth}", [],
-                            [h.make_tensor_value_info(f"e{depth}", TP.FLOAT, [1])])
-        node = h.make_node("If", ["c"], [f"y{depth}"], then_branch=inner, else_branch=leaf)
-        inner = h.make_graph([node], f"g{depth}", [], [h.make_tensor_value_info(f"y{depth}", TP.FLOAT, [1])])
+    depth = 30
+    for d in range(1, depth + 1):
+        leaf = h.make_graph([h.make_node("Neg", ["x"], [f"e{d}"])], f"e{d}", [],
+                            [h.make_tensor_value_info(f"e{d}", TP.FLOAT, [1])])
+        node = h.make_node("If", ["c"], [f"y{d}"], then_branch=inner, else_branch=leaf)
+        inner = h.make_graph([node], f"g{d}", [], [h.make_tensor_value_info(f"y{d}", TP.FLOAT, [1])])
     g = h.make_graph(list(inner.node), "deep", [h.make_tensor_value_info("x", TP.FLOAT, [1]),
                                                 h.make_tensor_value_info("c", TP.BOOL, [])],
-                     [h.make_tensor_value_info("y39", TP.FLOAT, [1])])
+                     [h.make_tensor_value_info(f"y{depth}", TP.FLOAT, [1])])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
     path = tmp_path / "deep.onnx"
     onnx.save(m, path)
-    proc = subprocess.run([str(binary), "inspect", str(path)], capture_output=True, text=True, timeout=120)
-    assert proc.returncode != 0
-    assert "subgraphs nest deeper than 32 levels" in proc.stdout + proc.stderr
+    for backend in ("cpu", "reference"):
+        for c in (True, False):
+            feeds = {"x": np.array([2.5], np.float32), "c": np.array(c)}
+            out = _ferry_run(binary, path, feeds, backend, tmp_path)
+            _assert_close(np.load(out / f"y{depth}.npy"), feeds["x"] if c else -feeds["x"], f"depth {depth} {backend} {c}")
