@@ -63,15 +63,23 @@ TEST(Subgraph, BranchOutputsMayBeCaptures) {
 }
 
 TEST(Subgraph, VerifierChecksCaptureCountsAndBranches) {
-  // The If binds two captures but has one input for them.
+  // Two inputs, both taken by the captures: none is left for the condition.
   auto g = parse(
       "graph g (%c: bool[], %x: f32[2]) -> (%y) {\n"
-      "  %y = If(%c, %x) {else_branch=graph e () captures (%x: f32[2]) -> (%x) {\n"
+      "  %y = If(%x, %x) {else_branch=graph e () captures (%x: f32[2]) -> (%x) {\n"
       "  }, then_branch=graph t () captures (%x: f32[2]) -> (%x) {\n"
       "  }} @if\n"
       "}\n");
   EXPECT_EQ(verify(*g).to_string(), "invalid model: node 'if' (If): If takes 1 input (the condition) before its "
                                     "captures, has 0");
+  // A capture bound to an input of another dtype.
+  auto d = parse(
+      "graph g (%c: bool[], %x: f32[2]) -> (%y) {\n"
+      "  %y = If(%c, %c, %x) {else_branch=graph e () captures (%x: f32[2]) -> (%x) {\n"
+      "  }, then_branch=graph t () captures (%x: f32[2]) -> (%x) {\n"
+      "  }} @if\n"
+      "}\n");
+  EXPECT_EQ(verify(*d).to_string(), "invalid model: node 'if' (If): else_branch captures 'x' as f32, but input 1 is bool");
   auto h = parse(
       "graph g (%c: bool[], %x: f32[2]) -> (%y) {\n"
       "  %y = If(%c) {else_branch=graph e () -> () {\n"
