@@ -7,8 +7,12 @@
 #include <set>
 #include <vector>
 
+#include <functional>
+#include <unordered_map>
+
 #include "ir/op_attrs.h"
 #include "ir/op_facts.h"
+#include "ir/subgraph.h"
 
 namespace ferry {
 namespace {
@@ -27,9 +31,9 @@ void set_type(onnx::TypeProto* type, DType dtype, const Shape& shape) {
   }
 }
 
-void set_value_info(onnx::ValueInfoProto* vi, const Value& v) {
-  vi->set_name(v.name());
-  set_type(vi->mutable_type(), v.dtype(), v.shape());
+void set_value_info(onnx::ValueInfoProto* vi, const Value& v, const std::string& name) {
+  vi->set_name(name);
+  if (v.dtype() != DType::undefined) set_type(vi->mutable_type(), v.dtype(), v.shape());
 }
 
 /// Tensors of at least this many bytes are streamed to the file by write_onnx_file
@@ -52,14 +56,18 @@ void set_tensor(onnx::TensorProto* p, const Tensor& t, const std::string& name,
   p->set_raw_data(t.raw() ? std::string(reinterpret_cast<const char*>(t.raw()), t.nbytes()) : std::string());
 }
 
-void add_attribute(onnx::NodeProto* node, const Node& n, const std::string& name, const AttrValue& value) {
+/// Writes a subgraph attribute's GraphProto (the exporter's, which knows the scopes).
+using SubgraphWriter = std::function<Status(const Graph&, onnx::GraphProto*)>;
+
+Status add_attribute(onnx::NodeProto* node, const Node& n, const std::string& name, const AttrValue& value,
+                     const SubgraphWriter& write_subgraph) {
   AP* a = node->add_attribute();
   a->set_name(name);
   if (n.op() == Op::Cast && name == "to") {
     // IR: a ferry dtype name; ONNX: the TensorProto enum.
     a->set_type(AP::INT);
     a->set_i(dtype_to_onnx(dtype_from_name(std::get<std::string>(value)).value_or(DType::undefined)));
-    return;
+    return Status::Ok();
   }
   switch (attr_kind(value)) {
     case AttrKind::kInt: a->set_type(AP::INT); a->set_i(std::get<int64_t>(value)); break;
@@ -81,7 +89,12 @@ void add_attribute(onnx::NodeProto* node, const Node& n, const std::string& name
       a->set_type(AP::TENSOR);
       set_tensor(a->mutable_t(), std::get<Tensor>(value), "");
       break;
+    case AttrKind::kGraph:
+      a->set_type(AP::GRAPH);
+      if (!std::get<SubgraphPtr>(value)) return internal_error("node " + n.describe() + ": subgraph '" + name + "' is null");
+      return write_subgraph(*std::get<SubgraphPtr>(value), a->mutable_g());
   }
+  return Status::Ok();
 }
 
 /// The opset an attribute of `n` needs beyond the op's own (ops.def's export column):
@@ -137,15 +150,141 @@ int64_t ir_version_for_opset(int64_t opset) {
   return 14;
 }
 
+namespace {
+int64_t nodes_opset(const Graph& g) {
+  int64_t opset = 0;
+  for (const Node* n : g.nodes()) {
+    opset = std::max(opset, opset_needed(*n));
+    for (const SubgraphUse& u : node_subgraphs(*n)) opset = std::max(opset, nodes_opset(*u.graph));
+  }
+  return opset;
+}
+}  // namespace
+
 int64_t required_opset(const Graph& g) {
   int64_t opset = kMinExportOpset;
   auto it = g.info().opsets.find("");
   if (it != g.info().opsets.end()) opset = std::max(opset, it->second);
-  for (const Node* n : g.nodes()) opset = std::max(opset, opset_needed(*n));
-  return opset;
+  return std::max(opset, nodes_opset(g));
 }
 
 namespace {
+
+/// Writes a graph and, through its nodes' attributes, its subgraphs. ONNX names a
+/// value once in the whole model and a subgraph reads enclosing values by name: a
+/// capture is written as the name of the node input that binds it, and a subgraph
+/// value whose name an enclosing scope already uses is renamed.
+class GraphWriter {
+ public:
+  GraphWriter(std::vector<const Tensor*>* deferred) : deferred_(deferred) {}
+  bool uses_ferry_domain = false;
+
+  Status write(const Graph& g, onnx::GraphProto* graph, bool top, int depth);
+
+ private:
+  const std::string& name_of(const Value* v) const {
+    auto it = names_.find(v);
+    return it == names_.end() ? v->name() : it->second;
+  }
+  std::string fresh(const std::string& base) {
+    std::string n = base;
+    for (int i = 1; used_.count(n); ++i) n = base + "_" + std::to_string(i);
+    used_.insert(n);
+    return n;
+  }
+  Status write_node(const Node& n, const Graph& g, onnx::GraphProto* graph, int depth);
+
+  std::vector<const Tensor*>* deferred_;
+  std::unordered_map<const Value*, std::string> names_;
+  std::set<std::string> used_;
+};
+
+Status GraphWriter::write(const Graph& g, onnx::GraphProto* graph, bool top, int depth) {
+  if (depth > kMaxSubgraphDepth) return invalid_model("subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth));
+  for (const Value* v : g.values()) {
+    if (v->is_capture()) continue;  // named by the node binding it (write_node)
+    names_[v] = top ? v->name() : fresh(v->name());
+    if (top) used_.insert(v->name());
+  }
+  for (const Value* in : g.inputs()) {
+    if (top && in->dtype() == DType::undefined) return invalid_model("graph input '" + in->name() + "' has no dtype");
+    set_value_info(graph->add_input(), *in, name_of(in));
+  }
+  // Constants: initializers, except those that are graph outputs (a Constant node
+  // produces those, since an output is expected to come from a node or an input).
+  std::set<const Value*> const_outputs;
+  for (const Value* o : g.outputs())
+    if (o->is_constant()) const_outputs.insert(o);
+  for (const Value* v : g.values()) {
+    if (!v->is_constant()) continue;
+    if (const_outputs.count(v)) {
+      onnx::NodeProto* c = graph->add_node();
+      c->set_op_type("Constant");
+      c->set_name(name_of(v));
+      c->add_output(name_of(v));
+      AP* a = c->add_attribute();
+      a->set_name("value");
+      a->set_type(AP::TENSOR);
+      set_tensor(a->mutable_t(), *v->constant(), "");
+    } else {
+      set_tensor(graph->add_initializer(), *v->constant(), name_of(v), top ? deferred_ : nullptr);
+    }
+  }
+  FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
+  for (const Node* n : order) FERRY_TRY(write_node(*n, g, graph, depth));
+
+  std::set<std::string> output_names;
+  for (const Value* o : g.outputs()) {
+    if (top && o->dtype() == DType::undefined)
+      return invalid_model("graph output '" + o->name() + "' has no dtype (shape inference did not reach it)");
+    onnx::ValueInfoProto* vi = graph->add_output();
+    set_value_info(vi, *o, name_of(o));
+    // A subgraph output that is an enclosing value, or the same value listed twice
+    // (ONNX output names are unique): the output reads an Identity.
+    if (!o->is_capture() && output_names.insert(name_of(o)).second) continue;
+    std::string alias = fresh(name_of(o) + "_out");
+    output_names.insert(alias);
+    onnx::NodeProto* id = graph->add_node();
+    id->set_op_type("Identity");
+    id->set_name(alias);
+    id->add_input(name_of(o));
+    id->add_output(alias);
+    vi->set_name(alias);
+  }
+  return Status::Ok();
+}
+
+Status GraphWriter::write_node(const Node& n, const Graph& g, onnx::GraphProto* graph, int depth) {
+  onnx::NodeProto* node = graph->add_node();
+  node->set_op_type(op_name(n.op()));
+  node->set_name(n.name());
+  if (is_ferry_domain_op(n.op())) {
+    node->set_domain(kFerryDomain);
+    uses_ferry_domain = true;
+  }
+  // Captures are not ONNX inputs: each subgraph reads them by the bound input's name.
+  for (const SubgraphUse& u : node_subgraphs(n))
+    for (size_t i = 0; i < u.graph->captures().size(); ++i)
+      names_[u.graph->captures()[i]] = name_of(n.input(u.capture_begin + i));
+  size_t num_inputs = num_formal_inputs(n);
+  while (num_inputs > 0 && !n.input(num_inputs - 1)) --num_inputs;  // trailing omitted inputs
+  for (size_t i = 0; i < num_inputs; ++i) node->add_input(n.input(i) ? name_of(n.input(i)) : "");
+  for (const Value* out : n.outputs()) node->add_output(name_of(out));
+  SubgraphWriter sub = [&](const Graph& s, onnx::GraphProto* p) {
+    p->set_name(s.info().graph_name.empty() ? n.name() + "_body" : s.info().graph_name);
+    return write(s, p, false, depth + 1);
+  };
+  for (const auto& [name, value] : n.attrs().all()) FERRY_TRY(add_attribute(node, n, name, value, sub));
+  if (!n.provenance().empty() && n.provenance() != std::vector<std::string>{n.name()}) {
+    std::string from;
+    for (const std::string& p : n.provenance()) from += (from.empty() ? "" : ", ") + p;
+    node->set_doc_string("from: " + from);
+  }
+  for (const Value* out : n.outputs())
+    if (out->dtype() != DType::undefined && !g.is_graph_output(out))
+      set_value_info(graph->add_value_info(), *out, name_of(out));
+  return Status::Ok();
+}
 
 /// export_onnx_model; with `deferred`, large initializers are left without raw_data and
 /// listed there by initializer index (nullptr for those that have it).
@@ -172,77 +311,12 @@ Result<onnx::ModelProto> build_model(const Graph& g, const OnnxExportOptions& op
 
   onnx::GraphProto* graph = model.mutable_graph();
   graph->set_name(g.info().graph_name.empty() ? "ferry" : g.info().graph_name);
-  for (const Value* in : g.inputs()) {
-    if (in->dtype() == DType::undefined) return invalid_model("graph input '" + in->name() + "' has no dtype");
-    set_value_info(graph->add_input(), *in);
-  }
-  // Constants: initializers, except those that are graph outputs (a Constant node
-  // produces those, since an output is expected to come from a node or an input).
-  std::set<const Value*> const_outputs;
-  for (const Value* o : g.outputs())
-    if (o->is_constant()) const_outputs.insert(o);
-  for (const Value* v : g.values()) {
-    if (!v->is_constant()) continue;
-    if (const_outputs.count(v)) {
-      onnx::NodeProto* c = graph->add_node();
-      c->set_op_type("Constant");
-      c->set_name(v->name());
-      c->add_output(v->name());
-      AP* a = c->add_attribute();
-      a->set_name("value");
-      a->set_type(AP::TENSOR);
-      set_tensor(a->mutable_t(), *v->constant(), "");
-    } else {
-      set_tensor(graph->add_initializer(), *v->constant(), v->name(), deferred);
-    }
-  }
-
-  FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
-  bool uses_ferry_domain = false;
-  for (const Node* n : order) {
-    onnx::NodeProto* node = graph->add_node();
-    node->set_op_type(op_name(n->op()));
-    node->set_name(n->name());
-    if (is_ferry_domain_op(n->op())) {
-      node->set_domain(kFerryDomain);
-      uses_ferry_domain = true;
-    }
-    size_t num_inputs = n->num_inputs();
-    while (num_inputs > 0 && !n->input(num_inputs - 1)) --num_inputs;  // trailing omitted inputs
-    for (size_t i = 0; i < num_inputs; ++i) node->add_input(n->input(i) ? n->input(i)->name() : "");
-    for (const Value* out : n->outputs()) node->add_output(out->name());
-    for (const auto& [name, value] : n->attrs().all()) add_attribute(node, *n, name, value);
-    if (!n->provenance().empty() && n->provenance() != std::vector<std::string>{n->name()}) {
-      std::string from;
-      for (const std::string& p : n->provenance()) from += (from.empty() ? "" : ", ") + p;
-      node->set_doc_string("from: " + from);
-    }
-    for (const Value* out : n->outputs())
-      if (out->dtype() != DType::undefined && !g.is_graph_output(out)) set_value_info(graph->add_value_info(), *out);
-  }
-  if (uses_ferry_domain) {
+  GraphWriter writer(deferred);
+  FERRY_TRY(writer.write(g, graph, true, 0));
+  if (writer.uses_ferry_domain) {
     auto* fos = model.add_opset_import();
     fos->set_domain(kFerryDomain);
     fos->set_version(kFerryDomainVersion);
-  }
-
-  std::set<std::string> output_names;
-  for (const Value* o : g.outputs()) {
-    if (o->dtype() == DType::undefined)
-      return invalid_model("graph output '" + o->name() + "' has no dtype (shape inference did not reach it)");
-    onnx::ValueInfoProto* vi = graph->add_output();
-    set_value_info(vi, *o);
-    if (output_names.insert(o->name()).second) continue;
-    // The same value listed twice: ONNX output names are unique, so the repeat reads an Identity.
-    std::string alias = o->name() + "_" + std::to_string(output_names.size());
-    while (output_names.count(alias)) alias += "_";
-    output_names.insert(alias);
-    onnx::NodeProto* id = graph->add_node();
-    id->set_op_type("Identity");
-    id->set_name(alias);
-    id->add_input(o->name());
-    id->add_output(alias);
-    vi->set_name(alias);
   }
   return model;
 }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "ir/graph.h"
 #include "ir/text_lexer.h"
 
 namespace ferry {
@@ -15,6 +16,7 @@ const char* attr_kind_name(AttrKind k) {
     case AttrKind::kFloats: return "floats";
     case AttrKind::kStrings: return "strings";
     case AttrKind::kTensor: return "tensor";
+    case AttrKind::kGraph: return "graph";
   }
   return "?";
 }
@@ -52,6 +54,10 @@ std::string attr_to_string(const AttrValue& v) {
       return s + "]";
     }
     case AttrKind::kTensor: return "tensor<" + std::get<Tensor>(v).type_string() + ">";
+    case AttrKind::kGraph: {
+      const SubgraphPtr& g = std::get<SubgraphPtr>(v);
+      return "graph<" + (g ? g->info().graph_name : std::string()) + ">";
+    }
   }
   return "?";
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -16,14 +17,21 @@
 
 namespace ferry {
 
-enum class AttrKind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
-const char* attr_kind_name(AttrKind k);  ///< "int", "float", "string", "ints", "floats", "strings", "tensor"
+class Graph;
+
+enum class AttrKind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kGraph };
+/// "int", "float", "string", "ints", "floats", "strings", "tensor", "graph"
+const char* attr_kind_name(AttrKind k);
+
+/// A subgraph attribute (If's branches, Loop's and Scan's body): the node owns it. A
+/// copied AttrMap shares it; clone_graph (ir/graph_clone.h) copies it.
+using SubgraphPtr = std::shared_ptr<Graph>;
 
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
-                               std::vector<std::string>, Tensor>;
+                               std::vector<std::string>, Tensor, SubgraphPtr>;
 
 AttrKind attr_kind(const AttrValue& v);
-/// Text form used by the IR printer: 3, 1.5, "same", [1,2], [0.5,1], ["a","b"], tensor<...>
+/// Text form used by the IR printer: 3, 1.5, "same", [1,2], [0.5,1], ["a","b"], tensor<...>, graph<name>
 std::string attr_to_string(const AttrValue& v);
 
 /// Name -> value, ordered by name so printing is deterministic.

@@ -48,7 +48,8 @@ const AttrValue& Node::attr_or_default(const std::string& name, AttrKind kind) c
   if (spec->has_default) return spec->default_value;
   // Optional without default: an empty value of the right kind.
   static const AttrValue empties[] = {int64_t(0), 0.0, std::string(), std::vector<int64_t>(),
-                                      std::vector<double>(), std::vector<std::string>(), Tensor()};
+                                      std::vector<double>(), std::vector<std::string>(), Tensor(),
+                                      SubgraphPtr()};
   return empties[size_t(kind)];
 }
 
@@ -82,6 +83,11 @@ const std::vector<std::string>& Node::attr_strings(const std::string& n) const {
 const Tensor& Node::attr_tensor(const std::string& n) const {
   return std::get<Tensor>(attr_or_default(n, AttrKind::kTensor));
 }
+const Graph& Node::attr_graph(const std::string& n) const {
+  const SubgraphPtr& g = std::get<SubgraphPtr>(attr_or_default(n, AttrKind::kGraph));
+  FERRY_CHECK(g != nullptr, describe() + ": subgraph attribute '" + n + "' is null");
+  return *g;
+}
 
 Value* Graph::new_value(std::string name) {
   auto v = std::make_unique<Value>();
@@ -98,6 +104,15 @@ Value* Graph::add_input(std::string name, DType dtype, Shape shape) {
   v->set_type(dtype, std::move(shape));
   v->is_input_ = true;
   inputs_.push_back(v);
+  return v;
+}
+
+Value* Graph::add_capture(std::string name, DType dtype, Shape shape) {
+  Value* v = new_value(std::move(name));
+  v->set_type(dtype, std::move(shape));
+  v->is_input_ = true;
+  v->is_capture_ = true;
+  captures_.push_back(v);
   return v;
 }
 

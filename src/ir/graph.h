@@ -59,7 +59,10 @@ class Value {
   Node* producer() const { return producer_; }  ///< null for inputs and constants
   int producer_index() const { return producer_index_; }
   const std::vector<Use>& uses() const { return uses_; }
+  /// A graph input, or a capture of a subgraph (Graph::captures): bound from outside.
   bool is_graph_input() const { return is_input_; }
+  /// A subgraph's read of a value of an enclosing graph (Graph::captures).
+  bool is_capture() const { return is_capture_; }
   bool is_constant() const { return constant_ != nullptr; }
   /// The constant's data; null unless is_constant().
   const Tensor* constant() const { return constant_.get(); }
@@ -80,6 +83,7 @@ class Value {
   int producer_index_ = -1;
   std::vector<Use> uses_;
   bool is_input_ = false;
+  bool is_capture_ = false;
   std::shared_ptr<const Tensor> constant_;
   int64_t id_ = 0;
   Graph* graph_ = nullptr;  ///< keeps the graph's name index current on set_name
@@ -128,6 +132,8 @@ class Node {
   const std::vector<double>& attr_floats(const std::string& name) const;
   const std::vector<std::string>& attr_strings(const std::string& name) const;
   const Tensor& attr_tensor(const std::string& name) const;
+  /// A subgraph attribute (non-null once verified).
+  const Graph& attr_graph(const std::string& name) const;
 
   /// Source-model node names this node was made from.
   std::vector<std::string>& provenance() { return provenance_; }
@@ -169,6 +175,16 @@ struct ModelInfo {
   std::map<std::string, int64_t> opsets;  ///< domain ("" = ai.onnx) -> version
 };
 
+/// Subgraphs nest at most this deep (a model nesting deeper is refused, never recursed into).
+inline constexpr int kMaxSubgraphDepth = 32;
+
+/// A graph, or a subgraph held by a node attribute (If's branches, Loop's and Scan's
+/// body). A subgraph reads the values of enclosing graphs by name, as ONNX scoping
+/// does; each such read is a *capture*: a value of the subgraph (is_capture()) named
+/// like the outer value, bound at run time to the owning node's trailing inputs. A
+/// node's inputs are its formal inputs, then the captures of each of its subgraph
+/// attributes (attribute-name order, then captures() order): outer reads are uses
+/// like any other, so liveness, dead-code removal and rewrites see them.
 class Graph {
  public:
   Graph() = default;
@@ -181,6 +197,8 @@ class Graph {
   // --- building -----------------------------------------------------------
   Value* add_input(std::string name, DType dtype, Shape shape);
   Value* add_constant(std::string name, Tensor data);
+  /// A capture of a subgraph: the outer value `name` (see the class comment).
+  Value* add_capture(std::string name, DType dtype, Shape shape);
   /// Adds a node with `num_outputs` fresh outputs named "<name>:<i>" (rename freely).
   /// Null entries in `inputs` are omitted optional inputs.
   Node* add_node(Op op, std::vector<Value*> inputs, size_t num_outputs, AttrMap attrs = {},
@@ -197,6 +215,8 @@ class Graph {
   // --- reading ------------------------------------------------------------
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& outputs() const { return outputs_; }
+  /// A subgraph's outer-scope reads, in the order the owning node's inputs bind them.
+  const std::vector<Value*>& captures() const { return captures_; }
   /// Live nodes in insertion order (not necessarily topological).
   std::vector<Node*> nodes() const;
   size_t num_nodes() const { return nodes_.size(); }
@@ -239,6 +259,7 @@ class Graph {
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
+  std::vector<Value*> captures_;
   int64_t next_id_ = 1;
   /// Name -> how many values and nodes carry it (for unique_name). Built on
   /// the first unique_name call and kept current from then on: importers make

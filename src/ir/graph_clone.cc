@@ -3,13 +3,28 @@
 #include <unordered_map>
 
 namespace ferry {
+namespace {
 
-Result<std::unique_ptr<Graph>> clone_graph(const Graph& g) {
+/// The attributes of `n` with every subgraph replaced by a copy.
+Result<AttrMap> cloned_attrs(const Node& n) {
+  AttrMap attrs = n.attrs();
+  for (const auto& [name, value] : n.attrs().all())
+    if (const SubgraphPtr* sub = std::get_if<SubgraphPtr>(&value); sub && *sub) {
+      FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, clone_graph(**sub));
+      attrs.set(name, SubgraphPtr(std::move(copy)));
+    }
+  return attrs;
+}
+
+Result<std::unique_ptr<Graph>> clone_with_captures(const Graph& g, bool captures_as_inputs) {
   FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
   auto out = std::make_unique<Graph>();
   out->info() = g.info();
   std::unordered_map<const Value*, Value*> map;
   for (const Value* in : g.inputs()) map[in] = out->add_input(in->name(), in->dtype(), in->shape());
+  for (const Value* c : g.captures())
+    map[c] = captures_as_inputs ? out->add_input(c->name(), c->dtype(), c->shape())
+                                : out->add_capture(c->name(), c->dtype(), c->shape());
   for (const Value* v : g.values()) {
     if (!v->is_constant()) continue;
     Value* c = out->add_constant(v->name(), *v->constant());  // shares the buffer
@@ -28,7 +43,8 @@ Result<std::unique_ptr<Graph>> clone_graph(const Graph& g) {
                                                  "', which is neither an input, a constant nor a node output");
       inputs.push_back(it->second);
     }
-    Node* m = out->add_node(n->op(), std::move(inputs), n->num_outputs(), n->attrs(), n->name());
+    FERRY_ASSIGN_OR_RETURN(AttrMap attrs, cloned_attrs(*n));
+    Node* m = out->add_node(n->op(), std::move(inputs), n->num_outputs(), std::move(attrs), n->name());
     m->provenance() = n->provenance();
     for (size_t i = 0; i < n->num_outputs(); ++i) {
       Value* o = m->output(i);
@@ -47,5 +63,11 @@ Result<std::unique_ptr<Graph>> clone_graph(const Graph& g) {
   out->set_outputs(std::move(outputs));
   return out;
 }
+
+}  // namespace
+
+Result<std::unique_ptr<Graph>> clone_graph(const Graph& g) { return clone_with_captures(g, false); }
+
+Result<std::unique_ptr<Graph>> clone_subgraph_as_graph(const Graph& sub) { return clone_with_captures(sub, true); }
 
 }  // namespace ferry

@@ -15,7 +15,14 @@
 // `: types` clause of a node is omitted when nothing is known of any output.
 // Attributes print sorted by name and parse typed by the op's schema (so
 // alpha=1 is a float where alpha is declared float); unknown ones are errors.
-// A tensor attribute reads `value=tensor f32[2] [0, 1]`.
+// A tensor attribute reads `value=tensor f32[2] [0, 1]`. A subgraph attribute
+// (If, Loop, Scan: ir/subgraph.h) is a graph of its own, indented one level, with
+// its outer-scope reads after `captures`; they bind the node's trailing inputs:
+//
+//   %y = If(%c, %x) {else_branch=graph e () captures (%x: f32[2]) -> (%x) {
+//   }, then_branch=graph t () -> (%t) {
+//     %t = const f32[2] [0, 1]
+//   }} : f32[2] @if
 //
 // Constant data prints exactly: floats as the shortest text that reads back to
 // the same bits (at most 9 / 17 significant digits for f32 / f64), f16 and bf16

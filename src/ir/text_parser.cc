@@ -1,8 +1,9 @@
 // ir/text_parser.cc — text IR -> Graph (the format is described in ir/text_format.h).
 //
-// One token of lookahead, no recursion (lists do not nest), so hostile input
-// cannot exhaust the stack. Node inputs are wired after the whole body is read,
-// which is what lets a statement use a value defined further down.
+// One token of lookahead; no recursion (lists do not nest) except into subgraph
+// attributes, bounded by kMaxSubgraphDepth, so hostile input cannot exhaust the
+// stack. Node inputs are wired after the whole body is read, which is what lets
+// a statement use a value defined further down.
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -68,6 +69,9 @@ class Parser {
     return Status::Ok();
   }
 
+  /// `name (inputs) [captures (...)] -> (outputs) { body }` into `g`, after `graph`.
+  Status graph_rest(Graph& g, int depth);
+  Result<AttrValue> subgraph(const std::string& what);
   Status statement();
   Status node(std::vector<Token> outs);
   Status attribute(const OpSchema& schema, AttrMap& attrs);
@@ -84,32 +88,50 @@ class Parser {
   text::Lexer lex_;
   Token tok_;
   Graph* g_ = nullptr;
+  int depth_ = 0;  // subgraph nesting of the graph being read
   std::unordered_map<std::string, std::pair<Value*, int>> values_;  // name -> value, line defined
   std::vector<PendingInput> pending_;
 };
 
 Result<std::unique_ptr<Graph>> Parser::graph() {
   auto g = std::make_unique<Graph>();
-  g_ = g.get();
   g->info().format = "text";
   if (!tok_.is_ident("graph")) return expected("'graph' at the start of the text");
   take();
+  FERRY_TRY(graph_rest(*g, 0));
+  if (!tok_.is(Tok::kEnd)) return expected("end of input after the graph");
+  return g;
+}
+
+Status Parser::graph_rest(Graph& graph, int depth) {
+  Graph* g = &graph;
+  g_ = g;
+  depth_ = depth;
   if (tok_.is(Tok::kIdent) || tok_.is(Tok::kString)) g->info().graph_name = take().text;
+  auto typed_list = [&](const char* what, bool captures) -> Status {
+    return list(')', std::string("after a ") + what, [&]() -> Status {
+      if (!tok_.is(Tok::kValue)) return expected(std::string("a ") + what + " %name");
+      Token name = take();
+      DType dtype = DType::undefined;
+      Shape shape;
+      if (tok_.is_punct(':')) {
+        take();
+        FERRY_TRY(read_type(&dtype, &shape));
+      } else if (!tok_.is_punct(',') && !tok_.is_punct(')') && name.text.find(':') != std::string::npos) {
+        return error(name, "input name %" + name.text +
+                               " contains ':' (names may); for a typed input put a space after the colon: %x: f32[2]");
+      }
+      return define(name, captures ? g->add_capture(name.text, dtype, shape) : g->add_input(name.text, dtype, shape));
+    });
+  };
   FERRY_TRY(expect_punct('(', "to open the graph inputs"));
-  FERRY_TRY(list(')', "after a graph input", [&]() -> Status {
-    if (!tok_.is(Tok::kValue)) return expected("a graph input %name");
-    Token name = take();
-    DType dtype = DType::undefined;
-    Shape shape;
-    if (tok_.is_punct(':')) {
-      take();
-      FERRY_TRY(read_type(&dtype, &shape));
-    } else if (!tok_.is_punct(',') && !tok_.is_punct(')') && name.text.find(':') != std::string::npos) {
-      return error(name, "input name %" + name.text +
-                             " contains ':' (names may); for a typed input put a space after the colon: %x: f32[2]");
-    }
-    return define(name, g->add_input(name.text, dtype, shape));
-  }));
+  FERRY_TRY(typed_list("graph input", false));
+  if (tok_.is_ident("captures")) {
+    Token kw = take();
+    if (depth == 0) return error(kw, "only a subgraph captures values (of the graph around it)");
+    FERRY_TRY(expect_punct('(', "to open the captures"));
+    FERRY_TRY(typed_list("capture", true));
+  }
   if (!tok_.is(Tok::kArrow)) return expected("'->' before the graph outputs");
   take();
   FERRY_TRY(expect_punct('(', "to open the graph outputs"));
@@ -125,7 +147,6 @@ Result<std::unique_ptr<Graph>> Parser::graph() {
     FERRY_TRY(statement());
   }
   take();
-  if (!tok_.is(Tok::kEnd)) return expected("end of input after the graph");
 
   // Wire references now that every value is known; report them in text order.
   for (const Token& ref : outputs) {
@@ -136,7 +157,31 @@ Result<std::unique_ptr<Graph>> Parser::graph() {
     FERRY_ASSIGN_OR_RETURN(Value * v, lookup(p.ref));
     g->set_node_input(p.node, p.index, v);
   }
-  return g;
+  return Status::Ok();
+}
+
+// graph name (inputs) [captures (...)] -> (outputs) { ... }: its own scope; the
+// enclosing graph's scope is restored afterwards.
+Result<AttrValue> Parser::subgraph(const std::string& what) {
+  if (!tok_.is_ident("graph")) return expected("'graph name (...) -> (...) { ... }' for " + what);
+  Token kw = take();
+  if (depth_ + 1 > kMaxSubgraphDepth)
+    return error(kw, "subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
+  Graph* outer = g_;
+  const int outer_depth = depth_;
+  auto outer_values = std::move(values_);
+  auto outer_pending = std::move(pending_);
+  values_.clear();
+  pending_.clear();
+  auto sub = std::make_shared<Graph>();
+  sub->info().format = "text";
+  Status st = graph_rest(*sub, outer_depth + 1);
+  g_ = outer;
+  depth_ = outer_depth;
+  values_ = std::move(outer_values);
+  pending_ = std::move(outer_pending);
+  FERRY_TRY(st);
+  return AttrValue(SubgraphPtr(std::move(sub)));
 }
 
 Result<AttrValue> Parser::lone_attr_value(AttrKind kind) {
@@ -272,6 +317,7 @@ Result<AttrValue> Parser::attr_value(AttrKind kind, const std::string& what) {
     case AttrKind::kString:
       if (!tok_.is(Tok::kString)) return expected("a quoted string for " + what);
       return AttrValue(take().text);
+    case AttrKind::kGraph: return subgraph(what);
     case AttrKind::kTensor:
       if (!tok_.is_ident("tensor")) return expected("'tensor <dtype>[dims] [values]' for " + what);
       take();

@@ -78,8 +78,11 @@ std::string list_text(const std::vector<T>& xs, Fn&& item) {
 
 std::string value_ref(const Value* v) { return v ? "%" + name_or_quoted(v->name()) : "_"; }
 
-void print_node(std::string& out, const Node& n, const PrintOptions& options) {
-  out += "  ";
+std::string attr_text(const AttrValue& v, const PrintOptions& options, const std::string& indent);
+void print_body(std::string& out, const Graph& g, const PrintOptions& options, const std::string& indent);
+
+void print_node(std::string& out, const Node& n, const PrintOptions& options, const std::string& indent) {
+  out += indent;
   for (size_t i = 0; i < n.num_outputs(); ++i) out += (i ? ", " : "") + value_ref(n.output(i));
   if (n.num_outputs()) out += " = ";
   out += op_name(n.op());
@@ -90,7 +93,7 @@ void print_node(std::string& out, const Node& n, const PrintOptions& options) {
     out += " {";
     bool first = true;
     for (const auto& [name, value] : n.attrs().all()) {
-      out += (first ? "" : ", ") + word_or_quoted(name) + "=" + print_attr_value(value, options);
+      out += (first ? "" : ", ") + word_or_quoted(name) + "=" + attr_text(value, options, indent);
       first = false;
     }
     out += "}";
@@ -108,6 +111,40 @@ void print_node(std::string& out, const Node& n, const PrintOptions& options) {
   out += "\n";
 }
 
+std::string typed_refs(const std::vector<Value*>& values) {
+  std::string out = "(";
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Value* v = values[i];
+    out += (i ? ", " : "") + value_ref(v);
+    if (type_known(v->dtype(), v->shape())) out += ": " + type_text(v->dtype(), v->shape());
+  }
+  return out + ")";
+}
+
+/// `graph name (inputs) [captures (...)] -> (outputs) {` body `}`; the body one level deeper.
+std::string graph_text(const Graph& g, const PrintOptions& options, const std::string& indent) {
+  std::string out = "graph " + word_or_quoted(g.info().graph_name) + " " + typed_refs(g.inputs());
+  if (!g.captures().empty()) out += " captures " + typed_refs(g.captures());
+  out += " -> (";
+  for (size_t i = 0; i < g.outputs().size(); ++i) out += (i ? ", " : "") + value_ref(g.outputs()[i]);
+  out += ") {\n";
+  print_body(out, g, options, indent + "  ");
+  return out + indent + "}";
+}
+
+void print_body(std::string& out, const Graph& g, const PrintOptions& options, const std::string& indent) {
+  for (const Value* v : g.values())
+    if (v->is_constant()) out += indent + value_ref(v) + " = const " + tensor_text(*v->constant(), options) + "\n";
+  // A cyclic graph is invalid but must still print, so fall back to insertion order.
+  auto order = g.topo_order();
+  for (const Node* n : order.ok() ? *order : g.nodes()) print_node(out, *n, options, indent);
+}
+
+std::string attr_text(const AttrValue& v, const PrintOptions& options, const std::string& indent) {
+  if (const SubgraphPtr* g = std::get_if<SubgraphPtr>(&v)) return *g ? graph_text(**g, options, indent) : "?";
+  return print_attr_value(v, options);
+}
+
 }  // namespace
 
 std::string print_attr_value(const AttrValue& v, const PrintOptions& options) {
@@ -121,27 +158,13 @@ std::string print_attr_value(const AttrValue& v, const PrintOptions& options) {
     case AttrKind::kStrings:
       return list_text(std::get<std::vector<std::string>>(v), [](const std::string& s) { return quote(s); });
     case AttrKind::kTensor: return "tensor " + tensor_text(std::get<Tensor>(v), options);
+    case AttrKind::kGraph: return attr_text(v, options, "");
   }
   return "?";
 }
 
 std::string print_graph(const Graph& g, const PrintOptions& options) {
-  std::string out = "graph " + word_or_quoted(g.info().graph_name) + " (";
-  for (size_t i = 0; i < g.inputs().size(); ++i) {
-    const Value* v = g.inputs()[i];
-    out += (i ? ", " : "") + value_ref(v);
-    if (type_known(v->dtype(), v->shape())) out += ": " + type_text(v->dtype(), v->shape());
-  }
-  out += ") -> (";
-  for (size_t i = 0; i < g.outputs().size(); ++i) out += (i ? ", " : "") + value_ref(g.outputs()[i]);
-  out += ") {\n";
-  for (const Value* v : g.values())
-    if (v->is_constant()) out += "  " + value_ref(v) + " = const " + tensor_text(*v->constant(), options) + "\n";
-  // A cyclic graph is invalid but must still print, so fall back to insertion order.
-  auto order = g.topo_order();
-  for (const Node* n : order.ok() ? *order : g.nodes()) print_node(out, *n, options);
-  out += "}\n";
-  return out;
+  return graph_text(g, options, "") + "\n";
 }
 
 }  // namespace ferry

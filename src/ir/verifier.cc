@@ -6,6 +6,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "ir/subgraph.h"
+
 namespace ferry {
 namespace {
 
@@ -19,6 +21,22 @@ using LiveSet = std::vector<const Value*>;
 
 bool contains(const LiveSet& live, const Value* v) { return std::binary_search(live.begin(), live.end(), v); }
 bool contains(const UseSet& uses, const UseKey& k) { return std::binary_search(uses.begin(), uses.end(), k); }
+
+Status verify_graph(const Graph& g, int depth);
+
+/// The node's subgraphs: its counts (ir/subgraph.h), then each subgraph as a graph.
+Status verify_subgraphs(const Node& n, int depth) {
+  if (!has_subgraphs(n)) return Status::Ok();
+  auto err = [&](const std::string& m) { return invalid_model("node " + n.describe() + ": " + m); };
+  if (depth >= kMaxSubgraphDepth)
+    return err("subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
+  if (Status st = check_subgraph_arity(n); !st.ok()) return err(st.message());
+  for (const SubgraphUse& u : node_subgraphs(n)) {
+    Status st = verify_graph(*u.graph, depth + 1);
+    if (!st.ok()) return std::move(st).with_context("node " + n.describe() + ", subgraph '" + u.attr + "'");
+  }
+  return Status::Ok();
+}
 
 Status verify_node(const Graph& g, const Node& n, const LiveSet& live, const UseSet& uses) {
   const OpSchema& s = n.schema();
@@ -55,9 +73,7 @@ Status verify_node(const Graph& g, const Node& n, const LiveSet& live, const Use
   return Status::Ok();
 }
 
-}  // namespace
-
-Status verify(const Graph& g) {
+Status verify_graph(const Graph& g, int depth) {
   const std::vector<Value*> values = g.values();
   LiveSet live(values.begin(), values.end());
   std::sort(live.begin(), live.end());
@@ -71,6 +87,7 @@ Status verify(const Graph& g) {
   }
   std::sort(uses.begin(), uses.end());
   for (const Node* n : g.nodes()) FERRY_TRY(verify_node(g, *n, live, uses));
+  for (const Node* n : g.nodes()) FERRY_TRY(verify_subgraphs(*n, depth));
   for (const Value* o : g.outputs()) {
     if (!contains(live, o)) return invalid_model("a graph output refers to a value not in the graph");
     if (!o->producer() && !o->is_graph_input() && !o->is_constant())
@@ -80,5 +97,9 @@ Status verify(const Graph& g) {
   (void)order;
   return Status::Ok();
 }
+
+}  // namespace
+
+Status verify(const Graph& g) { return verify_graph(g, 0); }
 
 }  // namespace ferry

@@ -33,7 +33,13 @@ std::string node_key(const Node& n) {
   std::string key = std::string(op_name(n.op())) + "/" + std::to_string(n.num_outputs()) + "(";
   for (int64_t id : ids) key += std::to_string(id) + ",";
   key += ")";
-  for (const auto& [name, value] : n.attrs().all()) key += name + "=" + print_attr_value(value) + ";";
+  for (const auto& [name, value] : n.attrs().all()) {
+    // A subgraph by identity: printing it (weights included) per node would cost more than it finds.
+    if (const SubgraphPtr* g = std::get_if<SubgraphPtr>(&value))
+      key += name + "=graph@" + std::to_string(reinterpret_cast<uintptr_t>(g->get())) + ";";
+    else
+      key += name + "=" + print_attr_value(value) + ";";
+  }
   return key;
 }
 

@@ -8,6 +8,7 @@
 //                                                               or a symbolic dim equal to x's dim at the
 //                                                               same index (c: 0 = copy it), at most one
 //                                                               other entry (c: -1 = infer it)
+//   If(c, ...)                           ==>  its branch          c constant (passes/inline_constant_if.cc)
 //
 // Preconditions: the op is deterministic (not Dropout); every folded output is
 // at most `size_limit` bytes (a near miss names the size otherwise); the
@@ -150,6 +151,8 @@ Status fold_constants(Graph& g, PassStats& stats, size_t size_limit) {
   // reshape_target, which would hide the B*H entry it reads.
   patterns.push_back({"head_split", Op::Reshape, canonicalize_head_split});
   patterns.push_back({"reshape_target", Op::Reshape, fold_reshape_target});
+  // Before the whole-node fold takes an If with constant inputs: its nodes then fold one by one.
+  patterns.insert(patterns.begin(), {"constant_condition", Op::If, inline_If});
 
   for (int round = 0; round < kMaxRounds; ++round) {
     int64_t before = total_applied(stats);

@@ -37,6 +37,7 @@ constexpr NamedPass kPasses[] = {
     {"fuse_matmul_epilogue", for_target<fuse_matmul_epilogue_for>},
     FERRY_FUSION(fuse_rmsnorm, RMSNormalization),
     FERRY_FUSION(fuse_swish, Swish),
+    FERRY_PASS(inline_constant_if),
     FERRY_PASS(propagate_transposes),
     FERRY_PASS(share_duplicate_constants),
 };

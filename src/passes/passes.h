@@ -23,6 +23,10 @@ inline constexpr size_t kDefaultFoldSizeLimit = size_t(64) << 20;
 // --- cleanup ---------------------------------------------------------------------
 /// Identity, inference Dropout, and Cast/Reshape/Transpose/Expand/Slice/Pad that change nothing -> their input.
 Status eliminate_identity(Graph& g, PassStats& stats);
+/// If with a constant condition -> its branch's nodes (passes/inline_constant_if.cc).
+Status inline_constant_if(Graph& g, PassStats& stats);
+/// The pattern of inline_constant_if, which fold_constants also runs in its rounds.
+bool inline_If(Rewriter& rw, Node& n);
 /// Nodes that reach no graph output, and constants nothing reads.
 Status eliminate_dead(Graph& g, PassStats& stats);
 /// Constants with equal dtype, dims and bytes -> one constant.

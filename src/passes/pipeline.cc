@@ -7,6 +7,9 @@
 // (passes/target.h): a pass that forms an op the target does not execute does
 // not run (NamedPass::forms), and the epilogue fusions absorb only what the
 // target's fused ops apply.
+// Subgraphs (If's branches, Loop and Scan bodies) are optimized the same way once
+// their graph is done, each as a graph whose captures are inputs: what the
+// target runs inside them is fused like the rest.
 // After every pass shapes are re-inferred and, in debug builds or with
 // verify_each_pass, the graph is verified, so a broken pass is caught at once
 // and named.
@@ -14,6 +17,7 @@
 
 #include <algorithm>
 
+#include "ir/subgraph.h"
 #include "ir/verifier.h"
 #include "ops/shape_inference.h"
 #include "passes/pass_registry.h"
@@ -26,6 +30,7 @@ namespace {
 constexpr const char* kPipeline[] = {
     "eliminate_dead",
     "eliminate_identity",
+    "inline_constant_if",  // an If on an initializer; fold_constants inlines the ones that fold
     "fold_constants",
     "canonicalize_batchnorm",
     "canonicalize_gemm",
@@ -91,6 +96,22 @@ Status run_list(Graph& g, const std::vector<const NamedPass*>& passes, const Tar
   return Status::Ok();
 }
 
+Status run_list_nested(Graph& g, const std::vector<const NamedPass*>& passes, const Target& target,
+                       const OptimizeOptions& options, PassStats* stats, int depth) {
+  FERRY_TRY(run_list(g, passes, target, options, stats));
+  if (depth >= kMaxSubgraphDepth) return Status::Ok();
+  // after_pass hooks (convert --check-passes) run whole models: a subgraph is not one.
+  OptimizeOptions inner = options;
+  inner.after_pass = nullptr;
+  for (Node* n : g.nodes())
+    for (const auto& [name, value] : n->attrs().all())
+      if (const SubgraphPtr* sub = std::get_if<SubgraphPtr>(&value); sub && *sub) {
+        Status st = run_list_nested(**sub, passes, target, inner, stats, depth + 1);
+        if (!st.ok()) return std::move(st).with_context("node " + n->describe() + ", subgraph '" + name + "'");
+      }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status refresh_shapes(Graph& g) { return infer_shapes(g, nullptr, refine_reshape_shape); }
@@ -105,7 +126,7 @@ Status optimize(Graph& g, const Target& target, const OptimizeOptions& options, 
     passes.push_back(find_pass(name));
     FERRY_CHECK(passes.back() != nullptr, std::string("pipeline.cc names no pass '") + name + "'");
   }
-  return run_list(g, passes, target, options, stats);
+  return run_list_nested(g, passes, target, options, stats, 0);
 }
 
 Status run_passes(Graph& g, const std::vector<std::string>& names, const Target& target,

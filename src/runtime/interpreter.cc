@@ -56,20 +56,11 @@ Status run_node(const Node& n, const std::vector<const Tensor*>& inputs, std::ve
   return Status::Ok();
 }
 
-Result<std::vector<Tensor>> interpret(const Graph& g, const std::map<std::string, Tensor>& inputs,
+namespace {
+
+/// Runs every node of `g` with `env` holding its inputs (and captures); the outputs in order.
+Result<std::vector<Tensor>> interpret_nodes(const Graph& g, std::unordered_map<const Value*, Tensor> env,
                                       const InterpreterOptions& options) {
-  std::unordered_map<const Value*, Tensor> env;
-  for (const Value* in : g.inputs()) {
-    auto it = inputs.find(in->name());
-    if (it == inputs.end()) return invalid_argument("missing input '" + in->name() + "'");
-    FERRY_TRY(check_input(*in, it->second));
-    env[in] = it->second;
-  }
-  for (const auto& [name, t] : inputs) {
-    bool known = false;
-    for (const Value* in : g.inputs()) known |= in->name() == name;
-    if (!known) return invalid_argument("the model has no input named '" + name + "'");
-  }
   FERRY_ASSIGN_OR_RETURN(auto order, g.topo_order());
 
   // Remaining uses per value, to free intermediates after their last reader.
@@ -108,6 +99,43 @@ Result<std::vector<Tensor>> interpret(const Graph& g, const std::map<std::string
     results.push_back(*t);
   }
   return results;
+}
+
+}  // namespace
+
+Result<std::vector<Tensor>> interpret(const Graph& g, const std::map<std::string, Tensor>& inputs,
+                                      const InterpreterOptions& options) {
+  std::unordered_map<const Value*, Tensor> env;
+  for (const Value* in : g.inputs()) {
+    auto it = inputs.find(in->name());
+    if (it == inputs.end()) return invalid_argument("missing input '" + in->name() + "'");
+    FERRY_TRY(check_input(*in, it->second));
+    env[in] = it->second;
+  }
+  for (const auto& [name, t] : inputs) {
+    bool known = false;
+    for (const Value* in : g.inputs()) known |= in->name() == name;
+    if (!known) return invalid_argument("the model has no input named '" + name + "'");
+  }
+  return interpret_nodes(g, std::move(env), options);
+}
+
+Result<std::vector<Tensor>> interpret_subgraph(const Graph& g, const std::vector<const Tensor*>& bound) {
+  const size_t formal = g.inputs().size();
+  if (bound.size() != formal + g.captures().size())
+    return internal_error("subgraph '" + g.info().graph_name + "' bound to " + std::to_string(bound.size()) +
+                          " values, has " + std::to_string(formal + g.captures().size()));
+  std::unordered_map<const Value*, Tensor> env;
+  for (size_t i = 0; i < bound.size(); ++i) {
+    const Value* v = i < formal ? g.inputs()[i] : g.captures()[i - formal];
+    if (!bound[i]) return internal_error("subgraph input '" + v->name() + "' is not bound");
+    // Dtypes only: a loop-carried value may change shape from what the body declares.
+    if (v->dtype() != DType::undefined && bound[i]->dtype() != v->dtype())
+      return invalid_model("subgraph '" + g.info().graph_name + "': input '" + v->name() + "' must be " +
+                           dtype_name(v->dtype()) + ", got " + dtype_name(bound[i]->dtype()));
+    env[v] = *bound[i];
+  }
+  return interpret_nodes(g, std::move(env), {});
 }
 
 }  // namespace ferry

@@ -26,6 +26,10 @@ struct InterpreterOptions {
 Result<std::vector<Tensor>> interpret(const Graph& g, const std::map<std::string, Tensor>& inputs,
                                       const InterpreterOptions& options = {});
 
+/// Runs subgraph `g` (If's branch, a Loop or Scan body) on `bound`: its inputs, then its
+/// captures (ir/graph.h), all non-null. Returns its outputs in order.
+Result<std::vector<Tensor>> interpret_subgraph(const Graph& g, const std::vector<const Tensor*>& bound);
+
 /// Runs one node on its reference kernel: output shapes from shape inference on the
 /// input values (a data-dependent one, e.g. NonZero's, is allocated by the kernel).
 Status run_node(const Node& n, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs);

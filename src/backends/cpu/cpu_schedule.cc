@@ -17,6 +17,7 @@
 #include "backends/cpu/cpu_step_table.h"
 #include "backends/cpu/native/strided_copy.h"
 #include "backends/cpu/onednn/onednn_steps.h"
+#include "ir/subgraph.h"
 #include "ops/registry.h"
 
 namespace ferry {
@@ -408,6 +409,8 @@ Result<bool> Scheduler::schedule(const Node& n) {
   FERRY_ASSIGN_OR_RETURN(Facts facts, infer_or_fold(n, &outs));
   if (facts == Facts::kDataDependent) return false;
   if (facts == Facts::kFolded) return true;
+  // If / Loop / Scan end the segment: the session runs their subgraphs as nested sessions.
+  if (fast_ && has_subgraphs(n)) return false;
   std::vector<int> ins(n.num_inputs(), -1);
   for (size_t i = 0; i < n.num_inputs(); ++i)
     if (n.input(i)) ins[i] = slot_for(n.input(i));

@@ -11,6 +11,9 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/cpu_plan.h"
 #include "backends/cpu/onednn/onednn_common.h"
+#include "ir/graph_clone.h"
+#include "ir/subgraph.h"
+#include "ops/control_flow_util.h"
 #include "runtime/interpreter.h"
 
 namespace ferry {
@@ -233,7 +236,7 @@ Status CpuSession::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* o
       if (!ins[i]) return internal_error("node " + n.describe() + ": input '" + v->name() + "' was not carried");
     }
     std::vector<Tensor> outs;
-    FERRY_TRY(run_node(n, ins, &outs));
+    FERRY_TRY(run_dynamic(n, ins, &outs));
     if (observer && observer->on_value)
       for (size_t i = 0; i < outs.size(); ++i) observer->on_value(n.output(i), outs[i]);
     values = sig->carried;
@@ -246,6 +249,36 @@ Status CpuSession::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* o
     for (const Tensor& t : feed) next_dims.push_back(&t.dims());
     FERRY_ASSIGN_OR_RETURN(sig, signature_for(sig->end + 1, values, next_dims));
   }
+}
+
+Result<std::shared_ptr<CpuSession>> CpuSession::nested_session(const Graph& g) {
+  std::lock_guard<std::mutex> lock(nested_mu_);
+  if (auto it = nested_.find(&g); it != nested_.end()) return it->second;
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> flat, clone_subgraph_as_graph(g));
+  // A loop-carried value may change shape from what the body declares: dims come from the run.
+  for (Value* in : flat->inputs()) in->set_shape(Shape::unknown_rank());
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<CpuSession> s, compile(std::shared_ptr<const Graph>(std::move(flat)), options_));
+  std::shared_ptr<CpuSession> shared(std::move(s));
+  nested_[&g] = shared;
+  return shared;
+}
+
+Status CpuSession::run_dynamic(const Node& n, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs) {
+  if (!has_subgraphs(n) || options_.reference_kernels) return run_node(n, inputs, outputs);
+  SubgraphRunner run = [this](const Graph& g, const std::vector<const Tensor*>& bound) -> Result<std::vector<Tensor>> {
+    FERRY_ASSIGN_OR_RETURN(std::shared_ptr<CpuSession> s, nested_session(g));
+    std::vector<Tensor> ins;
+    for (const Tensor* t : bound) {
+      if (!t) return internal_error("subgraph '" + g.info().graph_name + "': an input is not bound");
+      ins.push_back(*t);
+    }
+    std::vector<Tensor> outs;
+    FERRY_TRY(s->run(ins, &outs));
+    return outs;
+  };
+  Status st = run_control_flow(n, inputs, outputs, run);
+  if (!st.ok()) return std::move(st).with_context("running node " + n.describe());
+  return Status::Ok();
 }
 
 Result<std::vector<Tensor>> CpuSession::run(const std::map<std::string, Tensor>& inputs) {

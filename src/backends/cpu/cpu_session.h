@@ -13,6 +13,9 @@
 //   bind     once per execution context (cpu_bind.cc): one arena, tensor views, bound steps.
 //   run      no allocation in steady state (outputs reused when their shapes
 //            match). Thread-safe: concurrent runs take separate contexts.
+// If, Loop and Scan end a segment (cpu_plan.h); each of their subgraphs is compiled
+// once as a session of its own (the optimizer already ran inside it), so a branch
+// or a loop body runs on the same kernels as the rest, planned per shape signature.
 //
 //   optimize(*graph, cpu_target(), {}, nullptr);
 //   auto s = CpuSession::compile(std::move(graph), {});
@@ -72,6 +75,11 @@ class CpuSession {
   /// The cached plan of the segment starting at order_[begin] for inputs `values` of `dims`.
   Result<std::shared_ptr<Signature>> signature_for(size_t begin, const std::vector<const Value*>& values,
                                    const std::vector<const std::vector<int64_t>*>& dims);
+  /// Runs the data-dependent node `n` that ends a segment: its reference kernel, or for
+  /// If / Loop / Scan its subgraphs on nested sessions (nested_session).
+  Status run_dynamic(const Node& n, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs);
+  /// The session of subgraph `g` (its captures as inputs after its own), compiled on first use.
+  Result<std::shared_ptr<CpuSession>> nested_session(const Graph& g);
   /// Runs one segment's steps on `inputs` (its Signature::inputs); fills `outputs` (last
   /// segment) or `carried` (the values the next segments read).
   Status run_segment(Signature& sig, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs,
@@ -87,6 +95,9 @@ class CpuSession {
   /// recently used goes first, alive until the runs that hold it finish.
   static constexpr size_t kMaxSignatures = 64;
   std::vector<std::shared_ptr<Signature>> signatures_;
+  /// Subgraph -> its compiled session (If's branches, Loop and Scan bodies).
+  std::mutex nested_mu_;
+  std::map<const Graph*, std::shared_ptr<CpuSession>> nested_;
   std::vector<uint64_t> last_used_;
   uint64_t clock_ = 0;
 };

@@ -6,6 +6,11 @@
 // work; missing inputs and cycles are reported here); (5) each node through
 // the import table, collecting every unsupported op instead of stopping;
 // (6) graph outputs, verify and shape inference.
+//
+// A subgraph attribute (If's branches, a Loop or Scan body) is imported by a child
+// GraphImporter whose ImportState has this one as parent: a name the subgraph reads
+// but does not define resolves in the enclosing graphs, as a capture (ir/graph.h).
+// A node's dependencies include the names its subgraphs read from outside.
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -31,24 +36,63 @@ std::string describe(const std::string& name, const onnx::NodeProto& p) {
   return "'" + name + "' (" + (d.empty() ? "" : d + ":") + p.op_type() + ")";
 }
 
+/// Names a graph reads without defining them (its nested subgraphs' reads included):
+/// what it reads from the graphs around it.
+void collect_outer_reads(const onnx::GraphProto& g, std::set<std::string>& out, int depth) {
+  std::set<std::string> defined, reads;
+  for (const auto& in : g.input()) defined.insert(in.name());
+  for (const auto& t : g.initializer()) defined.insert(t.name());
+  for (const auto& n : g.node())
+    for (const std::string& o : n.output()) defined.insert(o);
+  for (const auto& n : g.node()) {
+    for (const std::string& in : n.input())
+      if (!in.empty()) reads.insert(in);
+    if (depth < kMaxSubgraphDepth)
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) collect_outer_reads(a.g(), reads, depth + 1);
+        for (const auto& sub : a.graphs()) collect_outer_reads(sub, reads, depth + 1);
+      }
+  }
+  for (const auto& o : g.output()) reads.insert(o.name());
+  for (const std::string& r : reads)
+    if (!defined.count(r)) out.insert(r);
+}
+
+/// The names node `p`'s subgraph attributes read from outside them.
+std::vector<std::string> implicit_inputs(const onnx::NodeProto& p) {
+  std::set<std::string> reads;
+  for (const auto& a : p.attribute()) {
+    if (a.has_g()) collect_outer_reads(a.g(), reads, 1);
+    for (const auto& sub : a.graphs()) collect_outer_reads(sub, reads, 1);
+  }
+  return std::vector<std::string>(reads.begin(), reads.end());
+}
+
 class GraphImporter {
  public:
-  GraphImporter(const onnx::ModelProto& model, Graph& g, ImportReport& report, std::string data_dir,
-                std::shared_ptr<const void> owner)
-      : model_(model), graph_(model.graph()), g_(g), report_(report), st_(g) {
-    st_.data_root.dir = std::move(data_dir);
-    st_.data_root.proto_owner = std::move(owner);
+  GraphImporter(const onnx::ModelProto& model, const onnx::GraphProto& graph, Graph& g, ImportReport& report,
+                ExternalDataRoot root, ImportState* parent = nullptr, const std::vector<InputInfoHint>* hints = nullptr)
+      : model_(model), graph_(graph), g_(g), report_(report), st_(g), hints_(hints) {
+    st_.data_root = std::move(root);
+    st_.parent = parent;
+    st_.depth = parent ? parent->depth + 1 : 0;
+    st_.import_subgraph = [this](const onnx::GraphProto& sub, const std::vector<InputInfoHint>* h) {
+      return import_child(sub, h);
+    };
   }
 
   Status run() {
+    unsupported_before_ = report_.unsupported.size();
     count_ops();  // first, so the report has it whatever fails later
-    FERRY_TRY(check_model());
+    if (!st_.parent) {
+      FERRY_TRY(check_model());
+    }
     FERRY_TRY(name_nodes_and_values());
     FERRY_TRY(import_initializers());
     FERRY_TRY(import_inputs());
     FERRY_ASSIGN_OR_RETURN(std::vector<int> order, node_order());
     for (int i : order) import_node(i);
-    if (!report_.unsupported.empty()) return unsupported_status();
+    if (report_.unsupported.size() > unsupported_before_) return unsupported_status();
     FERRY_TRY(first_error_);
     return set_outputs();
   }
@@ -64,11 +108,13 @@ class GraphImporter {
   Result<std::vector<int>> node_order();
   void import_node(int i);
   Status import_constant(OnnxNode& n);
+  Result<SubgraphPtr> import_child(const onnx::GraphProto& sub, const std::vector<InputInfoHint>* hints);
   Status set_outputs();
   Status unsupported_status() const;
   int64_t opset_of(const std::string& domain) const {
-    auto it = opsets_.find(domain);
-    return it == opsets_.end() ? 0 : it->second;
+    const std::map<std::string, int64_t>& opsets = g_.info().opsets.empty() ? opsets_ : g_.info().opsets;
+    auto it = opsets.find(domain);
+    return it == opsets.end() ? 0 : it->second;
   }
 
   const onnx::ModelProto& model_;
@@ -81,8 +127,26 @@ class GraphImporter {
   std::vector<std::string> source_names_;  ///< provenance names, by node index
   // Keys view strings owned by model_, which outlives the importer.
   std::unordered_map<std::string_view, const onnx::TensorProto*> initializers_;
+  std::vector<std::vector<std::string>> implicit_;  ///< per node: what its subgraphs read from outside
+  const std::vector<InputInfoHint>* hints_;          ///< a subgraph's input facts from its node
+  size_t unsupported_before_ = 0;
   Status first_error_;
 };
+
+Result<SubgraphPtr> GraphImporter::import_child(const onnx::GraphProto& sub, const std::vector<InputInfoHint>* hints) {
+  if (st_.depth + 1 > kMaxSubgraphDepth)
+    return invalid_model("subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
+  auto g = std::make_shared<Graph>();
+  g->info().format = "onnx";
+  g->info().graph_name = sub.name();
+  g->info().opsets = g_.info().opsets;
+  GraphImporter child(model_, sub, *g, report_, st_.data_root, &st_, hints);
+  FERRY_TRY(child.run());
+  // Untyped captures (an enclosing value typed only later) leave this to the whole
+  // graph's inference, which types the captures first (ops/shape_inference.h).
+  if (!child.all_typed()) (void)infer_shapes(*g);
+  return g;
+}
 
 Status GraphImporter::check_model() {
   int64_t ir = model_.ir_version();
@@ -124,7 +188,7 @@ void GraphImporter::count_ops() {
     std::string d = normalize_domain(p.domain());
     report_.source_op_histogram[d.empty() ? p.op_type() : d + "." + p.op_type()] += 1;
   }
-  report_.num_source_nodes = graph_.node_size();
+  report_.num_source_nodes += graph_.node_size();
 }
 
 Status GraphImporter::name_nodes_and_values() {
@@ -176,12 +240,17 @@ Status GraphImporter::name_nodes_and_values() {
     // An input that also has an initializer is that constant (see import_inputs).
     if (!initializers_.count(in.name())) FERRY_TRY(claim(in.name(), OnnxName::kGraphInput));
   }
+  implicit_.resize(nodes);
   for (int i = 0; i < graph_.node_size(); ++i) {
     for (const std::string& out : graph_.node(i).output())
       if (!out.empty()) FERRY_TRY(claim(out, i));
     for (const std::string& in : graph_.node(i).input())
       if (!in.empty()) st_.names[in].consumed = true;
+    implicit_[size_t(i)] = implicit_inputs(graph_.node(i));
   }
+  // Owned strings: implicit_ outlives the import of every node.
+  for (const auto& names : implicit_)
+    for (const std::string& in : names) st_.names[in].consumed = true;
   for (const onnx::ValueInfoProto& out : graph_.output()) st_.names[out.name()].consumed = true;
   return Status::Ok();
 }
@@ -214,14 +283,30 @@ Result<Shape> shape_from_proto(const onnx::TensorShapeProto& s) {
 }
 
 Status GraphImporter::import_inputs() {
-  for (const onnx::ValueInfoProto& in : graph_.input()) {
+  for (int input_index = 0; input_index < graph_.input_size(); ++input_index) {
+    const onnx::ValueInfoProto& in = graph_.input(input_index);
     // Before IR 4 every initializer was also listed as an input; ferry treats
     // such inputs as the constants they are initialized to.
     if (initializers_.count(in.name())) continue;
     const std::string what = "graph input '" + in.name() + "'";
+    const size_t index = size_t(input_index);
+    const InputInfoHint* hint = hints_ && index < hints_->size() ? &(*hints_)[index] : nullptr;
+    if (!in.has_type() && hint && hint->dtype != DType::undefined) {  // a subgraph input left untyped
+      st_.names[in.name()].value = g_.add_input(in.name(), hint->dtype, hint->shape);
+      continue;
+    }
     if (!in.type().has_tensor_type())
       return unsupported(what + " is not a tensor (sequence, map and optional inputs are not supported)");
     const auto& tt = in.type().tensor_type();
+    if ((!tt.has_elem_type() || tt.elem_type() == 0) && hint && hint->dtype != DType::undefined) {
+      st_.names[in.name()].value = g_.add_input(in.name(), hint->dtype, tt.has_shape() ? Shape() : hint->shape);
+      if (tt.has_shape()) {
+        auto s = shape_from_proto(tt.shape());
+        if (!s.ok()) return s.status().with_context(what);
+        st_.names[in.name()].value->set_shape(std::move(s).value());
+      }
+      continue;
+    }
     if (!tt.has_elem_type() || tt.elem_type() == 0) return invalid_model(what + " has no element type");
     auto dtype = dtype_from_onnx(tt.elem_type());
     if (!dtype.ok()) return dtype.status().with_context(what);
@@ -230,6 +315,8 @@ Status GraphImporter::import_inputs() {
       auto s = shape_from_proto(tt.shape());
       if (!s.ok()) return s.status().with_context(what);
       shape = std::move(s).value();
+    } else if (hint && hint->dtype == *dtype) {
+      shape = hint->shape;
     }
     st_.names[in.name()].value = g_.add_input(in.name(), *dtype, std::move(shape));
   }
@@ -249,15 +336,22 @@ Result<std::vector<int>> GraphImporter::node_order() {
   };
   for (int i = 0; i < n; ++i) {
     const onnx::NodeProto& p = graph_.node(i);
-    for (const std::string& in : p.input()) {
-      if (in.empty() || st_.value(in)) continue;
+    auto depend = [&](const std::string& in, bool implicit) -> Status {
+      if (in.empty() || st_.value(in)) return Status::Ok();
       const int from = producer(in);
-      if (from < 0)
-        return invalid_model("node " + describe(node_names_[size_t(i)], p) + ": input '" + in +
-                             "' is not produced by any node, initializer or graph input");
+      if (from < 0) {
+        if (st_.defined_outside(in)) return Status::Ok();  // a capture
+        return invalid_model("node " + describe(node_names_[size_t(i)], p) + ": " +
+                             (implicit ? "a subgraph reads '" + in + "', which" : "input '" + in + "'") +
+                             " is not produced by any node, initializer or graph input" +
+                             (st_.parent ? " of this graph or the graphs around it" : ""));
+      }
       users[size_t(from)].push_back(i);
       ++pending[size_t(i)];
-    }
+      return Status::Ok();
+    };
+    for (const std::string& in : p.input()) FERRY_TRY(depend(in, false));
+    for (const std::string& in : implicit_[size_t(i)]) FERRY_TRY(depend(in, true));
   }
   // A min-heap: among ready nodes the one listed first in the file goes first.
   std::vector<int> ready;
@@ -285,7 +379,9 @@ Result<std::vector<int>> GraphImporter::node_order() {
   std::vector<bool> seen(static_cast<size_t>(n), false);
   while (!seen[size_t(at)]) {
     seen[size_t(at)] = true;
-    for (const std::string& in : graph_.node(at).input()) {
+    std::vector<std::string> ins(graph_.node(at).input().begin(), graph_.node(at).input().end());
+    ins.insert(ins.end(), implicit_[size_t(at)].begin(), implicit_[size_t(at)].end());
+    for (const std::string& in : ins) {
       const int from = in.empty() ? -1 : producer(in);
       if (from >= 0 && pending[size_t(from)] != 0) {
         at = from;
@@ -326,6 +422,7 @@ void GraphImporter::import_node(int i) {
   const std::string domain = normalize_domain(p.domain());
   const std::string& name = node_names_[size_t(i)];
   OnnxNode n(st_, p, name, source_names_[size_t(i)], opset_of(domain));
+  const size_t unsupported_before = report_.unsupported.size();
   Status status;
   if (domain == kFerryDomainName) {
     status = import_ferry_domain(n);
@@ -359,7 +456,9 @@ void GraphImporter::import_node(int i) {
       status = n.unsupported("output " + std::to_string(o) + " ('" + p.output(int(o)) + "') is not supported");
   if (status.ok()) return;
   if (status.code() == StatusCode::kUnsupported) {
-    report_.unsupported.push_back(
+    // A subgraph's unsupported ops are listed themselves, not the node holding them.
+    if (report_.unsupported.size() == unsupported_before)
+      report_.unsupported.push_back(
         {source_names_[size_t(i)], p.op_type(), domain, n.opset(), status.message(), n.proposed_repair()});
   } else if (first_error_.ok()) {
     first_error_ = status.with_context("node " + describe(name, p));
@@ -373,7 +472,8 @@ void GraphImporter::import_node(int i) {
 }
 
 Status GraphImporter::unsupported_status() const {
-  const auto& u = report_.unsupported;
+  const std::vector<UnsupportedOp> u(report_.unsupported.begin() + ptrdiff_t(unsupported_before_),
+                                     report_.unsupported.end());
   std::string msg = std::to_string(u.size()) + " unsupported op" + (u.size() == 1 ? "" : "s") + ": ";
   const size_t shown = std::min<size_t>(u.size(), 5);
   for (size_t i = 0; i < shown; ++i) {
@@ -387,7 +487,7 @@ Status GraphImporter::unsupported_status() const {
 Status GraphImporter::set_outputs() {
   std::vector<Value*> outs;
   for (const onnx::ValueInfoProto& o : graph_.output()) {
-    Value* v = st_.value(o.name());
+    Value* v = st_.resolve(o.name());
     if (!v) return invalid_model("graph output '" + o.name() + "' is not produced by any node, initializer or graph input");
     outs.push_back(v);
   }
@@ -408,7 +508,10 @@ Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model,
   std::string dir = options.external_data_dir;
   if (dir.empty()) dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  GraphImporter importer(model, *g, r, dir, std::move(owner));
+  ExternalDataRoot root;
+  root.dir = dir;
+  root.proto_owner = std::move(owner);
+  GraphImporter importer(model, model.graph(), *g, r, std::move(root));
   FERRY_TRY(importer.run());
   g->info().source_path = path;
   FERRY_TRY(verify(*g));

@@ -114,7 +114,7 @@ Status import_AveragePool(OnnxNode& n) {
 }
 
 Status import_Dropout(OnnxNode& n) {
-  // Inference: Dropout is the identity and keeps every element.
+  // Inference (or training with ratio 0): Dropout is the identity and keeps every element.
   FERRY_TRY(n.expect_inputs(1, n.opset() >= 12 ? 3 : 1));
   n.ignore("ratio", {.until = 12});
   n.ignore("seed", {.since = 12});
@@ -122,7 +122,13 @@ Status import_Dropout(OnnxNode& n) {
     const Tensor* mode = n.constant_input(2);
     if (!mode) return n.unsupported("training_mode is not a constant; only inference is supported", kEvalRepair);
     if (mode->numel() != 1) return invalid_model("training_mode must be a scalar, got " + mode->type_string());
-    if (mode->get_int(0) != 0) return n.unsupported("training_mode=true (training) is not supported", kEvalRepair);
+    // Training with ratio 0 (what exporters write for attention dropout with p = 0) drops
+    // nothing and scales by 1/(1-0): the identity, with an all-true mask.
+    const Tensor* ratio = n.constant_input(1);
+    const bool ratio_zero = ratio && ratio->numel() == 1 && ratio->get_double(0) == 0.0;
+    if (mode->get_int(0) != 0 && !ratio_zero)
+      return n.unsupported("training_mode=true (training) with a ratio other than a constant 0 is not supported",
+                           kEvalRepair);
   }
   Value* x = n.input(0);
   n.set_output(0, n.emit(Op::Identity, {x})->output(0));

@@ -35,9 +35,6 @@ std::string repair_hint(const std::string& domain, const std::string& op_type) {
   if (domain == "ai.onnx.ml") return "classical-ML (ai.onnx.ml) ops are not supported; keep this stage outside ferry";
   if (!domain.empty()) return "a custom-domain op: replace it with standard ONNX ops before import";
   static const std::map<std::string, std::string> kHints = {
-      {"If", "control flow is not supported yet: fold constant conditions (e.g. onnxsim) or export without it"},
-      {"Loop", "control flow is not supported yet: unroll the loop or export without it"},
-      {"Scan", "control flow is not supported yet: unroll the scan or export without it"},
       {"QLinearConv", "quantized models are not supported yet: import the float model"},
       {"QLinearMatMul", "quantized models are not supported yet: import the float model"},
   };

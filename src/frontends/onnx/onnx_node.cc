@@ -69,6 +69,27 @@ std::string ImportState::fresh_node_name(const std::string& base) {
   return fresh_name(taken, node_names, owned_names, node_suffix, base);
 }
 
+Value* ImportState::resolve(std::string_view name) {
+  auto it = names.find(name);
+  if (it != names.end() && (it->second.value || it->second.producer != OnnxName::kNone)) return it->second.value;
+  if (!parent) return nullptr;
+  Value* outer = parent->resolve(name);
+  if (!outer) return nullptr;
+  Value* inner = outer->is_constant() ? g.add_constant(std::string(name), *outer->constant())
+                                      : g.add_capture(std::string(name), outer->dtype(), outer->shape());
+  if (outer->is_constant()) inner->set_type(outer->dtype(), outer->shape());
+  names[name].value = inner;
+  return inner;
+}
+
+bool ImportState::defined_outside(std::string_view name) const {
+  for (const ImportState* s = parent; s; s = s->parent) {
+    auto it = s->names.find(name);
+    if (it != s->names.end() && (it->second.value || it->second.producer != OnnxName::kNone)) return true;
+  }
+  return false;
+}
+
 const char* onnx_attr_type_name(int type) {
   switch (type) {
     case AP::FLOAT: return "FLOAT";
@@ -110,7 +131,7 @@ OnnxNode::OnnxNode(ImportState& state, const onnx::NodeProto& proto, std::string
                    int64_t opset)
     : st_(state), proto_(proto), name_(std::move(name)), source_name_(std::move(source_name)), opset_(opset) {
   for (const std::string& in : proto.input()) {
-    inputs_.push_back(in.empty() ? nullptr : st_.value(in));
+    inputs_.push_back(in.empty() ? nullptr : st_.resolve(in));
   }
   while (!inputs_.empty() && !inputs_.back()) inputs_.pop_back();
   bound_.assign(size_t(proto.output_size()), false);
@@ -209,6 +230,24 @@ std::optional<Tensor> OnnxNode::opt_tensor(const std::string& attr, Opsets v) {
   return std::move(t).value();
 }
 
+Result<SubgraphPtr> OnnxNode::subgraph(const std::string& attr, const std::vector<InputInfoHint>* hints) {
+  const AP* a = take(attr, AP::GRAPH, {});
+  if (!a) {
+    if (!attr_status_.ok()) return attr_status_;
+    return invalid_model("required attribute '" + attr + "' is missing");
+  }
+  if (!st_.import_subgraph) return internal_error("no subgraph importer");
+  Result<SubgraphPtr> g = st_.import_subgraph(a->g(), hints);
+  if (!g.ok()) return g.status().with_context("subgraph '" + attr + "'");
+  return g;
+}
+
+std::vector<Value*> OnnxNode::capture_inputs(const Graph& g) {
+  std::vector<Value*> out;
+  for (const Value* c : g.captures()) out.push_back(st_.resolve(c->name()));
+  return out;
+}
+
 void OnnxNode::ignore(const std::string& attr, Opsets v) { take(attr, -1, v); }
 
 void OnnxNode::copy(AttrMap& out, const std::string& attr, Op op, Opsets v) {
@@ -221,6 +260,13 @@ void OnnxNode::copy(AttrMap& out, const std::string& attr, Op op, Opsets v) {
     case AttrKind::kInts: if (auto x = opt_ints(attr, v)) out.set(attr, *x); break;
     case AttrKind::kFloats: if (auto x = opt_floats(attr, v)) out.set(attr, *x); break;
     case AttrKind::kTensor: if (auto x = opt_tensor(attr, v)) out.set(attr, *x); break;
+    case AttrKind::kGraph:
+      if (has(attr)) {
+        Result<SubgraphPtr> g = subgraph(attr, nullptr);
+        if (g.ok()) out.set(attr, *g);
+        else if (attr_status_.ok()) attr_status_ = g.status();
+      }
+      break;
     case AttrKind::kStrings:
       if (const AP* a = take(attr, AP::STRINGS, v))
         out.set(attr, std::vector<std::string>(a->strings().begin(), a->strings().end()));
@@ -241,7 +287,10 @@ std::vector<std::string> OnnxNode::unconsumed_attrs() const {
 }
 
 Node* OnnxNode::add(Op op, std::vector<Value*> inputs, AttrMap attrs, size_t num_outputs, std::string node_name) {
-  while (!inputs.empty() && !inputs.back()) inputs.pop_back();
+  // Trailing omitted inputs are dropped, except a Loop's (M and cond are positional).
+  bool positional = false;
+  for (const auto& [name, value] : attrs.all()) positional |= std::holds_alternative<SubgraphPtr>(value);
+  while (!positional && !inputs.empty() && !inputs.back()) inputs.pop_back();
   Node* node = st_.g.add_node(op, std::move(inputs), num_outputs, std::move(attrs), node_name);
   node->provenance() = {source_name_};
   emitted_.push_back(node);  // outputs keep Graph's "<node>:<i>" until name_unbound_outputs

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,12 @@ struct OnnxName {
   bool consumed = false;   ///< read by a node or listed as a graph output
 };
 
+/// What the owning node knows of a subgraph's formal input (Loop: i64[] iteration, bool[] cond, ...).
+struct InputInfoHint {
+  DType dtype = DType::undefined;
+  Shape shape;
+};
+
 /// Whole-graph import state shared by all nodes.
 ///
 /// One hash map holds everything known of an ONNX value name; names are
@@ -53,6 +60,12 @@ struct OnnxName {
 struct ImportState {
   explicit ImportState(Graph& graph) : g(graph) {}
   Graph& g;
+  /// The graph around this one when it is a subgraph (If's branch, a Loop body); null at the top.
+  ImportState* parent = nullptr;
+  int depth = 0;  ///< subgraph nesting: 0 at the top
+  /// Imports a subgraph attribute of a node of this graph (set by the graph importer).
+  /// `hints`, when given, type the subgraph's formal inputs that the file leaves untyped.
+  std::function<Result<SubgraphPtr>(const onnx::GraphProto&, const std::vector<InputInfoHint>* hints)> import_subgraph;
   ExternalDataRoot data_root;
   std::unordered_map<std::string_view, OnnxName> names;      ///< every ONNX value name of the graph
   std::unordered_set<std::string_view> generated_names;      ///< value names the importer made up
@@ -68,6 +81,12 @@ struct ImportState {
     auto it = names.find(name);
     return it == names.end() ? nullptr : it->second.value;
   }
+  /// value(name), else — in a subgraph, for a name no value of this graph claims — the
+  /// enclosing graphs' value read through a capture (a constant is copied in: it shares
+  /// its buffer); null if no graph defines it (yet).
+  Value* resolve(std::string_view name);
+  /// Some enclosing graph claims `name` (whether or not its producer was imported yet).
+  bool defined_outside(std::string_view name) const;
   /// `base`, or base_1, base_2, ... — unused by any ONNX or generated value.
   std::string fresh_value_name(const std::string& base);
   /// Same for node names.
@@ -119,6 +138,11 @@ class OnnxNode {
   std::optional<std::vector<int64_t>> opt_ints(const std::string& attr, Opsets v = {});
   std::optional<std::vector<double>> opt_floats(const std::string& attr, Opsets v = {});
   std::optional<Tensor> opt_tensor(const std::string& attr, Opsets v = {});
+  /// A GRAPH attribute imported as a subgraph (its outer reads become captures); an
+  /// error when it is absent or its import fails.
+  Result<SubgraphPtr> subgraph(const std::string& attr, const std::vector<InputInfoHint>* hints = nullptr);
+  /// The node inputs that bind the captures of `g` (the enclosing values of the same names).
+  std::vector<Value*> capture_inputs(const Graph& g);
   int64_t int_or(const std::string& attr, int64_t def, Opsets v = {}) { return opt_int(attr, v).value_or(def); }
   double float_or(const std::string& attr, double def, Opsets v = {}) { return opt_float(attr, v).value_or(def); }
   std::string string_or(const std::string& attr, std::string def, Opsets v = {});

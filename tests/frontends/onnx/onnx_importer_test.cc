@@ -258,7 +258,7 @@ TEST(OnnxImporter, UnsupportedOpsReportedAllAtOnce) {
   add_input(m, "x", TP::FLOAT, {int64_t(2)});
   add_node(m, "FancyOp", {"x"}, {"a"}, "fancy");
   add_node(m, "Relu", {"a"}, {"b"}, "relu");  // supported, downstream of an unsupported op
-  add_node(m, "Loop", {"b"}, {"c"}, "loop");
+  add_node(m, "QLinearConv", {"b"}, {"c"}, "qconv");
   add_node(m, "FusedGemm", {"c"}, {"y"}, "contrib")->set_domain("com.microsoft");
   add_output(m, "y");
   ImportReport report;
@@ -270,8 +270,8 @@ TEST(OnnxImporter, UnsupportedOpsReportedAllAtOnce) {
   ASSERT_EQ(report.unsupported.size(), 3u);
   EXPECT_EQ(report.unsupported[0].op_type, "FancyOp");
   EXPECT_EQ(report.unsupported[0].opset, 13);
-  EXPECT_EQ(report.unsupported[1].op_type, "Loop");
-  EXPECT_CONTAINS(report.unsupported[1].proposed_repair, "control flow is not supported yet");
+  EXPECT_EQ(report.unsupported[1].op_type, "QLinearConv");
+  EXPECT_CONTAINS(report.unsupported[1].proposed_repair, "quantized models are not supported yet");
   EXPECT_EQ(report.unsupported[2].domain, "com.microsoft");
   EXPECT_EQ(report.unsupported[2].opset, 1);
   EXPECT_CONTAINS(report.unsupported[2].proposed_repair, "ONNX Runtime contrib op");
@@ -491,6 +491,36 @@ TEST(OnnxImporter, DropoutTrainingModeIsUnsupported) {
   ImportReport report;
   auto g = import_model(m, &report);
   ASSERT_FALSE(g.ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_CONTAINS(report.unsupported[0].reason, "training_mode=true");
+}
+
+// Training mode with ratio 0 drops nothing (exporters write it for attention dropout p = 0).
+TEST(OnnxImporter, DropoutTrainingWithRatioZeroIsIdentity) {
+  onnx::ModelProto m = make_model(13);
+  add_input(m, "x", TP::FLOAT, {int64_t(2)});
+  onnx::TensorProto t;
+  t.set_name("train");
+  t.set_data_type(TP::BOOL);
+  t.add_int32_data(1);
+  add_initializer(m, t);
+  onnx::TensorProto r;
+  r.set_name("ratio");
+  r.set_data_type(TP::FLOAT);
+  r.add_float_data(0.0f);
+  add_initializer(m, r);
+  add_node(m, "Dropout", {"x", "ratio", "train"}, {"y", "mask"}, "drop");
+  add_output(m, "y");
+  add_output(m, "mask");
+  auto g = import_model(m);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_EQ(producer_of(**g, "y")->op(), Op::Identity);
+  EXPECT_EQ(producer_of(**g, "mask")->op(), Op::ConstantOfShape);
+  // Any other ratio in training mode really drops: still refused.
+  r.set_float_data(0, 0.1f);
+  *m.mutable_graph()->mutable_initializer(1) = r;
+  ImportReport report;
+  ASSERT_FALSE(import_model(m, &report).ok());
   ASSERT_EQ(report.unsupported.size(), 1u);
   EXPECT_CONTAINS(report.unsupported[0].reason, "training_mode=true");
 }
