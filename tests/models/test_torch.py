@@ -230,3 +230,29 @@ def test_ops_table_is_the_committed_doc():
         scaled_dot_product_attention.default pow.Tensor_Scalar rsqrt.default sqrt.default neg.default
         arange.default cos.default sin.default dropout.default""".split()
     assert not [op for op in required if "aten." + op not in listed]
+
+
+def per_layer_counts(stdout):
+    """(compared, total) from the "per-layer: C of T node outputs" line of `ferry validate`."""
+    line = next(l for l in stdout.splitlines() if "per-layer:" in l)
+    compared, total = (int(w) for w in line.split("per-layer:")[1].split("node outputs")[0].split(" of "))
+    return compared, total
+
+
+@pytest.mark.parametrize("name", ["llama_dynamic", "resnet18"])
+def test_validate_against_torch_per_layer(name, tmp_path):
+    """`ferry validate MODEL.pt2` defaults to the torch reference (torch.export.load in Python);
+    per layer, ferry's values match the program's node outputs by name."""
+    import os
+
+    meta = ensure_torch_model(name)
+    env = dict(os.environ, FERRY_PYTHON=torch_python())
+    r = subprocess.run([str(ferry()), "validate", str(meta["path"]), "--per-layer", "--json", str(tmp_path / "v.json")],
+                       capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+    assert r.returncode == 0, f"ferry validate failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    report = json.loads((tmp_path / "v.json").read_text())
+    assert "torch" in json.dumps(report)
+    compared, total = per_layer_counts(r.stdout)
+    assert compared >= total // 2, r.stdout
+    layers = report["samples"][0]["per_layer"]["layers"]
+    assert len(layers) == compared and all(l["pass"] for l in layers)

@@ -121,29 +121,36 @@ std::vector<OutName> output_names(const Json& node) {
   return out;
 }
 
+/// Tensors that share storage (union-find; each root keeps its members, smaller groups merge into larger).
 class AliasGroups {
  public:
-  std::string find(const std::string& x) {
-    auto it = parent_.find(x);
-    if (it == parent_.end() || it->second == x) return x;
-    return it->second = find(it->second);
-  }
   void join(const std::string& a, const std::string& b) {
-    const std::string ra = find(a), rb = find(b);
-    if (ra != rb) parent_[ra] = rb;
-    parent_.emplace(rb, rb);
+    std::string ra = root(a), rb = root(b);
+    if (ra == rb) return;
+    if (members_[ra].size() > members_[rb].size()) std::swap(ra, rb);
+    for (const std::string& m : members_[ra]) {
+      parent_[m] = rb;
+      members_[rb].push_back(m);
+    }
+    members_.erase(ra);
   }
-  std::vector<std::string> members(const std::string& x) {
-    std::vector<std::string> out;
-    const std::string r = find(x);
-    for (auto& [k, v] : parent_)
-      if (find(k) == r) out.push_back(k);
-    if (out.empty()) out.push_back(x);
-    return out;
+  std::vector<std::string> members(const std::string& x) const {
+    auto p = parent_.find(x);
+    if (p == parent_.end()) return {x};
+    return members_.at(p->second);
   }
 
  private:
-  std::unordered_map<std::string, std::string> parent_;
+  /// x's root, making x a group of its own when it is new.
+  std::string root(const std::string& x) {
+    auto p = parent_.find(x);
+    if (p != parent_.end()) return p->second;
+    parent_[x] = x;
+    members_[x] = {x};
+    return x;
+  }
+  std::unordered_map<std::string, std::string> parent_;  ///< every member -> its root (kept flat)
+  std::unordered_map<std::string, std::vector<std::string>> members_;
 };
 
 class ProgramImporter {
@@ -171,6 +178,7 @@ class ProgramImporter {
   const Json* tensor_values_ = nullptr;
   std::unordered_map<std::string, std::shared_ptr<Buffer>> storages_;
   std::unordered_map<std::string, size_t> last_use_;
+  std::unordered_map<std::string, size_t> produced_at_;  ///< tensor -> index of the node making it
   std::unordered_set<std::string> state_names_;  ///< graph inputs, parameters, buffers, constants
   AliasGroups aliases_;
   Status first_error_;
@@ -270,11 +278,14 @@ Status ProgramImporter::import_inputs(const Json& graph, const Json& specs) {
 }
 
 Status ProgramImporter::check_in_place(size_t i, const std::string& target, const Json& node) {
+  // The modified tensor is the schema's first argument ("self", or "input" for dropout_).
   std::vector<std::string> self;
-  for (const Json& in : node.at("inputs"))
-    if (in.is_object() && in.value("name", "") == "self" && in.contains("arg")) tensor_names(in["arg"], &self);
-  if (self.size() != 1) return unsupported("in-place op without a 'self' tensor");
+  const Json& ins = node.at("inputs");
+  if (ins.is_array() && !ins.empty() && ins[0].is_object() && ins[0].contains("arg")) tensor_names(ins[0]["arg"], &self);
+  if (self.size() != 1) return unsupported("in-place op whose first argument is not a tensor");
   for (const std::string& m : aliases_.members(self[0])) {
+    // This node's outputs and later views read the new values: only older tensors matter.
+    if (auto p = produced_at_.find(m); p != produced_at_.end() && p->second >= i) continue;
     if (state_names_.count(m))
       return unsupported("modifies '" + self[0] + "' in place, which is (a view of) graph input or weight '" + m + "'");
     auto it = last_use_.find(m);
@@ -318,7 +329,8 @@ void ProgramImporter::import_node(size_t i, const Json& node) {
     const OutName& o = outs[k];
     if (o.is_sym) {
       const auto& so = n.sym_outputs();
-      if (si >= so.size() || !so[si]) return fail(internal_error("SymInt output " + o.name + " not bound"), "");
+      if (si >= so.size() || !so[si])
+        return fail(invalid_model("output '" + o.name + "' is a SymInt, but this op makes tensors"), "");
       st_.syms[o.name] = *so[si++];
       continue;
     }
@@ -449,9 +461,11 @@ Status ProgramImporter::run() {
       for (const std::string& r : reads) last_use_[r] = i;
       const std::string target = short_target(node.at("target").get<std::string>());
       const bool aliasing = is_view_op(target) || !functional_form(target).empty();
-      if (aliasing && !reads.empty())
-        for (const OutName& o : output_names(node))
-          if (!o.name.empty() && !o.is_sym) aliases_.join(o.name, reads[0]);
+      for (const OutName& o : output_names(node)) {
+        if (o.name.empty() || o.is_sym) continue;
+        produced_at_[o.name] = i;
+        if (aliasing && !reads.empty()) aliases_.join(o.name, reads[0]);
+      }
     }
     for (const Json& spec : sig.at("output_specs"))
       if (spec.is_object() && spec.size() == 1 && spec.begin().value().contains("arg")) {

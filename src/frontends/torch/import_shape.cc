@@ -143,6 +143,32 @@ Status import_flatten(TorchNode& n) {  // shape[:start] + [-1] + shape[end+1:]
   return n.arg_status();
 }
 
+Status import_unflatten(TorchNode& n) {  // shape[:dim] + sizes + shape[dim+1:]
+  FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor("self"));
+  FERRY_ASSIGN_OR_RETURN(int64_t rank, rank_of(n, x));
+  FERRY_ASSIGN_OR_RETURN(int64_t dim, norm_dim(n, n.int_or("dim", 0), rank));
+  auto sizes = n.sym_ints("sizes");
+  FERRY_TRY(n.arg_status());
+  if (!sizes || sizes->empty()) return invalid_model("argument 'sizes' is missing or empty");
+  std::vector<Value*> parts;
+  if (dim > 0) {
+    AttrMap a;
+    a.set("end", dim);
+    parts.push_back(n.helper1(Op::Shape, {x}, a));
+  }
+  parts.push_back(n.shape_value(*sizes, "sizes"));
+  if (dim + 1 < rank) {
+    AttrMap a;
+    a.set("start", dim + 1);
+    parts.push_back(n.helper1(Op::Shape, {x}, a));
+  }
+  AttrMap c;
+  c.set("axis", int64_t(0));
+  Value* shape = parts.size() == 1 ? parts[0] : n.helper1(Op::Concat, parts, c);
+  n.set_output(0, n.emit1(Op::Reshape, {x, shape}));
+  return Status::Ok();
+}
+
 Status import_unsqueeze(TorchNode& n) {
   FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor("self"));
   FERRY_ASSIGN_OR_RETURN(int64_t rank, rank_of(n, x));

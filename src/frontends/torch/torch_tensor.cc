@@ -148,9 +148,12 @@ Result<Tensor> tensor_from_storage(const Json& meta, const std::shared_ptr<Buffe
   if (*numel > 0 && uint64_t(last) >= storage_elems)
     return invalid_model("a weight reads element " + std::to_string(last) + " of a storage holding " +
                          std::to_string(storage_elems) + " " + dtype_name(type.first) + " elements");
-  if (contiguous) return Tensor::view(type.first, dims, storage, 0);
+  // bool bytes other than 0 and 1 are not bools: such a payload is copied and normalized.
+  if (contiguous && type.first != DType::boolean) return Tensor::view(type.first, dims, storage, 0);
   FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::uninitialized(type.first, dims));
   if (*numel > 0) gather_strided(storage->cdata(), t.raw(), elem, dims, strides, offset);
+  if (type.first == DType::boolean)
+    for (int64_t i = 0; i < *numel; ++i) t.raw()[i] = t.raw()[i] != 0;
   return t;
 }
 

@@ -173,6 +173,11 @@ TEST(TorchImportTable, RowsAreSortedUniqueAndNamed) {
     EXPECT_EQ(torch_import::find_import(r.target), &r) << r.target;
     EXPECT_TRUE(r.fn || r.unary || r.skip) << r.target;
     EXPECT_NE(std::string(r.ferry), "") << r.target;
+    if (!r.unary) continue;
+    // A UNARY row emits its IR op on "self" alone, with no attributes.
+    const OpSchema& s = op_schema(*r.unary);
+    EXPECT_LE(s.min_inputs, 1) << r.target;
+    for (const AttrSpec& a : s.attrs) EXPECT_FALSE(a.required) << r.target << ": " << a.name;
   }
   EXPECT_EQ(torch_import::find_import("aten.relu_.default"), nullptr);  // in-place: through the functional row
 }
