@@ -99,7 +99,7 @@ Status import_transpose(TorchNode& n) {
   FERRY_ASSIGN_OR_RETURN(int64_t rank, rank_of(n, x));
   FERRY_ASSIGN_OR_RETURN(int64_t d0, norm_dim(n, n.int_or("dim0", 0), rank));
   FERRY_ASSIGN_OR_RETURN(int64_t d1, norm_dim(n, n.int_or("dim1", 0), rank));
-  std::vector<int64_t> perm(size_t(rank));
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
   std::iota(perm.begin(), perm.end(), 0);
   if (rank > 0) std::swap(perm[size_t(d0)], perm[size_t(d1)]);
   n.set_output(0, transpose_perm(n, x, perm));
@@ -124,6 +124,15 @@ Status import_flatten(TorchNode& n) {  // shape[:start] + [-1] + shape[end+1:]
   FERRY_ASSIGN_OR_RETURN(int64_t start, norm_dim(n, n.int_or("start_dim", 0), rank, "start_dim"));
   FERRY_ASSIGN_OR_RETURN(int64_t end, norm_dim(n, n.int_or("end_dim", -1), rank, "end_dim"));
   if (start > end) return invalid_model("flatten start_dim > end_dim");
+  if (x->shape().is_static()) {  // a constant target keeps the output shape static
+    std::vector<int64_t> d = x->shape().static_dims(), out(d.begin(), d.begin() + start);
+    int64_t m = 1;
+    for (int64_t i = start; i <= end; ++i) m *= d[size_t(i)];
+    out.push_back(m);
+    out.insert(out.end(), d.begin() + end + 1, d.end());
+    n.set_output(0, n.emit1(Op::Reshape, {x, n.const_i64(out, "shape")}));
+    return n.arg_status();
+  }
   std::vector<Value*> parts;
   if (start > 0) {
     AttrMap a;

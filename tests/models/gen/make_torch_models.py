@@ -260,7 +260,7 @@ def export(name, out):
         ep = torch.export.export(module, args, dynamic_shapes=dyn)
     ep.example_inputs = None  # the one pickle of the archive (data/sample_inputs) stays empty
     path = out / f"{name}.pt2"
-    tmp = temp_path(path)
+    tmp = temp_path(path).with_suffix(".pt2")  # torch.export.save warns about other suffixes
     torch.export.save(ep, str(tmp))
     os.replace(tmp, path)
 
