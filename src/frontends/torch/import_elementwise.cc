@@ -247,8 +247,8 @@ Status import_type_as(TorchNode& n) {
   return n.arg_status();
 }
 
-Status import_dropout(TorchNode& n) {
-  FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor("input"));
+Status import_dropout(TorchNode& n) {  // dropout(input, p, train), dropout_(self, p, train)
+  FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor(n.arg("self") ? "self" : "input"));
   if (n.bool_or("train", false) && n.float_or("p", 0.5) > 0)
     return n.unsupported("dropout in training mode (train=True) is random", "export the model in eval mode (model.eval())");
   n.set_output(0, n.emit1(Op::Identity, {x}));
