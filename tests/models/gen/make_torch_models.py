@@ -135,12 +135,14 @@ def _nets():
             return self.final_norm(x)
 
     class InplaceReadLater(nn.Module):
-        """y.relu_() modifies y, which is read afterwards: ferry must refuse, not reorder."""
+        """y.relu_() modifies y while v, a view of y made before, is read afterwards: ferry must
+        refuse, not reorder. (Reads of y itself after y.relu_() are traced as reads of relu_'s output.)"""
 
         def forward(self, x):
             y = x * 2.0
-            z = y.relu_()
-            return y + z * 0.5
+            v = y.view(-1)
+            y.relu_()
+            return v + 1.0
 
     class UnsupportedOps(nn.Module):
         """Two ops outside ferry's table: nearest upsampling and a cumulative sum."""
