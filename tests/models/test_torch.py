@@ -256,3 +256,17 @@ def test_validate_against_torch_per_layer(name, tmp_path):
     assert compared >= total // 2, r.stdout
     layers = report["samples"][0]["per_layer"]["layers"]
     assert len(layers) == compared and all(l["pass"] for l in layers)
+
+
+def test_bench_and_convert_take_pt2(tmp_path):
+    """Every command takes a .pt2: `bench` measures it; `convert` writes an ONNX file that
+    ferry runs again with torch eager's results."""
+    meta = ensure_torch_model("gpt2")
+    r = run_ferry("bench", meta["path"], "--warmup", "1", "--iters", "3", "--json")
+    assert r.returncode == 0, f"ferry bench failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    stats = json.loads(r.stdout)
+    assert stats["latency_ms"]["p50"] > 0, stats
+    onnx_file = tmp_path / "gpt2.onnx"
+    r = run_ferry("convert", meta["path"], "-o", onnx_file)
+    assert r.returncode == 0, f"ferry convert failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    run_and_compare(dict(meta, path=onnx_file), tmp_path, "cpu")
