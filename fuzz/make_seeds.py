@@ -20,6 +20,9 @@ dictionary (libFuzzer -dict=). Everything comes from the repository:
                     (tests/models/generated/tf/, when present: they need
                     TensorFlow to make), and the corpus's TensorFlow cases
                     (written without TensorFlow, tests/bad_inputs/tf_cases.py)
+    pt2_load_fuzz   the corpus's .pt2 archives (tests/bad_inputs/torch_cases.py,
+                    written without torch) whole, and their program and weights
+                    JSON for the modes that build the archive in memory
 
 Dictionaries: op names and attribute names from src/ir/ops.def for the ONNX
 and text-IR targets; format keywords for .npy and .npz.
@@ -39,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-TARGETS = ["onnx_load_fuzz", "text_ir_fuzz", "npy_fuzz", "npz_fuzz", "tf_load_fuzz"]
+TARGETS = ["onnx_load_fuzz", "text_ir_fuzz", "npy_fuzz", "npz_fuzz", "tf_load_fuzz", "pt2_load_fuzz"]
 
 
 def put(out: Path, data: bytes, max_bytes: int) -> bool:
@@ -141,6 +144,39 @@ def tf_seeds(out: Path, bad: Path, max_bytes: int):
     return n
 
 
+def pt2_seeds(out: Path, bad: Path, max_bytes: int):
+    """The corpus's .pt2 archives (mode byte 0), and their program and weights JSON (modes 1 and 2)."""
+    import zipfile
+
+    n = 0
+    for f in sorted(bad.glob("torch_*/**/*.pt2")):
+        data = f.read_bytes()
+        n += put(out, b"\x00" + data, max_bytes)
+        try:
+            with zipfile.ZipFile(f) as z:
+                for name in z.namelist():
+                    if name.endswith("models/model.json"):
+                        n += put(out, b"\x01" + z.read(name), max_bytes)
+                    elif name.endswith("_weights_config.json"):
+                        n += put(out, b"\x02" + z.read(name), max_bytes)
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError):
+            pass
+    return n
+
+
+def pt2_words():
+    """ATen targets ferry imports (src/frontends/torch/import_table.def) and the schema's keys."""
+    text = (REPO / "src/frontends/torch/import_table.def").read_text()
+    targets = ["torch.ops." + t for t in re.findall(r'^(?:ROW|UNARY|SKIP)\("([^"]+)"', text, re.M)]
+    return targets + ['"as_tensor"', '"as_tensors"', '"as_int"', '"as_ints"', '"as_float"', '"as_sym_int"',
+                      '"as_sym_ints"', '"as_name"', '"as_none"', '"as_bool"', '"as_expr"', '"expr_str"',
+                      '"as_scalar_type"', '"as_string"', '"user_input"', '"parameter"', '"buffer"',
+                      '"tensor_constant"', '"user_output"', '"buffer_mutation"', '"tensor_values"', '"sizes"',
+                      '"strides"', '"storage_offset"', '"dtype"', '"use_pickle"', '"path_name"', '"tensor_meta"',
+                      "Symbol('s0', positive=True, integer=True)", "Integer(", "Mul(", "Add(", "Infinity",
+                      "-Infinity", "NaN", "weight_0", "aten.relu_.default", "aten.add_.Tensor"]
+
+
 def tf_words():
     """TensorFlow op names ferry imports (src/frontends/tensorflow/import_table.def) and format words."""
     text = (REPO / "src/frontends/tensorflow/import_table.def").read_text()
@@ -167,6 +203,7 @@ def main(argv=None):
         n_text = text_ir_seeds(out / "text_ir_fuzz", bad, args.max_bytes)
         n_npy = npy_seeds(out / "npy_fuzz", bad, args.max_bytes)
         n_tf = tf_seeds(out / "tf_load_fuzz", bad, args.max_bytes)
+        n_pt2 = pt2_seeds(out / "pt2_load_fuzz", bad, args.max_bytes)
     n_npz = npz_seeds(out / "npz_fuzz", args.max_bytes)
     # Regressions are seeds too: campaigns start from the inputs that once broke ferry.
     for t in TARGETS:
@@ -186,8 +223,9 @@ def main(argv=None):
                                        ".npy", "\x93NUMPY", "\x08\x00", "\x00\x00", "\x01\x00",
                                        "\xff\xff\xff\xff"])
     write_dict(out / "tf_load_fuzz.dict", tf_words())
+    write_dict(out / "pt2_load_fuzz.dict", pt2_words())
     print(f"seeds: onnx_load_fuzz {n_onnx}, text_ir_fuzz {n_text}, npy_fuzz {n_npy}, npz_fuzz {n_npz}, "
-          f"tf_load_fuzz {n_tf} -> {out}")
+          f"tf_load_fuzz {n_tf}, pt2_load_fuzz {n_pt2} -> {out}")
     return 0
 
 

@@ -22,10 +22,11 @@ done
 # Debian packages. Keep each block free of parentheses in comments: ../shared/tools/apt-audit
 # reads the words between "APT_PACKAGES=(" and the first ")".
 # ocl-icd-opencl-dev: libdnnl-dev's CMake config asks for OpenCL, but Debian only recommends it.
+# libzip-dev and pkg-config: the PyTorch frontend reads .pt2 zip archives with libzip, found by pkg-config.
 APT_PACKAGES=(
   build-essential cmake ninja-build g++ python3-venv python3-dev ccache
   libprotobuf-dev protobuf-compiler libonnx-dev
-  libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev libcli11-dev pybind11-dev
+  libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev libcli11-dev pybind11-dev libzip-dev pkg-config
 )
 # tests, benchmarks and fuzzing: GoogleTest, Google Benchmark, clang with its libFuzzer runtime
 TEST_APT_PACKAGES=(

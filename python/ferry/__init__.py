@@ -38,6 +38,7 @@ _EXTENSION_NAMES = ("load", "inspect", "backends", "Model", "Session", "TensorIn
 
 __all__ = [
     *_EXTENSION_NAMES,
+    "from_torch",
     "FerryError",
     "FileError",
     "InternalError",
@@ -62,6 +63,34 @@ _SPIN_COUNT = "20000"  # keep in step with kSpinCount in src/runtime/wait_policy
 def _set_default_wait_policy():
     if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
         os.environ["GOMP_SPINCOUNT"] = _SPIN_COUNT
+
+
+def from_torch(module, example_args, dynamic_shapes=None, *, example_kwargs=None):
+    """Exports `module` with torch.export and imports the program into ferry (no ONNX, no pickle).
+
+        model = ferry.from_torch(net.eval(), (torch.randn(2, 3, 224, 224),),
+                                 dynamic_shapes=({0: torch.export.Dim("batch")},))
+
+    torch.export.export(module, example_args, kwargs=example_kwargs, dynamic_shapes=...)
+    runs in this process; the program is saved pickle-free (the example inputs, the
+    archive's one pickle, are dropped first) to a temporary .pt2 that ferry's C++
+    importer reads, then removed. Put the module in eval mode first: ferry refuses
+    training-mode batch norm and dropout. A dynamic dim needs an example of size >= 2
+    (torch.export specialises sizes 0 and 1). Returns a Model, like ferry.load.
+    """
+    import tempfile
+
+    import torch
+
+    if not isinstance(example_args, tuple):
+        example_args = (example_args,)
+    with torch.no_grad():
+        ep = torch.export.export(module, example_args, kwargs=example_kwargs, dynamic_shapes=dynamic_shapes)
+    ep.example_inputs = None
+    with tempfile.TemporaryDirectory(prefix="ferry_from_torch_") as tmp:
+        path = os.path.join(tmp, "model.pt2")
+        torch.export.save(ep, path)
+        return __getattr__("load")(path)
 
 
 def __getattr__(name: str):

@@ -47,7 +47,17 @@ reads (ferry's rule), and with --intermediates every node output is dumped
 under its tensor name ("node" for output 0, "node:1", ...), which is how
 ferry's TensorFlow importer names the values, so layers match by name.
 
-More frameworks (PyTorch) are one more entry in FRAMEWORKS.
+    python -m ferry.reference torch MODEL.pt2 --inputs ... --out DIR [--intermediates]
+
+PyTorch: torch.export.load(MODEL.pt2) (torch reads its own archive), run as
+ep.module() on the inputs named as the program's user inputs; outputs are named
+as ferry names them ("output", or "output_0", "output_1", ...). With
+--intermediates every call_function node's tensor output is dumped under the
+node's name (multi-output nodes: their getitem nodes' names), which is how
+ferry's PyTorch importer names the values; outputs are copied when recorded,
+so a later in-place op does not change an earlier layer's value.
+
+More frameworks are one more entry in FRAMEWORKS.
 """
 
 from __future__ import annotations
@@ -465,10 +475,56 @@ def run_tensorflow(model_path, inputs, writer, intermediates, signature="serving
     run_graph_def(tf, np, model_path, graph_def, feeds, {n: n + ":0" for n in out_names}, writer, intermediates)
 
 
+# --- PyTorch -----------------------------------------------------------------------
+
+
+def run_torch(model_path, inputs, writer, intermediates):
+    torch = require("torch")
+    np = require("numpy")
+    import operator
+
+    writer.manifest["producer"] = f"torch {torch.__version__}"
+    try:
+        ep = torch.export.load(str(model_path))
+    except Exception as e:
+        raise BridgeError(f"{model_path}: torch cannot load the program: {e}") from None
+    names = list(ep.graph_signature.user_inputs)
+    missing = [n for n in names if n not in inputs]
+    if missing:
+        raise BridgeError(f"{model_path}: no value for input(s) {missing}")
+    args = [torch.from_numpy(np.ascontiguousarray(inputs[n])) for n in names]
+    for n, a in zip(names, args):
+        writer.add(n, a.numpy(), "inputs")
+    module = ep.module()
+    recorded = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, node):
+            value = super().run_node(node)
+            if node.op == "call_function" and isinstance(value, torch.Tensor):
+                recorded[node.name] = value.detach().clone()
+                parent = node.args[0] if node.target is operator.getitem else node
+                writer.manifest["nodes"].setdefault(parent.name, []).append(node.name)
+            return value
+
+    try:
+        with torch.no_grad():
+            out = Recorder(module).run(*args) if intermediates else module(*args)
+    except Exception as e:
+        raise BridgeError(f"{model_path}: torch failed to run the program: {e}") from None
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    out_names = ["output"] if len(outs) == 1 else [f"output_{i}" for i in range(len(outs))]
+    for name, t in zip(out_names, outs):
+        writer.add(name, t.detach().numpy(), "outputs")
+    for name, t in recorded.items():
+        writer.add(name, t.numpy(), "intermediates")
+
+
 # The reference frameworks: name -> function(model_path, inputs, writer, intermediates).
 FRAMEWORKS = {
     "onnxruntime": run_onnxruntime,
     "tensorflow": run_tensorflow,
+    "torch": run_torch,
 }
 
 

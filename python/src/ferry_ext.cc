@@ -417,7 +417,8 @@ PYBIND11_MODULE(_ferry, m) {
 
   m.def("load", &load, py::arg("path"), py::arg("external_data_dir") = "",
         "load(path, external_data_dir='') -> Model\n\n"
-        "Loads a model file (.onnx, or ferry text IR). Raises FileError (an OSError) when it cannot be\n"
+        "Loads a model file (.onnx, a TensorFlow SavedModel or .pb, a torch.export .pt2, or ferry text\n"
+        "IR; a .pt2 is read without unpickling anything). Raises FileError (an OSError) when it cannot be\n"
         "read, InvalidModelError when it is malformed, and UnsupportedError when it uses what ferry\n"
         "does not support; UnsupportedError.unsupported then lists every such node (node_name,\n"
         "op_type, domain, opset, reason, proposed_repair).");

@@ -53,6 +53,12 @@ Json inspection_json(const Inspection& in) {
                         {"nodes_without_estimate", s->nodes_without_estimate},
                         {"by_op", s->flops_by_op}}
                  : Json(nullptr);
+  if (!in.import.dim_ranges.empty()) {  // torch.export's symbolic sizes: {"s77": [2, 1024]}, null = no bound
+    Json ranges = Json::object();
+    for (const auto& [sym, r] : in.import.dim_ranges)
+      ranges[sym] = {r.first, r.second == INT64_MAX ? Json(nullptr) : Json(r.second)};
+    j["dim_ranges"] = ranges;
+  }
   j["shape_inference"] =
       !in.graph ? Json(nullptr) : in.shape_status.ok() ? Json("complete") : Json(in.shape_status.message());
   Json unsupported = Json::array();

@@ -28,10 +28,12 @@ struct UnsupportedOp {
 
 /// Source-level facts gathered while importing, available even when the import fails.
 struct ImportReport {
-  std::string format;                               ///< "onnx", ...
+  std::string format;                               ///< "onnx", "tensorflow", "torch", ...
   std::map<std::string, int64_t> source_op_histogram;  ///< source op type -> count
   int64_t num_source_nodes = 0;
   std::vector<UnsupportedOp> unsupported;
+  /// Symbolic dim -> its [min, max] (torch.export's range_constraints; INT64_MAX = no bound).
+  std::map<std::string, std::pair<int64_t, int64_t>> dim_ranges;
 };
 
 struct ImportOptions {
@@ -48,11 +50,11 @@ Result<std::unique_ptr<Graph>> load_model(const std::string& path, ImportReport*
                                           const ImportOptions& options = {});
 
 /// True when load_model returned `g` with every value typed: the ONNX and
-/// TensorFlow frontends infer shapes and fail the load otherwise (text IR may
+/// TensorFlow and PyTorch frontends infer shapes and fail the load otherwise (text IR may
 /// come without shapes). Callers holding a graph fresh from load_model need not
 /// run infer_shapes again — on a 250k-node graph each pass costs ~0.3 s.
 inline bool shapes_inferred_by_load(const Graph& g) {
-  return g.info().format == "onnx" || g.info().format == "tensorflow";
+  return g.info().format == "onnx" || g.info().format == "tensorflow" || g.info().format == "torch";
 }
 
 /// The ONNX frontend: reads a ModelProto file (frontends/onnx/).

@@ -1,7 +1,9 @@
 // load_model: picks the frontend from what the path holds.
 //
 //   directory or *.pb      -> TensorFlow (SavedModel directory / frozen GraphDef)
-//   *.pt, *.pt2, *.pth     -> PyTorch (not available yet)
+//   *.pt2                  -> PyTorch: a torch.export archive (frontends/torch/, never unpickled)
+//   *.pt, *.pth            -> refused: torch.save pickles, which ferry never opens
+//   a zip archive          -> PyTorch (.pt2 under another name)
 //   text starting "graph " -> ferry text IR (ir/text_format.h)
 //   anything else          -> ONNX
 #include <sys/stat.h>
@@ -15,6 +17,7 @@
 #include "frontends/frontend.h"
 #include "frontends/onnx/onnx_importer.h"
 #include "frontends/tensorflow/tf_importer.h"
+#include "frontends/torch/torch_importer.h"
 #include "ir/text_format.h"
 
 namespace ferry {
@@ -60,9 +63,13 @@ Result<std::unique_ptr<Graph>> load_any(const std::string& path, ImportReport* r
   if (::stat(path.c_str(), &st) != 0) return io_error(std::string("cannot open: ") + std::strerror(errno));
   std::string ext = std::filesystem::path(path).extension().string();
   if (S_ISDIR(st.st_mode) || ext == ".pb") return tf_import::import_tensorflow_path(path, report, options);
-  if (ext == ".pt" || ext == ".pt2" || ext == ".pth") return unsupported("PyTorch frontend not available yet");
   if (!S_ISREG(st.st_mode)) return invalid_argument("is not a regular file");
+  if (ext == ".pt2") return torch_import::import_torch_file(path, report);
+  if (ext == ".pt" || ext == ".pth")
+    return unsupported("is a torch.save pickle, which ferry never unpickles (loading one can run code); save the model "
+                       "with torch.export instead: torch.export.save(torch.export.export(model.eval(), args), 'model.pt2')");
   FERRY_ASSIGN_OR_RETURN(std::string head, read_text(path, 4096));
+  if (head.compare(0, 4, "PK\x03\x04") == 0) return torch_import::import_torch_file(path, report);  // a zip: .pt2
   if (looks_like_text_ir(head)) {
     if (report) {
       *report = ImportReport{};

@@ -125,17 +125,18 @@ Result<std::unique_ptr<ReferenceProvider>> make_reference_provider(const std::st
     if (dir.empty()) return invalid_argument("--reference golden:DIR needs a directory");
     return make_golden_reference(dir);
   }
-  if (spec == "onnxruntime" || spec == "tensorflow") {
+  if (spec == "onnxruntime" || spec == "tensorflow" || spec == "torch") {
     FERRY_ASSIGN_OR_RETURN(PythonBridge bridge, find_python_bridge());
     return make_python_reference(spec, std::move(bridge));
   }
-  return invalid_argument("unknown reference '" + spec + "' (onnxruntime, tensorflow, golden:DIR, reference)");
+  return invalid_argument("unknown reference '" + spec + "' (onnxruntime, tensorflow, torch, golden:DIR, reference)");
 }
 
 std::string default_reference_for(const std::string& model_path) {
   std::string ext = fs::path(model_path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (ext == ".onnx") return "onnxruntime";
+  if (ext == ".pt2") return "torch";
   std::error_code ec;
   if (ext == ".pb" || fs::is_directory(model_path, ec)) return "tensorflow";
   return "reference";

@@ -9,6 +9,7 @@
 //                 the model: the oracle for optimization and backend bugs
 //   onnxruntime   `python -m ferry.reference onnxruntime ...` (validate/python_bridge.h)
 //   tensorflow    `python -m ferry.reference tensorflow ...` (frozen .pb or SavedModel directory)
+//   torch         `python -m ferry.reference torch ...` (a torch.export .pt2, run by torch.export.load)
 //   golden:DIR    a golden directory written earlier (validate/golden_dir.h); it
 //                 fixes the inputs too
 //
@@ -62,11 +63,12 @@ Result<std::unique_ptr<ReferenceProvider>> make_golden_reference(const std::stri
 /// `python -m ferry.reference <framework>` through `bridge`.
 std::unique_ptr<ReferenceProvider> make_python_reference(const std::string& framework, PythonBridge bridge);
 
-/// Parses a --reference spec: "reference", "onnxruntime", "tensorflow", "golden:DIR".
+/// Parses a --reference spec: "reference", "onnxruntime", "tensorflow", "torch", "golden:DIR".
 /// Python references locate their interpreter here (find_python_bridge).
 Result<std::unique_ptr<ReferenceProvider>> make_reference_provider(const std::string& spec);
 
-/// The default reference for a model: onnxruntime for .onnx, tensorflow for .pb or a directory, else reference.
+/// The default reference for a model: onnxruntime for .onnx, tensorflow for .pb or a directory, torch for
+/// .pt2, else reference.
 std::string default_reference_for(const std::string& model_path);
 
 }  // namespace ferry::validate

@@ -26,7 +26,7 @@ ONNX checker, which would reject most of them.
 
 The cases live in cases/, one module per bug class (cases/registry.py has the
 @case decorator, Ctx and the expectation helpers, cases/builders.py the small
-models they share), and in tf_cases.py for TensorFlow. This file is the entry
+models they share), in tf_cases.py for TensorFlow and in torch_cases.py for PyTorch .pt2 archives. This file is the entry
 point: generate() and the command line.
 """
 
@@ -40,6 +40,7 @@ from pathlib import Path
 
 import cases  # noqa: F401  (registers the ONNX cases)
 import tf_cases  # noqa: F401  (registers the TensorFlow cases)
+import torch_cases  # noqa: F401  (registers the PyTorch .pt2 cases)
 from cases.registry import CASES, Ctx
 
 

@@ -15,6 +15,7 @@
 #include "../../fuzz/npy_fuzz.cc"
 #include "../../fuzz/npz_fuzz.cc"
 #include "../../fuzz/onnx_load_fuzz.cc"
+#include "../../fuzz/pt2_load_fuzz.cc"
 #include "../../fuzz/text_ir_fuzz.cc"
 #include "../../fuzz/tf_load_fuzz.cc"
 
@@ -55,6 +56,7 @@ TEST(FuzzRegressions, OnnxLoad) { replay("onnx_load_fuzz", onnx_load_init, onnx_
 TEST(FuzzRegressions, TextIr) { replay("text_ir_fuzz", text_ir_init, text_ir_one); }
 TEST(FuzzRegressions, Npy) { replay("npy_fuzz", npy_init, npy_one); }
 TEST(FuzzRegressions, Npz) { replay("npz_fuzz", npz_init, npz_one); }
+TEST(FuzzRegressions, Pt2Load) { replay("pt2_load_fuzz", pt2_load_init, pt2_load_one); }
 TEST(FuzzRegressions, TfLoad) {
   const int64_t inline_limit = tf_import::inline_node_limit();
   replay("tf_load_fuzz", tf_load_init, tf_load_one);

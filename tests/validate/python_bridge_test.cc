@@ -100,7 +100,7 @@ TEST(ValidateReferenceSpec, ParsesAndRejects) {
   EXPECT_EQ((*make_reference_provider("reference"))->spec(), "reference");
   auto bad = make_reference_provider("pytorch");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "unknown reference 'pytorch' (onnxruntime, tensorflow, golden:DIR, reference)");
+  EXPECT_EQ(bad.status().message(), "unknown reference 'pytorch' (onnxruntime, tensorflow, torch, golden:DIR, reference)");
   EXPECT_FALSE(make_reference_provider("golden:").ok());
   EXPECT_NE(make_reference_provider("golden:/nonexistent").status().message().find("not a directory"),
             std::string::npos);
@@ -108,6 +108,7 @@ TEST(ValidateReferenceSpec, ParsesAndRejects) {
   EXPECT_EQ(default_reference_for("model.ferry"), "reference");
   EXPECT_EQ(default_reference_for("frozen.pb"), "tensorflow");
   EXPECT_EQ(default_reference_for(FERRY_SOURCE_DIR), "tensorflow");  // a directory: a SavedModel
+  EXPECT_EQ(default_reference_for("model.pt2"), "torch");
 }
 
 }  // namespace

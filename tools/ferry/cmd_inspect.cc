@@ -92,6 +92,12 @@ void print_text(std::ostream& out, const Findings& f) {
     out << "\n";
     print_tensor_infos(out, "inputs", s.inputs);
     print_tensor_infos(out, "outputs", s.outputs);
+    if (!f.import.dim_ranges.empty()) {
+      out << "dim ranges\n";
+      for (const auto& [sym, r] : f.import.dim_ranges)
+        out << "  " << sym << " in [" << r.first << ", "
+            << (r.second == INT64_MAX ? std::string("inf") : std::to_string(r.second)) << "]\n";
+    }
     out << "\nnodes       " << s.num_nodes << " IR nodes";
     if (f.import.num_source_nodes) out << " from " << f.import.num_source_nodes << " source nodes";
     out << "\nparameters  " << group_thousands(s.parameter_count) << " elements, " << human_bytes(s.parameter_bytes)
@@ -133,7 +139,7 @@ void print_text(std::ostream& out, const Findings& f) {
     out << ":\n";
     for (const UnsupportedOp& op : u) {
       out << "  - node '" << op.node_name << "': " << op.op_type;
-      if (f.format != "tensorflow")  // TensorFlow ops have no domain or opset
+      if (f.format != "tensorflow" && f.format != "torch")  // TensorFlow and ATen ops have no domain or opset
         out << " (domain " << domain_name(op.domain) << ", opset " << op.opset << ")";
       out << ": " << op.reason << "\n";
       if (!op.proposed_repair.empty()) out << "      repair: " << op.proposed_repair << "\n";

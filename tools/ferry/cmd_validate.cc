@@ -91,8 +91,8 @@ int validate_model(const ValidateCliOptions& o) {
     return usage_error(cmd, "--backend must be cpu or reference, got '" + o.backend + "'");
   const std::string spec = o.reference.empty() ? default_reference_for(o.model) : o.reference;
   const bool golden = spec.rfind("golden:", 0) == 0;
-  if (spec != "reference" && spec != "onnxruntime" && spec != "tensorflow" && !golden)
-    return usage_error(cmd, "--reference '" + spec + "' is not one of: onnxruntime, tensorflow, golden:DIR, reference");
+  if (spec != "reference" && spec != "onnxruntime" && spec != "tensorflow" && spec != "torch" && !golden)
+    return usage_error(cmd, "--reference '" + spec + "' is not one of: onnxruntime, tensorflow, torch, golden:DIR, reference");
   if (golden && spec.size() == 7) return usage_error(cmd, "--reference golden:DIR needs a directory");
   if (golden && (!o.inputs.empty() || o.samples > 1))
     return usage_error(cmd, "--reference " + spec + " carries its own inputs; --inputs and --samples do not apply");
@@ -155,6 +155,7 @@ Action add_validate_command(CLI::App& app) {
       app.add_subcommand("validate", "Compare ferry's results with a reference, output by output or layer by layer");
   sub->footer(
       "References: onnxruntime (default for .onnx; runs `python -m ferry.reference`, see FERRY_PYTHON),\n"
+      "tensorflow (default for .pb / SavedModel), torch (default for .pt2: torch.export.load, in Python),\n"
       "golden:DIR (a directory of .npy files + manifest.json, inputs included), reference (ferry's\n"
       "reference interpreter on the unoptimized graph). ferry's side is what `ferry run --backend B` runs:\n"
       "the graph optimized for B's target (unless --no-optimize) on backend B (--backend, default cpu;\n"
@@ -162,14 +163,14 @@ Action add_validate_command(CLI::App& app) {
       "|got - ref| <= atol + rtol*|ref|; defaults per dtype: f32 1e-3/1e-3, f16 1e-2/1e-2, bf16 5e-2/5e-2,\n"
       "f64 1e-9/1e-7, integers and bool exact. NaN or Inf where the reference differs always fails.\n"
       "Details: docs/validate.md.");
-  sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
+  sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory, .pt2")
       ->required()
       ->type_name("FILE|DIR");
   sub->add_option("--signature", opts->signature, "TensorFlow SavedModel signature (default serving_default)")
       ->type_name("NAME");
   sub->add_option("--reference", opts->reference,
-                  "onnxruntime | tensorflow | golden:DIR | reference (default: onnxruntime for .onnx,\n"
-                  "tensorflow for a .pb file or SavedModel directory)")
+                  "onnxruntime | tensorflow | torch | golden:DIR | reference (default: onnxruntime for .onnx,\n"
+                  "tensorflow for a .pb file or SavedModel directory, torch for .pt2)")
       ->type_name("R");
   sub->add_flag("--per-layer", opts->per_layer,
                 "also compare every intermediate tensor and name the first divergent node");

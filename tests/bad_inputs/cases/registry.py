@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 # Case name -> fn(ctx), in registration order: the order of the modules imported
-# by cases/__init__.py, then tf_cases.py (gen_bad_inputs.py imports both).
+# by cases/__init__.py, then tf_cases.py and torch_cases.py (gen_bad_inputs.py imports them).
 CASES = {}
 
 

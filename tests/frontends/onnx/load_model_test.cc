@@ -53,7 +53,9 @@ TEST(LoadModel, DirectoriesAndPbFilesGoToTheTensorFlowFrontend) {
   EXPECT_CONTAINS(pb.status().message(),
                   "model '" + dir.file("frozen.pb") + "': not a TensorFlow GraphDef (protobuf parse failed)");
   dir.write("m.pt2", "whatever");
-  EXPECT_CONTAINS(load_model(dir.file("m.pt2")).status().message(), "PyTorch frontend not available yet");
+  EXPECT_CONTAINS(load_model(dir.file("m.pt2")).status().message(), "not a valid .pt2 (zip) archive");
+  dir.write("m.pth", "\x80\x02.");  // a torch.save pickle: refused unopened
+  EXPECT_CONTAINS(load_model(dir.file("m.pth")).status().message(), "never unpickles");
 }
 
 TEST(LoadModel, ErrorsNameTheFile) {
