@@ -37,10 +37,14 @@ TEST(KernelAccepts, PartialKernelsDeclineAtPlanTime) {
     };
   };
   const std::vector<AcceptCase> cases = {
-      {"nearest 2x asymmetric floor", resize("nearest", "asymmetric", "floor", {1, 1, 2, 2}), "resize_nearest_f32__generic"},
+      {"nearest 2x asymmetric floor", resize("nearest", "asymmetric", "floor", {1, 1, 2, 2}), "resize_f32__generic"},
       {"nearest 3x half_pixel", resize("nearest", "half_pixel", "round_prefer_floor", {1, 1, 3, 3}),
-       "resize_nearest_f32__generic"},
-      {"linear 2x", resize("linear", "half_pixel", "round_prefer_floor", {1, 1, 2, 2}), ""},
+       "resize_f32__generic"},
+      {"linear 2x", resize("linear", "half_pixel", "round_prefer_floor", {1, 1, 2, 2}), "resize_f32__generic"},
+      {"linear 1.5x align_corners", resize("linear", "align_corners", "round_prefer_floor", {1, 1, 1.5f, 1.5f}),
+       "resize_f32__generic"},
+      {"cubic 2x", resize("cubic", "half_pixel", "round_prefer_floor", {1, 1, 2, 2}), ""},
+      {"linear over channels", resize("linear", "half_pixel", "round_prefer_floor", {1, 2, 2, 2}), ""},
       {"nearest 1.5x", resize("nearest", "asymmetric", "floor", {1, 1, 1.5f, 1.5f}), ""},
       {"nearest 2x asymmetric round", resize("nearest", "asymmetric", "round_prefer_floor", {1, 1, 2, 2}), ""},
       {"mean over H,W", reduce(Op::ReduceMean, {2, 3}), "reduce_mean_f32__generic"},
