@@ -65,7 +65,8 @@ bool cpu_kernel_accepts_pad(const Node& n, const std::vector<const Tensor*>& kno
   // The reference's errors (an empty axis padded by reflection, a bad constant) stay its own.
   for (int64_t d : dims[0])
     if (d == 0) return false;
-  if (n.num_inputs() > 2 && n.input(2) && (dims.size() < 3 || dims[2].size() > 1)) {
+  if (n.num_inputs() > 2 && n.input(2)) {  // constant_value: one element
+    if (dims.size() < 3) return false;
     int64_t c = 1;
     for (int64_t d : dims[2]) c *= d;
     if (c != 1) return false;

@@ -157,7 +157,7 @@ Result<ConvGeometry> conv_geometry(const Node& n, const std::vector<int64_t>& x_
   return g;
 }
 
-const char* conv_kind_name(size_t rank, int64_t group, int64_t channels) {
+static const char* conv_kind_name(size_t rank, int64_t group, int64_t channels) {
   static const char* const names[3][3] = {
       {"onednn_conv1d_f32", "onednn_conv1d_grouped_f32", "onednn_conv1d_dw_f32"},
       {"onednn_conv2d_f32", "onednn_conv2d_grouped_f32", "onednn_conv2d_dw_f32"},
