@@ -15,7 +15,7 @@ struct WindowCase {
   std::vector<int64_t> strides, dilations, pads;   // empty: attribute omitted
   std::string auto_pad;                            // "" : omitted
   bool bias, relu;
-  std::vector<int64_t> output_padding, output_shape;  // ConvTranspose only
+  std::vector<int64_t> output_padding = {}, output_shape = {};  // ConvTranspose only
 };
 
 AttrMap window_attrs(const WindowCase& c) {
