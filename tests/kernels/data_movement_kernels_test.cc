@@ -1,6 +1,6 @@
 // The kernel table's data-movement, selection and cast rows (Where, Expand, Equal / Less /
-// Greater..., Cast, Pad, Split, Gather of non-f32 data, ReduceMax / ReduceMin, Resize
-// linear) through the CPU session against the reference interpreter, over shapes,
+// Greater..., Cast, Pad, Split, Gather of non-f32 data, copies for Reshape-like nodes,
+// Clip, Log, ReduceMax / ReduceMin, Resize linear) through the CPU session against the reference interpreter, over shapes,
 // dtypes and attributes: each node on its own kernel (never the reference), and the
 // cases the kernels leave to the reference kernel reported as reference steps.
 #include <gtest/gtest.h>
@@ -154,6 +154,31 @@ TEST(DataMovementKernels, CastPadSplitGather) {
   for (DType t : {DType::i64, DType::i32, DType::boolean, DType::f64})
     cases.push_back({std::string("gather ") + dtype_name(t), {rand_of(t, {5, 7}, s++)}, {i64s({4, -1, 0, 0})}, {}, Op::Gather,
                      attrs({{"axis", int64_t(1)}}), 1, "gather__generic"});
+  // Reshape-like nodes on a graph input (no arena value to view): one copy.
+  cases.push_back({"unsqueeze of an input", {rand_of(DType::i64, {3, 4}, s++)}, {i64s({0})}, {}, Op::Unsqueeze, {}, 1,
+                   "copy__generic"});
+  cases.push_back({"reshape of an input", {rand_of(DType::f32, {3, 4, 5}, s++)}, {i64s({12, 5})}, {}, Op::Reshape, {}, 1,
+                   "copy__generic"});
+  cases.push_back({"flatten of an input", {rand_of(DType::boolean, {2, 3, 4}, s++)}, {}, {}, Op::Flatten, {}, 1,
+                   "copy__generic"});
+  for (const NodeCase& c : cases) check_node(c);
+}
+
+TEST(DataMovementKernels, ClipLog) {
+  uint32_t s = 2300;
+  Tensor x = rand_of(DType::f32, {3, 257, 8}, s++);
+  x.set_double(5, std::nan(""));
+  std::vector<NodeCase> cases = {
+      {"clip both", {x}, {Tensor::scalar(-1.5f), Tensor::scalar(2.f)}, {}, Op::Clip, {}, 1, "clip_f32__generic"},
+      {"clip min only", {x}, {Tensor::scalar(1e-10f)}, {}, Op::Clip, {}, 1, "clip_f32__generic"},
+      {"clip max only", {x}, {Tensor::scalar(0.f), Tensor::scalar(0.25f)}, {true, false}, Op::Clip, {}, 1,
+       "clip_f32__generic"},
+      {"clip computed bounds", {x, Tensor::scalar(-1.f), Tensor::scalar(1.f)}, {}, {}, Op::Clip, {}, 1,
+       "clip_f32__generic"},
+  };
+  Tensor pos = rand_of(DType::f32, {1, 172, 309}, s++);
+  for (int64_t i = 0; i < pos.numel(); ++i) pos.data<float>()[i] = 1e-6f + std::fabs(pos.data<float>()[i]) * 3.f;
+  cases.push_back({"log", {pos}, {}, {}, Op::Log, {}, 1, "log_f32__generic"});
   for (const NodeCase& c : cases) check_node(c);
 }
 

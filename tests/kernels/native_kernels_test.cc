@@ -25,9 +25,18 @@ std::vector<Case> cases_for(Op op) {
   if (op == Op::Attention || op == Op::Gelu || op == Op::RMSNormalization) return cs;
   // Data movement, selection and casts over every dtype: data_movement_kernels_test.cc.
   if (op == Op::Split || op == Op::Expand || op == Op::Pad || op == Op::Cast || op == Op::Where || op == Op::Equal ||
-      op == Op::Less || op == Op::LessOrEqual || op == Op::Greater || op == Op::GreaterOrEqual)
+      op == Op::Less || op == Op::LessOrEqual || op == Op::Greater || op == Op::GreaterOrEqual || op == Op::Reshape ||
+      op == Op::Flatten || op == Op::Squeeze || op == Op::Unsqueeze || op == Op::Identity)
     return cs;
   const auto& sch = op_schema(op);
+  if (op == Op::PRelu) {  // the slope broadcast to x: per channel, per last axis, scalar, whole
+    uint32_t seed = 95;
+    for (auto& [a, b] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+             {{1, 10, 28, 38}, {1, 10, 1, 1}}, {{4, 24, 24, 32}, {1, 1, 32}}, {{3, 17}, {}}, {{2, 5, 7}, {2, 5, 7}},
+             {{6, 64}, {64}}})
+      cs.push_back({{randn(a, seed++), randn(b, seed++)}, {}, ""});
+    return cs;
+  }
   if ((sch.min_inputs == 2 && op != Op::Gather && op != Op::Pow) || op == Op::Max || op == Op::Min) {  // binary with broadcasting
     std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
         {{37}, {37}},           {{1000}, {}},          {{}, {1000}},        {{3, 17}, {17}},

@@ -190,7 +190,7 @@ Result<Made> make_lstm(const Node& n, const std::vector<Operand>& ops, const std
     size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.out = memory::desc();  // plain
-    // oneDNN's CPU RNN is one implementation, named "ref:any" although its GEMMs are
+    // oneDNN's CPU RNN is one implementation, named "ref" although its GEMMs are
     // jit sgemm and its cell a jit kernel: the name says "rnn_gemm", not "[ref".
     const std::string name = std::string("onednn_lstm_f32_") + (D == 2 ? "bidirectional" : dir) + "[rnn_gemm " +
                              impl_name(pd) + "]";
