@@ -145,7 +145,8 @@ def test_cpu_plan_has_no_reference_step(model_id, models_dir):
     if binary is None:
         unavailable("build/ferry is missing (FERRY_BIN overrides)")
     entry = BY_ID[model_id]
-    path = _model_path(entry, models_dir)
+    collected = manifest.model_file(entry)  # collect.py's copy (FERRY_REAL_MODELS), else the installed package's
+    path = collected if collected.exists() else _model_path(entry, models_dir)
     proc = subprocess.run([str(binary), "bench", str(path), "--json", "--warmup", "0", "--iters", "1", "--threads", "2"]
                           + runner.shape_args(entry), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
