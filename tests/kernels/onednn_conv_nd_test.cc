@@ -1,5 +1,5 @@
-// Conv over 1 and 3 spatial dims (with FusedConv's epilogue), ConvTranspose (1-3 dims)
-// and LSTM on oneDNN against the reference interpreter, over attribute sweeps; every
+// Conv over 1 and 3 spatial dims (with FusedConv's epilogue), ConvTranspose (1-3 dims),
+// pools over 1 and 3 dims and LSTM on oneDNN against the reference interpreter, over attribute sweeps; every
 // step fast. The cases oneDNN cannot take (LSTM clip, activations, short sequence_lens)
 // run on the reference kernel and are reported as such.
 #include <gtest/gtest.h>
@@ -117,6 +117,40 @@ TEST(OnednnConvNd, ConvTransposeSweep) {
       {{1, 4, 3, 3, 3}, {4, 2, 3, 3, 3}, 2, {2, 1, 2}, {}, {1, 1, 0, 1, 1, 0}, "", true, false, {1, 0, 1}},
   };
   check_windows(Op::ConvTranspose, cases3, "onednn_deconv3d_");
+}
+
+TEST(OnednnConvNd, Pools1d3d) {
+  struct PoolCase {
+    Op op;
+    std::vector<int64_t> x;
+    AttrMap attrs;
+  };
+  const std::vector<PoolCase> cases = {
+      {Op::GlobalAveragePool, {1, 32, 128}, {}},  // g2p's BERT: a LayerNorm mean as a pool
+      {Op::GlobalMaxPool, {2, 5, 17}, {}},
+      {Op::GlobalAveragePool, {1, 3, 4, 5, 6}, {}},
+      {Op::MaxPool, {2, 6, 19}, attrs({{"kernel_shape", ints({3})}, {"strides", ints({2})}, {"pads", ints({1, 1})}})},
+      {Op::AveragePool, {1, 4, 6, 7, 8}, attrs({{"kernel_shape", ints({2, 2, 2})}, {"strides", ints({2, 2, 2})}})},
+      {Op::MaxPool, {1, 8, 9}, attrs({{"kernel_shape", ints({2})}, {"auto_pad", std::string("SAME_UPPER")}, {"strides", ints({2})}})},
+  };
+  uint32_t seed = 1400;
+  for (const PoolCase& c : cases) {
+    Tensor x = randn(c.x, seed++);
+    auto build = [&](Graph& g) {
+      Value* y = g.add_node(c.op, {g.add_input("x", DType::f32, x.shape())}, 1, c.attrs, "node")->output(0);
+      g.set_outputs({y});
+    };
+    const std::string label = std::string(op_name(c.op)) + " " + vec_text(c.x);
+    for (bool blocked : {true, false}) {
+      SessionRun r;
+      ASSERT_TRUE(run_session(build, {{"x", x}}, blocked, &r)) << label;
+      EXPECT_TRUE(r.reference_steps().empty()) << label << r.plan_text;
+      auto steps = r.steps_of(op_name(c.op));
+      ASSERT_EQ(steps.size(), 1u) << label << r.plan_text;
+      EXPECT_EQ(steps[0]->kernel.rfind("onednn_pool_f32_", 0), 0u) << label << r.plan_text;
+      EXPECT_TRUE(outputs_close(r, 1e-5)) << label << (blocked ? " blocked" : " plain");
+    }
+  }
 }
 
 struct LstmCase {

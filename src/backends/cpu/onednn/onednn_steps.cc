@@ -313,25 +313,28 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
 Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
                        bool blocked) {
   const Operand& X = ops[0];
-  if (X.dtype != DType::f32 || X.dims.size() != 4) return unsupported("oneDNN pool: f32 2-D only");
+  const size_t rank = X.dims.size();
+  if (X.dtype != DType::f32 || rank < 3 || rank > 5 || out_dims.size() != rank)
+    return unsupported("oneDNN pool: f32 1-D, 2-D or 3-D only");
   if (n.num_outputs() > 1 && !n.output(1)->uses().empty()) return unsupported("MaxPool indices");
-  memory::dims kernel(2), strides(2, 1), pl(2, 0), pr(2, 0);
+  const size_t r = rank - 2;
+  memory::dims kernel(r), strides(r, 1), pl(r, 0), pr(r, 0);
   algorithm alg;
   const bool global = n.op() == Op::GlobalAveragePool || n.op() == Op::GlobalMaxPool;
   if (global) {
-    kernel = {X.dims[2], X.dims[3]};
+    kernel.assign(X.dims.begin() + 2, X.dims.end());
     alg = n.op() == Op::GlobalMaxPool ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
   } else {
     NodeContext ctx(n);
     FERRY_ASSIGN_OR_RETURN(auto k, read_pool_kernel(ctx));
-    if (k.size() != 2) return unsupported("oneDNN pool: 2-D only");
+    if (k.size() != r) return unsupported("oneDNN pool: kernel rank");
     FERRY_ASSIGN_OR_RETURN(WindowAttrs w, read_window_attrs(ctx, k));
     for (int64_t d : w.dilations)
       if (d != 1) return unsupported("oneDNN pool: dilations");
     const bool ceil_mode = n.attr_int("ceil_mode") != 0;
     bool include_pad = n.op() == Op::AveragePool && n.attr_int("count_include_pad") != 0;
     if (include_pad && ceil_mode) return unsupported("oneDNN pool: ceil_mode with count_include_pad");
-    for (size_t a = 0; a < 2; ++a) {
+    for (size_t a = 0; a < r; ++a) {
       FERRY_ASSIGN_OR_RETURN(AxisGeometry g, window_axis(w, a, X.dims[2 + a], ceil_mode));
       if (g.pad_begin < 0 || g.pad_end < 0) return unsupported("oneDNN pool: negative pads");
       kernel[a] = k[a];

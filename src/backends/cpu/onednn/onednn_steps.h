@@ -65,7 +65,7 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
 /// MatMul: operands [A, B, extra...]; a rank-2 B (constant B is packed once) flattens A's batch dims.
 Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<PostOp>& post,
                          const std::vector<int64_t>& out_dims);
-/// MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool over 2 spatial dims.
+/// MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool over 1, 2 or 3 spatial dims.
 Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
                        bool blocked);
 /// One elementwise op as a standalone primitive (keeps the input layout).
