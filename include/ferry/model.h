@@ -33,6 +33,7 @@
 #include "frontends/frontend.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
+#include "passes/assign_precision.h"
 #include "passes/rewriter.h"
 #include "passes/target.h"
 #include "runtime/plan_info.h"
@@ -63,6 +64,10 @@ struct CompileOptions {
   std::string isa;                  ///< highest ISA of ferry's own kernels: "avx2", "avx512", "amx", "generic"; "" = the host's
   bool blocked_layouts = true;      ///< let oneDNN pick blocked activation layouts (nChw8c/16c) for conv chains
   bool reference_kernels = false;   ///< every step on its reference kernel (same plan and arena): bisecting a difference
+  // --- precision (docs/precision.md, passes/assign_precision.h) ---
+  std::string precision;            ///< fp32, bf16, fp16, int8, auto; "" = the model's saved decisions, else fp32
+  std::vector<std::string> keep_fp32;  ///< nodes kept fp32 whatever the mode
+  std::vector<std::string> force;      ///< "NODE=bf16": a node's precision, whatever the mode
 };
 
 /// One backend compile() can target.
@@ -77,6 +82,9 @@ std::vector<BackendInfo> available_backends();
 /// The target description of a backend for these options (what compile() optimizes for;
 /// `ferry convert --target`), or invalid_argument naming the backends.
 Result<Target> backend_target(const CompileOptions& options);
+/// The precisions that backend offers for these options, and how it executes them
+/// (passes/target_precision.h: the precision part of its target description).
+Result<TargetPrecisions> backend_precisions(const CompileOptions& options);
 
 /// Everything `ferry inspect` reports, also for a model that failed to load.
 struct Inspection {
@@ -126,6 +134,9 @@ class Session {
   Result<PlanInfo> plan(const std::vector<std::vector<int64_t>>& input_dims);
   /// The target the graph was optimized for (passes/target.h).
   const Target& target() const;
+  /// Each floating node's precision and why (passes/assign_precision.h); the lowered nodes
+  /// the backend emulates read through rounding Casts in graph().
+  const PrecisionReport& precision() const;
   /// Why the backend hands this model to the reference interpreter ("" when it does not):
   /// e.g. a data-dependent shape it cannot plan.
   std::string fallback_reason() const;
@@ -150,6 +161,8 @@ class Model {
   const std::vector<TensorSpec>& outputs() const;
   const Graph& graph() const;
   const ImportReport& import_report() const;
+  /// The precision decisions saved in the model file (ONNX metadata "ferry.precision"; "" none).
+  const std::string& saved_precision() const;
 
   /// What `ferry inspect` shows for this model (of the graph optimized for `for_backend` when `optimized`).
   Inspection inspect(bool optimized = false, const CompileOptions& for_backend = {}) const;

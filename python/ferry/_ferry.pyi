@@ -35,6 +35,9 @@ class Session:
     @property
     def options(self) -> dict[str, Any]:
         """{'optimize': bool, 'backend': str, 'threads': int}"""
+    @property
+    def precision(self) -> dict[str, Any]:
+        """Each floating node's precision and why: {'mode', 'summary', 'nodes': [{'node', 'op', 'precision', ...}]}"""
     def run(self, inputs: Mapping[str, npt.ArrayLike]) -> dict[str, np.ndarray]:
         """Runs the model; every input by name with the model's dtype; outputs in model order.
 
@@ -51,7 +54,16 @@ class Model:
     def outputs(self) -> list[TensorInfo]: ...
     def inspect(self, optimized: bool = False) -> dict[str, Any]:
         """What `ferry inspect --json` reports, as a dict."""
-    def compile(self, *, optimize: bool = True, backend: str = "cpu", threads: int | None = 0) -> Session:
+    def compile(
+        self,
+        *,
+        optimize: bool = True,
+        backend: str = "cpu",
+        threads: int | None = 0,
+        precision: str | None = None,
+        keep_fp32: list[str] = ...,
+        force: list[str] = ...,
+    ) -> Session:
         """Compiles for a backend; an unknown option raises TypeError, an unknown backend InvalidArgumentError."""
     def save(self, path: str, optimize: bool = True) -> None:
         """Writes the model as ONNX (like `ferry convert`)."""

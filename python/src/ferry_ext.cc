@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "api/inspection_json.h"
+#include "report/precision_report.h"
 #include "ferry/model.h"
 
 namespace py = pybind11;
@@ -216,9 +217,17 @@ CompileOptions parse_compile_options(const py::kwargs& kw) {
     } else if (name == "blocked_layouts" || name == "reference_kernels") {
       if (!py::isinstance<py::bool_>(value)) type_error("a bool");
       (name == "blocked_layouts" ? o.blocked_layouts : o.reference_kernels) = value.cast<bool>();
+    } else if (name == "precision") {
+      if (value.is_none()) continue;
+      if (!py::isinstance<py::str>(value)) type_error("a str or None");
+      o.precision = value.cast<std::string>();
+    } else if (name == "keep_fp32" || name == "force") {
+      if (py::isinstance<py::str>(value)) type_error("a list of str");
+      (name == "keep_fp32" ? o.keep_fp32 : o.force) = value.cast<std::vector<std::string>>();
     } else {
       throw py::type_error("compile() got an unknown option '" + name +
-                           "' (options: optimize, backend, threads, isa, blocked_layouts, reference_kernels)");
+                           "' (options: optimize, backend, threads, isa, blocked_layouts, reference_kernels, "
+                           "precision, keep_fp32, force)");
     }
   }
   return o;
@@ -232,6 +241,7 @@ py::dict options_dict(const CompileOptions& o) {
   d["isa"] = o.isa;
   d["blocked_layouts"] = o.blocked_layouts;
   d["reference_kernels"] = o.reference_kernels;
+  d["precision"] = o.precision;
   return d;
 }
 
@@ -332,6 +342,10 @@ PYBIND11_MODULE(_ferry, m) {
                              "The backend this session runs on.")
       .def_property_readonly("options", [](const Session& s) { return options_dict(s.options()); },
                              "The compile options in effect, as a dict.")
+      .def_property_readonly("precision",
+                             [](const Session& s) { return json_to_python(precision_report_json(s.precision())); },
+                             "Each floating node's precision and why: {'mode', 'summary', 'nodes': [{'node', 'op', "
+                             "'precision', 'exec', 'sensitivity', 'reason'}]} (docs/precision.md).")
       .def("run", &run_session, py::arg("inputs"),
            "Runs the model on {input name: array} and returns {output name: array} in model order.\n\n"
            "Every input must be given, with the model's dtype (no implicit casts), its rank and static dims;\n"
@@ -375,7 +389,9 @@ PYBIND11_MODULE(_ferry, m) {
             return value_or_raise(std::move(s));
           },
           "compile(*, optimize=True, backend='cpu', threads=0, isa=None, blocked_layouts=True,\n"
-          "        reference_kernels=False) -> Session\n\n"
+          "        reference_kernels=False, precision=None, keep_fp32=[], force=[]) -> Session\n\n"
+          "precision: 'fp32', 'bf16', 'fp16', 'int8' or 'auto' (None: the model's saved decisions, else fp32);\n"
+          "without bf16/fp16 hardware the lowered nodes are emulated (docs/precision.md).\n"
           "Optimizes a copy of the graph for the backend's target (unless optimize=False) and compiles\n"
           "it for `backend` (ferry.backends() lists them). threads: worker threads, 0 or None for the\n"
           "backend's default. cpu backend: isa caps ferry's own kernels ('generic', 'avx2', 'avx512',\n"

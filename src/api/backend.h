@@ -44,12 +44,14 @@ using MakeExecutor = Result<std::unique_ptr<Executor>> (*)(std::shared_ptr<const
                                                            const CompileOptions& options);
 
 using MakeTarget = Target (*)(const CompileOptions& options);
+using MakePrecisions = TargetPrecisions (*)(const CompileOptions& options);
 
 struct BackendEntry {
   const char* name;
   const char* description;
   MakeExecutor make;
-  MakeTarget target;  ///< what the optimizer forms for it
+  MakeTarget target;          ///< what the optimizer forms for it
+  MakePrecisions precisions;  ///< what the precision pass may lower for it
 };
 
 /// The backend table; the first row is the default backend.
@@ -62,6 +64,8 @@ Result<const BackendEntry*> find_backend(const std::string& name);
 Result<std::unique_ptr<Executor>> make_cpu_executor(std::shared_ptr<const Graph> graph, const CompileOptions& options);
 /// cpu_target() for the options' ISA cap.
 Target make_cpu_target(const CompileOptions& options);
+/// cpu_precisions() (backends/cpu/cpu_precision.h) for the options' ISA cap.
+TargetPrecisions make_cpu_precisions(const CompileOptions& options);
 /// The ISA named by CompileOptions::isa ("" = the host's), or invalid_argument.
 Result<Isa> parse_isa(const std::string& name);
 
@@ -69,6 +73,7 @@ Result<Isa> parse_isa(const std::string& name);
 Result<std::unique_ptr<Executor>> make_reference_executor(std::shared_ptr<const Graph> graph,
                                                           const CompileOptions& options);
 Target make_reference_target(const CompileOptions& options);
+TargetPrecisions make_reference_precisions(const CompileOptions& options);
 /// The interpreter behind the Executor interface (inputs in graph-input order; the
 /// observer gets every graph input and node output; no step times).
 Status run_interpreter(const Graph& g, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs,

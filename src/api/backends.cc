@@ -10,9 +10,9 @@ const std::vector<BackendEntry>& backend_table() {
       {"cpu",
        "the fast CPU backend (oneDNN convolutions and matmuls with fused epilogues, own SIMD kernels, planned "
        "memory); models it cannot plan run in the reference interpreter",
-       make_cpu_executor, make_cpu_target},
+       make_cpu_executor, make_cpu_target, make_cpu_precisions},
       {"reference", "the reference interpreter: every op, obviously correct, single-threaded", make_reference_executor,
-       make_reference_target},
+       make_reference_target, make_reference_precisions},
   };
   return table;
 }
@@ -38,6 +38,12 @@ Result<Target> backend_target(const CompileOptions& options) {
   FERRY_ASSIGN_OR_RETURN(const api::BackendEntry* e, api::find_backend(options.backend));
   if (!options.isa.empty()) { FERRY_TRY(api::parse_isa(options.isa).status()); }
   return e->target(options);
+}
+
+Result<TargetPrecisions> backend_precisions(const CompileOptions& options) {
+  FERRY_ASSIGN_OR_RETURN(const api::BackendEntry* e, api::find_backend(options.backend));
+  if (!options.isa.empty()) { FERRY_TRY(api::parse_isa(options.isa).status()); }
+  return e->precisions(options);
 }
 
 }  // namespace ferry

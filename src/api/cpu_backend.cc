@@ -11,6 +11,7 @@
 
 #include "api/backend.h"
 #include "backends/cpu/cpu_session.h"
+#include "backends/cpu/cpu_precision.h"
 #include "backends/cpu/cpu_target.h"
 #include "runtime/interpreter.h"
 
@@ -67,6 +68,11 @@ Result<Isa> parse_isa(const std::string& name) {
 Target make_cpu_target(const CompileOptions& options) {
   auto isa = parse_isa(options.isa);
   return cpu_target(isa.ok() ? *isa : host_isa());
+}
+
+TargetPrecisions make_cpu_precisions(const CompileOptions& options) {
+  auto isa = parse_isa(options.isa);
+  return cpu_precisions(isa.ok() ? *isa : host_isa());
 }
 
 Result<std::unique_ptr<Executor>> make_cpu_executor(std::shared_ptr<const Graph> graph, const CompileOptions& options) {

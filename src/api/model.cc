@@ -8,6 +8,8 @@
 #include "ir/graph_clone.h"
 #include "ops/shape_inference.h"
 #include "passes/pipeline.h"
+#include "frontends/onnx/onnx_metadata.h"
+#include "precision/emulate_precision.h"
 
 namespace ferry {
 
@@ -18,6 +20,7 @@ struct Model::State {
   Status shape_status;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
+  std::string saved_precision;  ///< ONNX metadata "ferry.precision" (passes/assign_precision.h)
 };
 
 namespace {
@@ -59,6 +62,11 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options, I
   if (!shapes_inferred_by_load(*g)) state->shape_status = infer_shapes(*g);
   state->inputs = specs_of(g->inputs());
   state->outputs = specs_of(g->outputs());
+  if (g->info().format == "onnx") {
+    // The model parsed, so its metadata does too; a model without any has none to apply.
+    auto meta = read_onnx_metadata(path);
+    if (meta.ok() && meta->count(kPrecisionMetadataKey)) state->saved_precision = meta->at(kPrecisionMetadataKey);
+  }
   state->graph = std::move(g);
   return Model(std::move(state));
 }
@@ -68,6 +76,7 @@ const std::vector<TensorSpec>& Model::inputs() const { return state_->inputs; }
 const std::vector<TensorSpec>& Model::outputs() const { return state_->outputs; }
 const Graph& Model::graph() const { return *state_->graph; }
 const ImportReport& Model::import_report() const { return state_->report; }
+const std::string& Model::saved_precision() const { return state_->saved_precision; }
 
 Result<std::unique_ptr<Graph>> Model::optimized(const CompileOptions& for_backend, PassStats* stats) const {
   FERRY_ASSIGN_OR_RETURN(Target target, backend_target(for_backend));
@@ -114,6 +123,13 @@ Result<Session> Model::compile(const CompileOptions& options) const {
   impl->target = backend->target(options);
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g,
                          prepared_copy(*state_->graph, options.optimize ? &impl->target : nullptr, &impl->stats));
+  // Precision: decide per node, then emulate what the backend does not run natively.
+  const TargetPrecisions precisions = backend->precisions(options);
+  PrecisionRequest request{options.precision, options.keep_fp32, options.force, state_->saved_precision};
+  FERRY_ASSIGN_OR_RETURN(impl->precision, assign_precision(*g, precisions, request));
+  FERRY_TRY(lower_emulated_precision(*g, lowered_nodes(impl->precision), precisions)
+                .status()
+                .with_context("emulating the lowered precisions"));
   impl->inputs = specs_of(g->inputs());
   impl->outputs = specs_of(g->outputs());
   impl->graph = std::move(g);

@@ -45,6 +45,7 @@ Status run_interpreter(const Graph& g, const std::vector<Tensor>& inputs, std::v
 }
 
 Target make_reference_target(const CompileOptions&) { return reference_target(); }
+TargetPrecisions make_reference_precisions(const CompileOptions&) { return reference_precisions(); }
 
 Result<std::unique_ptr<Executor>> make_reference_executor(std::shared_ptr<const Graph> graph,
                                                           const CompileOptions& options) {

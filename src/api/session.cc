@@ -93,6 +93,7 @@ Result<PlanInfo> Session::plan(const std::vector<std::vector<int64_t>>& input_di
 }
 
 const Target& Session::target() const { return impl_->target; }
+const PrecisionReport& Session::precision() const { return impl_->precision; }
 std::string Session::fallback_reason() const { return impl_->executor->fallback_reason(); }
 
 }  // namespace ferry

@@ -17,6 +17,7 @@ struct Session::Impl {
   std::vector<TensorSpec> outputs;
   PassStats stats;
   Target target;
+  PrecisionReport precision;
   std::unique_ptr<api::Executor> executor;
   std::mutex run_mutex;  // one run at a time: backends may keep per-run state (arenas)
 };

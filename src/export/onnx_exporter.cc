@@ -161,6 +161,11 @@ Result<onnx::ModelProto> build_model(const Graph& g, const OnnxExportOptions& op
   model.set_producer_name("ferry");
   model.set_producer_version(options.producer_version);
   if (!g.info().doc_string.empty()) model.set_doc_string(g.info().doc_string);
+  for (const auto& [key, value] : options.metadata) {
+    onnx::StringStringEntryProto* e = model.add_metadata_props();
+    e->set_key(key);
+    e->set_value(value);
+  }
   auto* os = model.add_opset_import();
   os->set_domain("");
   os->set_version(opset);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include <onnx/onnx_pb.h>
@@ -34,6 +35,8 @@ struct OnnxExportOptions {
   /// Default-domain opset; 0 picks required_opset(g). Lower than required is an error.
   int64_t opset = 0;
   std::string producer_version = "0.1.0";
+  /// metadata_props to write (ferry's own keys start with "ferry.", e.g. "ferry.precision").
+  std::map<std::string, std::string> metadata;
 };
 
 /// True for ferry's own ops (exported in domain "ferry"), false for standard ONNX ops.

@@ -240,7 +240,7 @@ def test_compile_options_are_checked(ferry_api, add_model):
         model.compile(threads=-1)
     session = model.compile(optimize=False, backend="reference", threads=2)
     assert session.options == {"optimize": False, "backend": "reference", "threads": 2, "isa": "",
-                               "blocked_layouts": True, "reference_kernels": False}
+                               "blocked_layouts": True, "reference_kernels": False, "precision": ""}
     assert session.backend == "reference"
     assert [b["name"] for b in ferry_api.backends()][:2] == ["cpu", "reference"]
     assert model.compile().backend == "cpu", "the default backend is the first row, as for `ferry run`"

@@ -37,6 +37,7 @@ struct BenchOptions {
   std::string backend = "cpu";
   uint64_t seed = 0;
   CpuFlags cpu;
+  PrecisionFlags precision;
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -87,8 +88,10 @@ int run_bench(const BenchOptions& o) {
   CpuFlags flags = o.cpu;
   flags.reference_kernels |= o.backend == "reference";
   auto t_load = std::chrono::steady_clock::now();
-  auto compiled = load_and_compile(o.model, compile_options("cpu", o.threads, flags));
-  if (!compiled.ok()) return model_error(o.model, compiled.status());
+  CompileOptions co = compile_options("cpu", o.threads, flags);
+  if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(kCmd, bad);
+  auto compiled = load_and_compile(o.model, co);
+  if (!compiled.ok()) return compile_error(kCmd, o.model, compiled.status());
   Session& s = compiled->session;
   const Graph& g = s.graph();
   const int threads = o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency());
@@ -192,6 +195,8 @@ int run_bench(const BenchOptions& o) {
               {"backend", o.backend},
               {"threads", threads},
               {"isa", s.target().isa},
+              {"precision", s.precision().mode},
+              {"precision_nodes", s.precision().summary()},
               {"batch", batch},
               {"iters", o.iters},
               {"warmup", o.warmup},
@@ -214,6 +219,8 @@ int run_bench(const BenchOptions& o) {
     std::printf("peak RSS     %.1f MiB (arena %.1f MiB)\n", peak_rss_mb(), double(plan->arena_bytes) / (1 << 20));
     std::printf("compile      %.0f ms (load, optimize, compile, reshape)\n", compile_ms);
     if (std::string r = reference_summary(*plan); !r.empty()) std::printf("note         %s\n", r.c_str());
+    if (s.precision().mode != "fp32")  // emulated precisions are never faster: say so next to the time
+      std::printf("precision    %s\n", precision_note(s.precision()).c_str());
     if (!plan->runtime_planned_from.empty())
       std::printf("note         node '%s' has a data-dependent output shape: the rest is planned at run time\n",
                   plan->runtime_planned_from.c_str());
@@ -265,6 +272,7 @@ Action add_bench_command(CLI::App& app) {
       ->type_name("NAME");
   sub->add_option("--seed", o->seed, "seed for the random inputs (default 0)")->type_name("N");
   add_cpu_flags(sub, &o->cpu);
+  add_precision_flags(sub, &o->precision);
   return [o] { return run_bench(*o); };
 }
 

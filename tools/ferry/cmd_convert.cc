@@ -1,25 +1,36 @@
 // ferry convert MODEL -o OUT.onnx [--target cpu|reference] [--report REPORT.json] [--no-optimize] [--opset N]
 //               [--check-passes [--shape NAME=DIMS]...]
+//               [--precision MODE [--accuracy-budget TERMS] [--samples N | --calibration FILE.npz]
+//                [--keep-fp32 NODE]... [--force NODE=MODE]...]
 // Loads a model, runs the optimizer for the target (passes/pipeline.h, passes/target.h) and writes the result
 // as ONNX (export/onnx_exporter.h): standard ops in the default domain, ferry's
 // fused ops in domain "ferry" (docs/ferry_ops.md). Prints the fusion report as
 // a table; --report also writes it as JSON. --check-passes runs the graph in
 // the reference interpreter after every pass that changed it and stops at the
-// first one whose outputs differ from the unoptimized graph's.
+// first one whose outputs differ from the unoptimized graph's. --precision assigns each
+// node a precision (passes/assign_precision.h), the accuracy guard raises nodes to fp32
+// until the budget holds (precision/accuracy_guard.h), and the decisions are saved in the
+// model and the report (docs/precision.md).
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "cli_common.h"
+#include "session_util.h"
 #include "ferry/model.h"
 #include "export/onnx_exporter.h"
 #include "frontends/frontend.h"
+#include "passes/assign_precision.h"
 #include "passes/pipeline.h"
+#include "precision/accuracy_guard.h"
 #include "report/fusion_report.h"
+#include "report/precision_report.h"
 #include "runtime/interpreter.h"
 #include "runtime/random_inputs.h"
+#include "validate/input_files.h"
 
 namespace ferry::cli {
 namespace {
@@ -36,7 +47,94 @@ struct ConvertOptions {
   bool check_passes = false;
   std::vector<std::string> shapes;  ///< NAME=DIMS for --check-passes inputs
   int64_t opset = 0;
+  PrecisionFlags precision;
+  std::string accuracy_budget;  ///< "" = the mode's default
+  int64_t samples = -1;         ///< -1: not given (8 unless --calibration)
+  std::string calibration;
+  uint64_t seed = 0;
 };
+
+/// The lowered precision the guard's default budget is for: the first non-fp32 one.
+DType lowered_precision(const PrecisionReport& r) {
+  for (const NodePrecision& n : r.nodes)
+    if (n.precision != DType::f32) return n.precision;
+  return DType::f32;
+}
+
+/// Calibration samples: --calibration FILE.npz (an array with one more leading dim than its
+/// input holds that many samples), else --samples N seeded random inputs.
+Result<std::vector<std::map<std::string, Tensor>>> calibration_samples(const Graph& g, const ConvertOptions& o,
+                                                                       const RandomInputOptions& input_options,
+                                                                       std::string* from) {
+  std::vector<std::map<std::string, Tensor>> samples;
+  if (o.calibration.empty()) {
+    const int64_t n = o.samples > 0 ? o.samples : 8;
+    for (int64_t i = 0; i < n; ++i) {
+      RandomInputOptions ro = input_options;
+      ro.seed = o.seed + uint64_t(i);
+      FERRY_ASSIGN_OR_RETURN(auto s, make_inputs(g, {}, ro));
+      samples.push_back(std::move(s));
+    }
+    *from = std::to_string(n) + " seeded random sample" + (n == 1 ? "" : "s") + " (seed " + std::to_string(o.seed) + ")";
+    return samples;
+  }
+  std::vector<std::string> names;
+  for (const Value* v : g.inputs()) names.push_back(v->name());
+  FERRY_ASSIGN_OR_RETURN(auto given, validate::read_input_file(o.calibration, names));
+  int64_t count = 1;
+  bool stacked = false;
+  for (const Value* v : g.inputs()) {
+    auto it = given.find(v->name());
+    if (it == given.end()) return invalid_argument("input '" + v->name() + "' is not in the calibration file");
+    if (v->shape().rank_known() && it->second.rank() == int64_t(v->shape().rank()) + 1) {
+      if (stacked && it->second.dim(0) != count)
+        return invalid_argument("input '" + v->name() + "' has " + std::to_string(it->second.dim(0)) +
+                                " samples, another input " + std::to_string(count));
+      stacked = true;
+      count = it->second.dim(0);
+    }
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    std::map<std::string, Tensor> s;
+    for (const auto& [name, t] : given) {
+      const Value* v = g.find_value(name);
+      if (!stacked || !v || !v->shape().rank_known() || t.rank() != int64_t(v->shape().rank()) + 1) {
+        s[name] = t;
+        continue;
+      }
+      std::vector<int64_t> dims(t.dims().begin() + 1, t.dims().end());
+      FERRY_ASSIGN_OR_RETURN(Tensor one, Tensor::uninitialized(t.dtype(), dims));
+      std::memcpy(one.raw(), t.raw() + size_t(k) * one.nbytes(), one.nbytes());
+      s[name] = std::move(one);
+    }
+    samples.push_back(std::move(s));
+  }
+  *from = o.calibration + " (" + std::to_string(count) + " sample" + (count == 1 ? "" : "s") + ")";
+  return samples;
+}
+
+/// The precision pass and, when anything was lowered, the accuracy guard; saves the decisions in `g`.
+/// Returns the exit code on failure (-1: fine).
+int convert_precision(Graph& g, const TargetPrecisions& target, const ConvertOptions& o,
+                      const RandomInputOptions& input_options, PrecisionReport* report) {
+  PrecisionRequest request{o.precision.precision, o.precision.keep_fp32, o.precision.force, ""};
+  auto assigned = assign_precision(g, target, request);
+  if (!assigned.ok()) return compile_error(kCmd, o.model, assigned.status());
+  *report = std::move(assigned).value();
+  if (lowered_precision(*report) != DType::f32) {
+    GuardOptions go;
+    if (o.accuracy_budget.empty()) {
+      go.budget = default_accuracy_budget(lowered_precision(*report));
+    } else {
+      go.budget = *parse_accuracy_budget(o.accuracy_budget);  // checked before loading
+    }
+    auto samples = calibration_samples(g, o, input_options, &go.samples_from);
+    if (!samples.ok()) return model_error(o.calibration.empty() ? o.model : o.calibration, samples.status());
+    go.samples = std::move(samples).value();
+    if (Status st = run_accuracy_guard(g, target, *report, go); !st.ok()) return model_error(o.model, st);
+  }
+  return -1;
+}
 
 /// Relative tolerance of --check-passes: |optimized - unoptimized| <= kCheckRtol * max(1, |unoptimized|).
 /// Canonicalization reassociates (BatchNorm -> x*s+t, alpha folded into weights), so not bitwise.
@@ -104,6 +202,18 @@ int run_convert(const ConvertOptions& o) {
   if (o.opset != 0 && o.opset < kMinExportOpset)
     return usage_error(kCmd, "--opset " + std::to_string(o.opset) + ": ferry writes opset " +
                                  std::to_string(kMinExportOpset) + " or newer");
+  if (!o.precision.precision.empty() && o.precision.precision != "auto" && !parse_precision(o.precision.precision).ok())
+    return usage_error(kCmd, "--precision: unknown mode '" + o.precision.precision + "' (modes: " + precision_modes() + ")");
+  if (!o.accuracy_budget.empty())
+    if (auto b = parse_accuracy_budget(o.accuracy_budget); !b.ok()) return usage_error(kCmd, b.status().message());
+  if (!o.calibration.empty() && o.samples != -1)
+    return usage_error(kCmd, "--calibration and --samples exclude each other (the file holds the samples)");
+  if (o.samples != -1 && (o.samples < 1 || o.samples > 10000))
+    return usage_error(kCmd, "--samples must be between 1 and 10000");
+  const bool precision_asked = !o.precision.precision.empty() || !o.precision.keep_fp32.empty() ||
+                               !o.precision.force.empty();
+  if (o.no_optimize && precision_asked)
+    return usage_error(kCmd, "--precision, --keep-fp32 and --force decide for the optimized graph; drop --no-optimize");
   CompileOptions for_backend;
   for_backend.backend = o.target;
   auto target = backend_target(for_backend);
@@ -127,9 +237,18 @@ int run_convert(const ConvertOptions& o) {
     if (Status st = optimize(g, *target, opts, &stats); !st.ok())
       return model_error(o.model, st.with_context("optimizing"));
   }
+  PrecisionReport precision;
+  TargetPrecisions offered;
+  if (precision_asked) {
+    auto precisions = backend_precisions(for_backend);
+    if (!precisions.ok()) return usage_error(kCmd, "--target: " + precisions.status().message());
+    offered = *precisions;
+    if (int rc = convert_precision(g, *precisions, o, input_options, &precision); rc >= 0) return rc;
+  }
   OnnxExportOptions eo;
   eo.opset = o.opset;
   eo.producer_version = kVersion;
+  if (precision_asked) eo.metadata[kPrecisionMetadataKey] = save_precision_metadata(precision);
   if (Status st = write_onnx_file(g, o.output, eo); !st.ok()) return model_error(o.output, st);
 
   if (!o.report.empty()) {
@@ -145,12 +264,17 @@ int run_convert(const ConvertOptions& o) {
     report["ops_before"] = ops_before;
     report["ops_after"] = op_histogram(g);
     report["passes"] = fusion_report_json(stats)["passes"];
+    if (precision_asked) {
+      report["precision"] = precision_report_json(precision);
+      report["precision"]["target"] = target_precisions_json(offered);
+    }
     std::ofstream f(o.report, std::ios::trunc);
     f << dump_json(report) << "\n";
     f.close();
     if (!f) return model_error(o.report, io_error("cannot write the report"));
   }
   if (!o.no_optimize) std::cout << target_summary(*target) << "\n\n" << fusion_report_table(stats) << "\n";
+  if (precision_asked) std::cout << precision_report_table(precision) << "\n";
   std::cout << o.model << ": " << nodes_before << " nodes -> " << g.num_nodes() << " nodes\nwrote " << o.output
             << " (opset " << (o.opset ? o.opset : required_opset(g)) << ")"
             << (o.report.empty() ? "" : ", report " + o.report) << std::endl;
@@ -169,7 +293,11 @@ Action add_convert_command(CLI::App& app) {
       "default domain (opset 18 or the lowest newer one the graph needs), ferry's fused ops in domain \"ferry\"\n"
       "(docs/ferry_ops.md). `ferry run` on that target runs exactly this graph.\n"
       "Prints what each pass matched, applied and nearly matched (with the reason and the source nodes);\n"
-      "--report writes the same as JSON.");
+      "--report writes the same as JSON.\n"
+      "--precision bf16|fp16 lowers each node the target offers it for, then the accuracy guard measures the\n"
+      "model against fp32 on calibration inputs and raises the nodes that break --accuracy-budget to fp32;\n"
+      "the decisions (per node: precision, sensitivity, reason) go into the model and the report. Without\n"
+      "bf16/fp16 hardware they are emulated: accuracy as on hardware, no speedup (docs/precision.md).");
   sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
       ->required()
       ->type_name("FILE|DIR");
@@ -184,11 +312,23 @@ Action add_convert_command(CLI::App& app) {
   sub->add_flag("--check-passes", opts->check_passes,
                 "after each pass that changed the graph, compare its outputs (reference interpreter, seeded\n"
                 "random inputs) with the unoptimized graph's; stop at the first pass that changes them");
-  sub->add_option("--shape", opts->shapes, "NAME=1x128: dims of input NAME for --check-passes (repeatable)")
+  sub->add_option("--shape", opts->shapes, "NAME=1x128: dims of input NAME for --check-passes and calibration (repeatable)")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
   sub->add_option("--opset", opts->opset, "default-domain opset to write (default: the lowest >= 18 that fits)")
       ->type_name("N");
+  add_precision_flags(sub, &opts->precision);
+  sub->add_option("--accuracy-budget", opts->accuracy_budget,
+                  "what the lowered model must keep against fp32 on the calibration inputs, e.g.\n"
+                  "cosine>=0.999,max_rel<=1e-2 (terms: cosine>=, max_rel<=, max_abs<=, top1>=; default per mode:\n"
+                  "bf16 cosine>=0.999,max_rel<=0.05, fp16 cosine>=0.999,max_rel<=0.01); nodes that break it stay fp32")
+      ->type_name("TERMS");
+  sub->add_option("--samples", opts->samples, "calibration: N seeded random inputs (default 8; --shape fixes dims)")
+      ->type_name("N");
+  sub->add_option("--calibration", opts->calibration,
+                  "calibration inputs: .npz with one array per model input (a leading extra dim = samples)")
+      ->type_name("FILE.npz");
+  sub->add_option("--seed", opts->seed, "seed of the first random calibration sample (default 0)")->type_name("N");
   return [opts] { return run_convert(*opts); };
 }
 

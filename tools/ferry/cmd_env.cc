@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli_common.h"
+#include "ferry/model.h"
 #include "env/host_info.h"
 #include "ops/registry.h"
 #include "validate/python_bridge.h"
@@ -118,6 +119,13 @@ int run_env(const EnvOptions& o) {
     add("isa", f.name, f.usable ? "ok" : "missing", detail, fix);
   }
   add("isa", "ferry kernels", "ok", std::string("ferry selects its ") + isa_name(host_isa()) + " kernels");
+  // What --precision can use here (docs/precision.md): emulated = no speedup, `auto` stays fp32.
+  const auto precisions = backend_precisions({});
+  if (precisions.ok())
+    for (const PrecisionSupport& p : precisions->offered)
+      add("isa", precision_name(p.dtype), p.exec == PrecisionExec::accelerated ? "ok" : "warn",
+          std::string("--precision ") + precision_name(p.dtype) + " " + precision_exec_name(p.exec) + ": " + p.why,
+          p.exec == PrecisionExec::accelerated ? "" : "--precision auto keeps fp32 here; bf16/fp16 run emulated (no speedup)");
 
   // --- libraries ---
   add("libraries", "ferry", "ok", std::string("ferry ") + kVersion + ", built with " + lib.compiler);

@@ -37,6 +37,7 @@ struct RunOptions {
   std::string backend = "cpu";
   int threads = 0;
   CpuFlags cpu;
+  PrecisionFlags precision;
 };
 
 /// A file name for a value name: characters outside [A-Za-z0-9._-] become '_',
@@ -178,6 +179,7 @@ int run_model(const RunOptions& o) {
   // The reference backend runs the graph as imported; the cpu backend the graph optimized for it.
   CompileOptions co = compile_options(o.backend, o.threads, o.cpu);
   co.optimize = o.backend == "cpu";
+  if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(kCmd, bad);
   auto model = Model::load(o.model, {.external_data_dir = "", .signature = o.signature});
   if (!model.ok()) return model_error(o.model, model.status());
   const Graph& g = model->graph();
@@ -194,7 +196,8 @@ int run_model(const RunOptions& o) {
   for (const Value* v : g.outputs()) output_names.push_back(v->name());
 
   auto session = model->compile(co);
-  if (!session.ok()) return model_error(o.model, session.status());
+  if (!session.ok()) return compile_error(kCmd, o.model, session.status());
+  if (session->precision().mode != "fp32") std::cerr << "note: " << precision_note(session->precision()) << "\n";
   auto outputs = session->run(*inputs);
   if (std::string why = session->fallback_reason(); !why.empty())
     std::cerr << "note: the cpu backend cannot run this model (" << why << "); it ran in the reference interpreter\n";
@@ -285,6 +288,7 @@ Action add_run_command(CLI::App& app) {
       ->type_name("N")
       ->check(CLI::NonNegativeNumber);
   add_cpu_flags(sub, &opts->cpu);
+  add_precision_flags(sub, &opts->precision);
   return [opts] { return run_model(*opts); };
 }
 

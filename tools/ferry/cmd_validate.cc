@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "cli_common.h"
+#include "session_util.h"
 #include "frontends/frontend.h"
 #include "ops/shape_inference.h"
 #include "passes/pipeline.h"
@@ -45,6 +46,7 @@ struct ValidateCliOptions {
   std::vector<std::string> tols;
   std::string json;
   std::string save_reference;
+  PrecisionFlags precision;
 };
 
 Result<std::unique_ptr<Graph>> load_graph(const std::string& path, const std::string& signature) {
@@ -106,10 +108,12 @@ int validate_model(const ValidateCliOptions& o) {
   CompileOptions co;
   co.backend = o.backend;
   co.optimize = !o.no_optimize;
+  if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(cmd, bad);
   auto model = Model::load(o.model, {.external_data_dir = "", .signature = o.signature});
   if (!model.ok()) return model_error(o.model, model.status());
   auto session = model->compile(co);
-  if (!session.ok()) return model_error(o.model, session.status());
+  if (!session.ok()) return compile_error(cmd, o.model, session.status());
+  if (session->precision().mode != "fp32") std::cerr << "note: " << precision_note(session->precision()) << "\n";
 
   if (!o.inputs.empty()) {
     std::vector<std::string> names;
@@ -173,6 +177,7 @@ Action add_validate_command(CLI::App& app) {
                 "validate the imported graph as is, without ferry's optimizer");
   sub->add_option("--backend", opts->backend, "ferry's side: cpu (default) or reference (the interpreter)")
       ->type_name("NAME");
+  add_precision_flags(sub, &opts->precision);
   sub->add_option("--inputs", opts->inputs, "input values: an .npz file, or a directory of NAME.npy / a golden dir")
       ->type_name("FILE");
   sub->add_option("--samples", opts->samples, "run N seeded random input sets (seeds SEED .. SEED+N-1)")

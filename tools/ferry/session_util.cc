@@ -32,6 +32,40 @@ void add_cpu_flags(CLI::App* sub, CpuFlags* flags) {
                 "cpu backend: every step on its reference kernel, same plan (bisecting a difference)");
 }
 
+void add_precision_flags(CLI::App* sub, PrecisionFlags* flags) {
+  sub->add_option("--precision", flags->precision,
+                  "storage precision per node: fp32, bf16, fp16, int8 or auto (default: the model's saved\n"
+                  "decisions, else fp32); without bf16/fp16 hardware they are emulated (accuracy as on\n"
+                  "hardware, no speedup); auto picks only what this CPU accelerates (docs/precision.md)")
+      ->type_name("MODE");
+  sub->add_option("--keep-fp32", flags->keep_fp32, "keep these nodes fp32 whatever the mode (repeatable)")
+      ->type_name("NODE");
+  sub->add_option("--force", flags->force, "NODE=bf16: this node's precision whatever the mode (repeatable)")
+      ->type_name("NODE=MODE")
+      ->allow_extra_args(false);
+}
+
+std::string apply_precision_flags(const PrecisionFlags& flags, CompileOptions* co) {
+  if (!flags.precision.empty() && flags.precision != "auto" && !parse_precision(flags.precision).ok())
+    return "--precision: unknown mode '" + flags.precision + "' (modes: " + precision_modes() + ")";
+  co->precision = flags.precision;
+  co->keep_fp32 = flags.keep_fp32;
+  co->force = flags.force;
+  return "";
+}
+
+std::string precision_note(const PrecisionReport& r) {
+  return "precision " + r.mode + ": " + r.summary();
+}
+
+int compile_error(const std::string& command, const std::string& model, const Status& status) {
+  const std::string& m = status.message();
+  if (status.code() == StatusCode::kInvalidArgument &&
+      (m.rfind("--keep-fp32", 0) == 0 || m.rfind("--force", 0) == 0 || m.rfind("unknown precision", 0) == 0))
+    return usage_error(command, m);
+  return model_error(model, status);
+}
+
 std::string memory_report(const PlanInfo& p) {
   std::ostringstream out;
   out << "  planned arena     " << human_bytes(int64_t(p.arena_bytes)) << "  (" << p.num_buffers

@@ -42,4 +42,19 @@ CompileOptions compile_options(const std::string& backend, int threads, const Cp
 /// --isa, --plain-layouts, --reference-kernels on `sub` (run, bench).
 void add_cpu_flags(CLI::App* sub, CpuFlags* flags);
 
+/// --precision, --keep-fp32, --force (convert, run, bench, validate; docs/precision.md).
+struct PrecisionFlags {
+  std::string precision;
+  std::vector<std::string> keep_fp32;
+  std::vector<std::string> force;
+};
+void add_precision_flags(CLI::App* sub, PrecisionFlags* flags);
+/// Copies the flags into `co`; a usage error message for an unknown mode ("" if fine).
+std::string apply_precision_flags(const PrecisionFlags& flags, CompileOptions* co);
+/// "precision fp16 (requested): fp16 (emulated): 3 nodes, fp32: 1 node" for stderr notes.
+std::string precision_note(const PrecisionReport& r);
+/// A compile() failure: a usage error (exit 1) when a precision flag named a node the model
+/// lacks or a precision the target cannot run, else model_error (exit 2).
+int compile_error(const std::string& command, const std::string& model, const Status& status);
+
 }  // namespace ferry::cli

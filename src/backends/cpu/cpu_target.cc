@@ -4,8 +4,11 @@
 
 #include "backends/cpu/cpu_epilogue.h"
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/cpu_precision.h"
 #include "backends/cpu/cpu_step_table.h"
 #include "backends/cpu/native/activation.h"
+#include "backends/cpu/onednn/onednn_common.h"
+#include "env/host_info.h"
 
 namespace ferry {
 namespace {
@@ -36,6 +39,94 @@ Target cpu_target(Isa isa) {
   t.dtypes = {DType::f32};
   t.layout = "blocked";
   return t;
+}
+
+// --- precisions (backends/cpu/cpu_precision.h) ----------------------------------
+namespace {
+
+bool cpu_flag_usable(const char* name) {
+  static const std::vector<env::IsaFlag> flags = env::read_isa_flags();
+  for (const env::IsaFlag& f : flags)
+    if (f.name == name) return f.usable;
+  return false;
+}
+
+/// oneDNN's effective ISA (after ONEDNN_MAX_CPU_ISA), as its env spelling: "AVX2", "AVX512_CORE_AMX".
+std::string onednn_effective_isa() { return env::onednn_isa_name(int(dnnl_get_effective_cpu_isa())); }
+
+struct HwPath {
+  const char* flag;  ///< /proc/cpuinfo name of the hardware feature
+  Isa min_isa;       ///< ferry's dispatch cap that allows it
+  const char* onednn_tag;  ///< a substring of the oneDNN ISA name that allows it
+};
+
+/// Storage emulation of `dtype`, with `why` naming what keeps it from the hardware.
+PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>& paths) {
+  PrecisionSupport s;
+  s.dtype = dtype;
+  s.exec = PrecisionExec::emulated;
+  const std::string d = precision_name(dtype);
+  const HwPath* present = nullptr;
+  for (const HwPath& p : paths)
+    if (cpu_flag_usable(p.flag)) { present = &p; break; }
+  if (!present) {
+    std::string flags;
+    for (const HwPath& p : paths) flags += std::string(flags.empty() ? "" : " / ") + p.flag;
+    s.why = "no " + d + " hardware: " + std::string(isa_name(host_isa())) +
+            (host_isa() >= Isa::avx512 ? " without " + flags : std::string(" only"));
+    return s;
+  }
+  if (isa < present->min_isa) {
+    s.why = d + " hardware (" + present->flag + ") present, but the dispatch cap is " + isa_name(isa);
+    return s;
+  }
+  const std::string dnnl_isa = onednn_effective_isa();
+  if (dnnl_isa.find(present->onednn_tag) == std::string::npos) {
+    s.why = d + " hardware (" + present->flag + ") present, but oneDNN is capped at " + dnnl_isa + " (ONEDNN_MAX_CPU_ISA)";
+    return s;
+  }
+  const std::string impl = onednn_matmul_impl(dtype);
+  if (impl.rfind("jit", 0) != 0 && impl.rfind("brg", 0) != 0) {
+    s.why = d + " hardware (" + present->flag + "), but oneDNN offers only '" + impl + "' for a " + d + " matmul";
+    return s;
+  }
+  s.why = d + " hardware (" + present->flag + ", oneDNN " + impl + "), but ferry's " + d +
+          " steps are not built yet (docs/precision.md)";
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
+std::string probe_matmul_impl(DType dtype) {
+  auto dt = onednn::dnnl_type(dtype);
+  if (!dt) return "none: no oneDNN type for " + std::string(dtype_name(dtype));
+  try {
+    using dnnl::memory;
+    const memory::desc a({16, 64}, *dt, memory::format_tag::ab), b({64, 16}, *dt, memory::format_tag::any),
+        c({16, 16}, memory::data_type::f32, memory::format_tag::ab);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), onednn::engine());
+    return pd.impl_info_str();
+  } catch (const dnnl::error& e) {
+    return std::string("none: ") + e.what();
+  }
+}
+
+}  // namespace
+
+std::string onednn_matmul_impl(DType dtype) {
+  // Probed once per process (creating a primitive descriptor is not free).
+  static const std::string bf16 = probe_matmul_impl(DType::bf16), f16 = probe_matmul_impl(DType::f16);
+  if (dtype == DType::bf16) return bf16;
+  if (dtype == DType::f16) return f16;
+  return probe_matmul_impl(dtype);
+}
+
+TargetPrecisions cpu_precisions(Isa isa) {
+  isa = std::min(isa, host_isa());
+  return {"cpu", {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, "AMX"}, {"avx512_bf16", Isa::avx512, "BF16"}}),
+          lowered_support(DType::f16, isa, {{"avx512_fp16", Isa::avx512, "FP16"}})}};
 }
 
 }  // namespace ferry

@@ -11,6 +11,7 @@
 
 #include <google/protobuf/arena.h>
 
+#include "frontends/onnx/onnx_metadata.h"
 #include "ir/tensor.h"
 
 namespace ferry {
@@ -80,6 +81,56 @@ Result<std::unique_ptr<Graph>> import_onnx(const std::string& path, ImportReport
   auto g = onnx_import::import_onnx_file(path, report, options);
   if (!g.ok()) return g.status().with_context("file '" + path + "'");
   return g;
+}
+
+namespace {
+
+/// A protobuf varint at p (advanced), or false past `end`.
+bool onnx_meta_varint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; p < end && shift < 64; shift += 7) {
+    const uint8_t b = *p++;
+    *v |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> read_onnx_metadata(const std::string& path) {
+  // Walks ModelProto's top-level fields, skipping the graph (field 7) by its length, and
+  // parses only the StringStringEntryProto messages of field 14.
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return io_error("cannot open '" + path + "': " + ec.message());
+  std::map<std::string, std::string> out;
+  if (size == 0) return out;
+  FERRY_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> file, map_file(path, 0, size));
+  const uint8_t *p = file->cdata(), *end = p + file->size();
+  while (p < end) {
+    uint64_t key = 0, n = 0;
+    if (!onnx_meta_varint(p, end, &key)) return invalid_model("'" + path + "': truncated field key");
+    switch (key & 7) {
+      case 0:
+        if (!onnx_meta_varint(p, end, &n)) return invalid_model("'" + path + "': truncated varint");
+        break;
+      case 1: p += 8; break;
+      case 5: p += 4; break;
+      case 2: {
+        if (!onnx_meta_varint(p, end, &n) || n > uint64_t(end - p)) return invalid_model("'" + path + "': truncated field");
+        if (key >> 3 == 14) {
+          onnx::StringStringEntryProto e;
+          if (!e.ParseFromArray(p, int(n))) return invalid_model("'" + path + "': bad metadata_props entry");
+          out[e.key()] = e.value();
+        }
+        p += n;
+        break;
+      }
+      default: return invalid_model("'" + path + "': unexpected wire type " + std::to_string(key & 7));
+    }
+  }
+  return out;
 }
 
 }  // namespace ferry

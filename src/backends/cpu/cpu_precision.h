@@ -1,0 +1,30 @@
+// backends/cpu/cpu_precision.h — the lowered precisions the CPU backend offers, per
+// ISA (passes/target_precision.h), and why. Defined in cpu_target.cc, next to the rest
+// of the CPU target description.
+//
+//   bf16  accelerated needs bf16 hardware (amx_bf16, or avx512_bf16), the dispatch caps
+//         allowing it (FERRY_CPU_MAX_ISA / --isa, and oneDNN's ONEDNN_MAX_CPU_ISA), a oneDNN
+//         implementation that is not ref:* (probed by its impl name) and ferry's bf16 steps;
+//   f16   the same with avx512_fp16;
+//   int8  not offered yet.
+// ferry has no bf16 / f16 steps yet, so on every host both are storage emulation (outputs
+// and weights rounded, fp32 compute); `why` says what is missing on this one, e.g.
+// "no bf16 hardware: avx2 only".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ops/registry.h"
+#include "passes/target_precision.h"
+
+namespace ferry {
+
+/// The precisions (besides f32) the CPU backend offers on `isa` on this host.
+TargetPrecisions cpu_precisions(Isa isa);
+
+/// oneDNN's implementation of a small matmul with `dtype` sources and f32 destination on
+/// this host ("jit:avx512_core_amx", "ref:any"), or "none: <why>" when it has none.
+std::string onednn_matmul_impl(DType dtype);
+
+}  // namespace ferry

@@ -1,0 +1,171 @@
+// passes/assign_precision.cc — Node::precision from the mode, the target and the overrides
+// (passes/assign_precision.h). Order: the mode decides every floating node, then
+// --keep-fp32, then --force; each step rewrites the node's reason.
+#include "passes/assign_precision.h"
+
+#include <algorithm>
+#include <set>
+
+namespace ferry {
+namespace {
+
+bool is_floating_node(const Node& n) {
+  for (const Value* o : n.outputs())
+    if (o && o->dtype() == DType::f32) return true;
+  return false;
+}
+
+std::string exec_reason(const PrecisionSupport& s) {
+  if (s.exec == PrecisionExec::emulated)
+    return "emulated: " + s.why + " (outputs and weights rounded to " + precision_name(s.dtype) +
+           ", fp32 compute: accuracy as on hardware, no speedup)";
+  return std::string(precision_exec_name(s.exec)) + ": " + s.why;
+}
+
+void set_decision(Node&, NodePrecision& d, DType p, const TargetPrecisions& t, std::string reason) {
+  d.precision = p;
+  d.exec = p == DType::f32 ? "native" : precision_exec_name(t.of(p).exec);
+  d.reason = std::move(reason);
+}
+
+/// The mode's choice for one floating node.
+void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrecisions& t,
+            const std::map<std::string, NodePrecision>& saved) {
+  if (mode == "fp32") return set_decision(n, d, DType::f32, t, "fp32 requested");
+  if (mode == "saved") {
+    auto it = saved.find(n.name());
+    if (it == saved.end()) return set_decision(n, d, DType::f32, t, "fp32: not in the model's saved precision decisions");
+    const PrecisionSupport s = t.of(it->second.precision);
+    if (it->second.precision != DType::f32 && s.exec == PrecisionExec::none)
+      return set_decision(n, d, DType::f32, t, std::string("fp32: saved as ") + precision_name(s.dtype) + ", but " + s.why);
+    d.sensitivity = it->second.sensitivity;
+    return set_decision(n, d, it->second.precision, t, "saved in the model: " + it->second.reason);
+  }
+  if (mode == "auto") {
+    std::string why;
+    for (DType p : {DType::i8, DType::bf16, DType::f16}) {
+      const PrecisionSupport s = t.of(p);
+      const bool op_ok = s.accelerated_ops.empty() ||
+                         std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), n.op()) != s.accelerated_ops.end();
+      if (s.exec == PrecisionExec::accelerated && op_ok)
+        return set_decision(n, d, p, t, std::string("auto: ") + precision_name(p) + " accelerated: " + s.why);
+      why += std::string(why.empty() ? "" : "; ") + precision_name(p) + ": " +
+             (s.exec == PrecisionExec::emulated ? s.why + " (only emulated, no faster than fp32)" : s.why);
+    }
+    return set_decision(n, d, DType::f32, t, "auto keeps fp32, nothing faster on this CPU: " + why);
+  }
+  const DType p = *parse_precision(mode);
+  const PrecisionSupport s = t.of(p);
+  if (s.exec == PrecisionExec::none) return set_decision(n, d, DType::f32, t, "fp32: " + mode + " requested, but " + s.why);
+  set_decision(n, d, p, t, mode + " requested; " + exec_reason(s));
+}
+
+using DecisionIndex = std::map<const Node*, size_t>;
+
+NodePrecision* decision_of(std::vector<NodePrecision>& nodes, const DecisionIndex& index, const Node& n) {
+  auto it = index.find(&n);
+  return it == index.end() ? nullptr : &nodes[it->second];
+}
+
+Status apply_overrides(Graph& g, const TargetPrecisions& t, const PrecisionRequest& r, std::vector<NodePrecision>& nodes,
+                       const DecisionIndex& index) {
+  for (const std::string& name : r.keep_fp32) {
+    FERRY_ASSIGN_OR_RETURN(Node * n, find_precision_node(g, name, "--keep-fp32"));
+    NodePrecision* d = decision_of(nodes, index, *n);
+    if (!d) return invalid_argument("--keep-fp32 " + name + ": node " + n->describe() + " has no floating output");
+    set_decision(*n, *d, DType::f32, t, "fp32: --keep-fp32");
+    d->pinned = true;
+  }
+  for (const std::string& text : r.force) {
+    const size_t eq = text.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalid_argument("--force '" + text + "' is not of the form NODE=PRECISION");
+    auto p = parse_precision(text.substr(eq + 1));
+    if (!p.ok()) return invalid_argument("--force " + text + ": " + p.status().message());
+    FERRY_ASSIGN_OR_RETURN(Node * n, find_precision_node(g, text.substr(0, eq), "--force"));
+    NodePrecision* d = decision_of(nodes, index, *n);
+    if (!d) return invalid_argument("--force " + text + ": node " + n->describe() + " has no floating output");
+    const PrecisionSupport s = t.of(*p);
+    if (*p != DType::f32 && s.exec == PrecisionExec::none)
+      return invalid_argument("--force " + text + ": target " + t.target + " cannot run " + precision_name(*p) + ": " + s.why);
+    set_decision(*n, *d, *p, t, std::string(precision_name(*p)) + ": --force" + (*p == DType::f32 ? "" : "; " + exec_reason(s)));
+    d->pinned = true;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<DType> parse_precision(const std::string& name) {
+  if (name == "fp32") return DType::f32;
+  if (name == "bf16") return DType::bf16;
+  if (name == "fp16") return DType::f16;
+  if (name == "int8") return DType::i8;
+  return invalid_argument("unknown precision '" + name + "' (precisions: fp32, bf16, fp16, int8)");
+}
+
+const char* precision_modes() { return "fp32, bf16, fp16, int8, auto"; }
+
+Result<Node*> find_precision_node(const Graph& g, const std::string& name, const std::string& option) {
+  if (Node* n = g.find_node(name)) return n;
+  for (Node* n : g.nodes())
+    if (std::find(n->provenance().begin(), n->provenance().end(), name) != n->provenance().end()) return n;
+  std::string some;
+  int shown = 0;
+  for (const Node* n : g.nodes())
+    if (is_floating_node(*n) && shown++ < 12) some += (some.empty() ? "" : ", ") + n->name();
+  return invalid_argument(option + ": no node named '" + name + "' in the optimized graph (nodes: " + some +
+                          (shown > 12 ? ", ..." : "") + ")");
+}
+
+Result<PrecisionReport> assign_precision(Graph& g, const TargetPrecisions& target, const PrecisionRequest& request) {
+  PrecisionReport report;
+  std::map<std::string, NodePrecision> saved;
+  std::string mode = request.mode;
+  if (mode.empty()) {
+    FERRY_ASSIGN_OR_RETURN(saved, read_precision_metadata(request.saved));
+    mode = saved.empty() ? "fp32" : "saved";
+  } else if (mode != "auto" && !parse_precision(mode).ok()) {
+    return invalid_argument("unknown precision mode '" + mode + "' (modes: " + precision_modes() + ")");
+  }
+  report.mode = mode;
+  FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
+  DecisionIndex index;
+  std::set<std::string> names;
+  // Decisions are kept and saved by name: every floating node gets its own (left as they
+  // are in fp32 mode, where nothing reads them).
+  const bool by_name = mode != "fp32" || !request.keep_fp32.empty() || !request.force.empty();
+  for (Node* n : order) {
+    if (!is_floating_node(*n)) continue;
+    if (by_name && (n->name().empty() || names.count(n->name())))
+      n->set_name(g.unique_name(n->name().empty() ? op_name(n->op()) : n->name()));
+    names.insert(n->name());
+    index[n] = report.nodes.size();
+    NodePrecision d;
+    d.node = n->name();
+    d.op = op_name(n->op());
+    decide(*n, d, mode, target, saved);
+    report.nodes.push_back(std::move(d));
+  }
+  FERRY_TRY(apply_overrides(g, target, request, report.nodes, index));
+  return report;
+}
+
+std::map<std::string, DType> lowered_nodes(const PrecisionReport& report) {
+  std::map<std::string, DType> out;
+  for (const NodePrecision& n : report.nodes)
+    if (n.precision != DType::f32) out[n.node] = n.precision;
+  return out;
+}
+
+std::string PrecisionReport::summary() const {
+  std::map<std::string, int64_t> count;
+  for (const NodePrecision& n : nodes)
+    ++count[std::string(precision_name(n.precision)) + (n.exec == "native" ? "" : " (" + n.exec + ")")];
+  std::string s;
+  for (const auto& [what, k] : count)
+    s += (s.empty() ? "" : ", ") + what + ": " + std::to_string(k) + (k == 1 ? " node" : " nodes");
+  return s.empty() ? "no floating nodes" : s;
+}
+
+}  // namespace ferry

@@ -1,0 +1,58 @@
+// passes/precision_metadata.cc — the precision decisions as ONNX model metadata:
+//   metadata_props["ferry.precision"] = {"mode": "fp16", "guard": "...",
+//       "nodes": {"<node>": {"precision": "fp16", "reason": "...", "sensitivity": 0.02}, ...}}
+// Written by `ferry convert --precision` (OnnxExportOptions::metadata), read back by
+// Model::load (read_onnx_metadata) and the precision pass (mode "").
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "passes/assign_precision.h"
+
+namespace ferry {
+
+std::string save_precision_metadata(const PrecisionReport& report) {
+  nlohmann::ordered_json j;
+  j["mode"] = report.mode;
+  if (!report.guard_summary.empty()) j["guard"] = report.guard_summary;
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::object();
+  for (const NodePrecision& n : report.nodes) {
+    nlohmann::ordered_json e;
+    e["precision"] = precision_name(n.precision);
+    e["reason"] = n.reason;
+    if (n.sensitivity) {
+      if (std::isfinite(*n.sensitivity)) e["sensitivity"] = *n.sensitivity;
+      else e["sensitivity"] = "inf";  // JSON has no Inf; a NaN / Inf in the lowered run
+    }
+    nodes[n.node] = e;
+  }
+  j["nodes"] = nodes;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<std::map<std::string, NodePrecision>> read_precision_metadata(const std::string& text) {
+  std::map<std::string, NodePrecision> out;
+  if (text.empty()) return out;
+  const auto bad = [](const std::string& why) {
+    return invalid_model(std::string("metadata '") + kPrecisionMetadataKey + "': " + why);
+  };
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("nodes") || !j["nodes"].is_object())
+    return bad("not a JSON object with \"nodes\"");
+  for (const auto& [name, e] : j["nodes"].items()) {
+    if (!e.is_object() || !e.contains("precision") || !e["precision"].is_string())
+      return bad("node '" + name + "' has no \"precision\" string");
+    auto p = parse_precision(e["precision"].get<std::string>());
+    if (!p.ok()) return bad("node '" + name + "': " + p.status().message());
+    NodePrecision n;
+    n.node = name;
+    n.precision = *p;
+    if (e.contains("reason") && e["reason"].is_string()) n.reason = e["reason"].get<std::string>();
+    if (e.contains("sensitivity") && e["sensitivity"].is_number()) n.sensitivity = e["sensitivity"].get<double>();
+    if (e.contains("sensitivity") && e["sensitivity"].is_string()) n.sensitivity = HUGE_VAL;
+    out[name] = n;
+  }
+  return out;
+}
+
+}  // namespace ferry

@@ -1,0 +1,39 @@
+#include "passes/target_precision.h"
+
+namespace ferry {
+
+const char* precision_exec_name(PrecisionExec e) {
+  switch (e) {
+    case PrecisionExec::none: return "none";
+    case PrecisionExec::emulated: return "emulated";
+    case PrecisionExec::accelerated: return "accelerated";
+  }
+  return "?";
+}
+
+const char* precision_name(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return "fp32";
+    case DType::bf16: return "bf16";
+    case DType::f16: return "fp16";
+    case DType::i8: return "int8";
+    default: return dtype_name(dtype);
+  }
+}
+
+PrecisionSupport TargetPrecisions::of(DType dtype) const {
+  for (const PrecisionSupport& p : offered)
+    if (p.dtype == dtype) return p;
+  PrecisionSupport none;
+  none.dtype = dtype;
+  none.why = dtype == DType::i8 ? "int8 is not implemented yet (QDQ import and int8 kernels: a later slice of issue 14)"
+                                : "target " + target + " does not offer " + precision_name(dtype);
+  return none;
+}
+
+TargetPrecisions reference_precisions() {
+  const char* why = "the reference interpreter computes in fp32";
+  return {"reference", {{DType::bf16, PrecisionExec::emulated, why, {}}, {DType::f16, PrecisionExec::emulated, why, {}}}};
+}
+
+}  // namespace ferry

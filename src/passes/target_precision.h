@@ -1,0 +1,48 @@
+// passes/target_precision.h — the precision part of a target description (passes/target.h):
+// which lowered precisions a backend offers on this host, and how it executes each.
+//
+//   none         not offered: nodes stay fp32
+//   emulated     storage emulation: outputs and weights rounded, fp32 compute (accuracy as
+//                on hardware, no speedup; precision/emulate_precision.h)
+//   accelerated  the hardware computes in it, for `accelerated_ops` (faster than fp32)
+//
+// Each backend publishes one next to its Target (api/backend.h, the backend table):
+// reference_precisions() below; the CPU backend's, per ISA, in backends/cpu/cpu_precision.h.
+// The precision pass (passes/assign_precision.h) lowers exactly what it offers, and `auto`
+// only what it accelerates.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/op.h"
+
+namespace ferry {
+
+enum class PrecisionExec : uint8_t { none, emulated, accelerated };
+const char* precision_exec_name(PrecisionExec e);
+/// The user's spelling of a precision: f32 "fp32", bf16 "bf16", f16 "fp16", i8 "int8".
+const char* precision_name(DType dtype);
+
+/// One precision a target offers, and why it executes it the way it does.
+struct PrecisionSupport {
+  DType dtype = DType::f32;  ///< bf16, f16, i8 (int8)
+  PrecisionExec exec = PrecisionExec::none;
+  std::string why;           ///< why it executes it so: "no bf16 hardware: avx2 only"
+  /// Ops it runs accelerated when exec is accelerated; the other floating ops are emulated.
+  std::vector<Op> accelerated_ops;
+};
+
+struct TargetPrecisions {
+  std::string target;                     ///< "cpu", "reference"
+  std::vector<PrecisionSupport> offered;  ///< besides fp32, which is always native
+  /// How it executes `dtype` (exec none, with the reason, when not offered).
+  PrecisionSupport of(DType dtype) const;
+};
+
+/// The reference interpreter's: bf16 and fp16 emulated.
+TargetPrecisions reference_precisions();
+
+}  // namespace ferry

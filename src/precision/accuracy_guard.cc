@@ -1,0 +1,158 @@
+#include "precision/accuracy_guard.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "ir/graph_clone.h"
+#include "precision/emulate_precision.h"
+#include "runtime/interpreter.h"
+
+namespace ferry {
+namespace {
+
+bool guard_has_nonfinite(const Tensor& t) {
+  if (t.dtype() != DType::f32 && t.dtype() != DType::f16 && t.dtype() != DType::bf16) return false;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(t.get_double(i))) return true;
+  return false;
+}
+
+std::string guard_score_text(double s) {
+  if (!std::isfinite(s)) return "inf (NaN/Inf)";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", s);
+  return buf;
+}
+
+/// Runs `g` with a given set of nodes lowered and compares it with the fp32 run.
+class GuardRunner {
+ public:
+  GuardRunner(const Graph& g, const TargetPrecisions& t, const GuardOptions& o) : g_(g), t_(t), o_(o) {}
+
+  Status init() {
+    InterpreterOptions io;
+    io.on_node_done = [&](const Node& n, const std::vector<Tensor>& outs) {
+      for (const Tensor& t : outs)
+        if (guard_has_nonfinite(t)) fp32_nonfinite_.insert(n.name());
+    };
+    for (size_t i = 0; i < o_.samples.size(); ++i) {
+      auto out = interpret(g_, o_.samples[i], io);
+      if (!out.ok()) return out.status().with_context("accuracy guard: the fp32 run of sample " + std::to_string(i));
+      ref_.push_back(std::move(out).value());
+    }
+    return Status::Ok();
+  }
+
+  Result<AccuracyMetrics> evaluate(const std::map<std::string, DType>& lowered) {
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> c, clone_graph(g_));
+    std::map<const Node*, const Node*> owner;
+    FERRY_TRY(lower_emulated_precision(*c, lowered, t_, &owner).status());
+    AccuracyMetrics m;
+    InterpreterOptions io;
+    io.on_node_done = [&](const Node& n, const std::vector<Tensor>& outs) {
+      if (!m.nonfinite_node.empty()) return;
+      auto it = owner.find(&n);
+      const Node& blamed = it == owner.end() ? n : *it->second;
+      if (fp32_nonfinite_.count(blamed.name())) return;  // the fp32 run has NaN/Inf there too
+      for (size_t i = 0; i < outs.size(); ++i)
+        if (guard_has_nonfinite(outs[i])) {
+          m.nonfinite_node = blamed.name();
+          m.nonfinite_value = "'" + n.output(i)->name() + "'";
+          return;
+        }
+    };
+    for (size_t s = 0; s < o_.samples.size(); ++s) {
+      auto out = interpret(*c, o_.samples[s], io);
+      if (!out.ok()) return out.status().with_context("accuracy guard: a lowered run of sample " + std::to_string(s));
+      for (size_t k = 0; k < out->size() && k < ref_[s].size(); ++k) accumulate_metrics((*out)[k], ref_[s][k], m);
+    }
+    judge(o_.budget, m);
+    return m;
+  }
+
+ private:
+  const Graph& g_;
+  const TargetPrecisions& t_;
+  const GuardOptions& o_;
+  std::vector<std::vector<Tensor>> ref_;
+  std::set<std::string> fp32_nonfinite_;
+};
+
+NodePrecision* guard_decision(PrecisionReport& r, const std::string& node) {
+  for (NodePrecision& d : r.nodes)
+    if (d.node == node) return &d;
+  return nullptr;
+}
+
+/// The node to raise next: the first NaN/Inf's node when it is lowered, else the most sensitive.
+Result<NodePrecision*> guard_pick_node(PrecisionReport& r, const std::map<std::string, DType>& lowered,
+                                 const AccuracyMetrics& cur, const GuardOptions& o) {
+  if (!cur.nonfinite_node.empty() && lowered.count(cur.nonfinite_node)) {
+    NodePrecision* d = guard_decision(r, cur.nonfinite_node);
+    if (d->pinned)
+      return invalid_argument("accuracy guard: node '" + d->node + "' (" + d->op + ") makes NaN/Inf in " +
+                              cur.nonfinite_value + " at " + precision_name(d->precision) +
+                              ", and --force keeps it there");
+    return d;
+  }
+  NodePrecision* best = nullptr;
+  std::string pinned;
+  for (NodePrecision& d : r.nodes) {
+    if (!lowered.count(d.node)) continue;
+    if (d.pinned) {
+      pinned += (pinned.empty() ? "" : ", ") + d.node;
+      continue;
+    }
+    if (!best || d.sensitivity.value_or(0) > best->sensitivity.value_or(0)) best = &d;
+  }
+  if (!best)
+    return invalid_argument("accuracy guard: budget " + o.budget.text() + " not met on " + o.samples_from + " (" +
+                            cur.text() + ") and the nodes still lowered are pinned by --force: " + pinned);
+  return best;
+}
+
+}  // namespace
+
+Status run_accuracy_guard(const Graph& g, const TargetPrecisions& target, PrecisionReport& report,
+                          const GuardOptions& options) {
+  if (options.samples.empty()) return invalid_argument("accuracy guard: no calibration samples");
+  std::map<std::string, DType> lowered = lowered_nodes(report);
+  if (lowered.empty()) {
+    report.guard_summary = "nothing lowered: no accuracy to check";
+    return Status::Ok();
+  }
+  GuardRunner runner(g, target, options);
+  FERRY_TRY(runner.init());
+  std::map<std::string, AccuracyMetrics> alone;
+  for (NodePrecision& d : report.nodes) {
+    if (!lowered.count(d.node)) continue;
+    FERRY_ASSIGN_OR_RETURN(AccuracyMetrics m, runner.evaluate({{d.node, d.precision}}));
+    d.sensitivity = m.score;
+    alone[d.node] = m;
+  }
+  FERRY_ASSIGN_OR_RETURN(AccuracyMetrics cur, runner.evaluate(lowered));
+  const AccuracyMetrics all_lowered = cur;
+  const size_t candidates = lowered.size();
+  size_t raised = 0;
+  while (!cur.holds) {
+    FERRY_ASSIGN_OR_RETURN(NodePrecision * d, guard_pick_node(report, lowered, cur, options));
+    d->reason = "fp32: raised by the accuracy guard (sensitivity " + guard_score_text(d->sensitivity.value_or(0)) +
+                ": lowered alone " + alone[d->node].text() + "; the model with it at " + precision_name(d->precision) +
+                ": " + cur.text() + ")";
+    d->precision = DType::f32;
+    d->exec = "native";
+    lowered.erase(d->node);
+    ++raised;
+    FERRY_ASSIGN_OR_RETURN(cur, runner.evaluate(lowered));
+  }
+  for (NodePrecision& d : report.nodes)
+    if (lowered.count(d.node)) d.reason += "; guard: sensitivity " + guard_score_text(d.sensitivity.value_or(0));
+  report.guard_summary = "budget " + options.budget.text() + " holds on " + options.samples_from + ": " + cur.text() +
+                         "; raised " + std::to_string(raised) + " of " + std::to_string(candidates) +
+                         " lowered nodes to fp32 (everything lowered: " + all_lowered.text() +
+                         "); sensitivity = budget score with the node lowered alone (1 = at the budget)";
+  return Status::Ok();
+}
+
+}  // namespace ferry

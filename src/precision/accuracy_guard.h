@@ -1,0 +1,39 @@
+// precision/accuracy_guard.h — lowers what the precision pass allowed, measures the model
+// outputs against the fp32 run on calibration inputs, and raises nodes back to fp32 until
+// the accuracy budget holds (DESIGN.md, "Precision is a pass with a guard").
+//
+//   1. fp32 run of every sample (reference interpreter; the graph as optimized).
+//   2. sensitivity of each lowered node: the budget score (accuracy_budget.h) when that
+//      node ALONE is lowered — one run per node and sample; +inf when it makes a NaN/Inf.
+//   3. everything lowered; while the budget fails: raise the node that first produced a
+//      NaN/Inf if there is one, else the most sensitive lowered node; re-check.
+// Nodes pinned by --keep-fp32 / --force are never raised: a NaN/Inf in a forced node, or a
+// budget that fails with only pinned nodes left lowered, is an error naming them.
+// The runs are on the reference interpreter with the same emulation (emulate_precision.h)
+// the backends run, so what the guard measures is what `ferry run` computes, up to fp32
+// summation order.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ferry/status.h"
+#include "ir/graph.h"
+#include "passes/assign_precision.h"
+#include "precision/accuracy_budget.h"
+
+namespace ferry {
+
+struct GuardOptions {
+  AccuracyBudget budget;
+  std::vector<std::map<std::string, Tensor>> samples;  ///< graph input name -> tensor, per sample
+  std::string samples_from;                            ///< "8 seeded random samples", "calib.npz"
+};
+
+/// Runs the guard on `g` (the optimized fp32 graph) for the decisions in `report`
+/// (assign_precision); raises nodes in `report`, fills their sensitivities and guard_summary.
+Status run_accuracy_guard(const Graph& g, const TargetPrecisions& target, PrecisionReport& report,
+                          const GuardOptions& options);
+
+}  // namespace ferry

@@ -1,0 +1,32 @@
+// precision/emulate_precision.h — makes a graph compute what its per-node precisions
+// (passes/assign_precision.h) store, on fp32 kernels:
+//
+//   y = n(x, W)   with n.precision = p in {bf16, f16}, emulated by the target
+//     ==>  y' = Cast(Cast(n(x, round_p(W)), to=p), to=f32)
+//
+// W: every f32 constant input of n, rounded once (a new constant; shared ones are
+// rounded once per precision). Every f32 output of n reads through the Cast pair, which
+// rounds exactly as ops/cast.cc does (nearest even, fp16 overflow to ±Inf); a graph
+// output keeps its name (the unrounded value is renamed). Inputs are not rounded: a node
+// reads what its producer stored. Runs at compile time (Model::compile), after the
+// optimizer and the precision pass, so `ferry convert` writes the graph without the
+// Casts and every backend that runs Cast runs the emulation.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "ferry/status.h"
+#include "ir/graph.h"
+#include "passes/target_precision.h"
+
+namespace ferry {
+
+/// Lowers every node `precision` (node name -> bf16 / f16) names that `target` emulates, as
+/// above; returns how many. `owner` (may be null) maps each inserted Cast to the node whose
+/// output it rounds.
+Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, DType>& precision,
+                                         const TargetPrecisions& target,
+                                         std::map<const Node*, const Node*>* owner = nullptr);
+
+}  // namespace ferry

@@ -1,0 +1,139 @@
+// The precision pass (passes/assign_precision.h): modes, the target's say, the overrides
+// and their errors, and the decisions saved in the model and read back.
+#include "passes/assign_precision.h"
+
+#include <gtest/gtest.h>
+
+#include "backends/cpu/cpu_precision.h"
+#include "env/host_info.h"
+#include "ir/text_format.h"
+#include "ops/shape_inference.h"
+
+namespace ferry {
+namespace {
+
+const char* kMlp = R"(graph g (%x: f32[2,4]) -> (%y, %n) {
+  %w = const f32[4,4] splat(0.5)
+  %m = MatMul(%x, %w) @mm
+  %r = Relu(%m) @relu
+  %n = Shape(%r) @shape
+  %y = Softmax(%r) @softmax
+})";
+
+std::unique_ptr<Graph> parse(const std::string& text) {
+  auto g = parse_graph(text);
+  EXPECT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_TRUE(infer_shapes(**g).ok());
+  return std::move(g).value();
+}
+
+const NodePrecision& decision(const PrecisionReport& r, const std::string& node) {
+  for (const NodePrecision& d : r.nodes)
+    if (d.node == node) return d;
+  ADD_FAILURE() << "no decision for " << node;
+  return r.nodes.front();
+}
+
+TEST(AssignPrecision, Fp16LowersEveryFloatingNodeAndSaysEmulated) {
+  auto g = parse(kMlp);
+  auto r = assign_precision(*g, reference_precisions(), {.mode = "fp16"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->nodes.size(), 3u) << "Shape has no floating output and is not listed";
+  for (const NodePrecision& d : r->nodes) {
+    EXPECT_EQ(d.precision, DType::f16) << d.node;
+    EXPECT_EQ(d.exec, "emulated");
+    EXPECT_NE(d.reason.find("no speedup"), std::string::npos) << d.reason;
+  }
+  EXPECT_EQ(lowered_nodes(*r).size(), 3u);
+  EXPECT_EQ(r->summary(), "fp16 (emulated): 3 nodes");
+}
+
+TEST(AssignPrecision, AutoKeepsFp32WhereNothingIsAccelerated) {
+  auto g = parse(kMlp);
+  auto r = assign_precision(*g, cpu_precisions(host_isa()), {.mode = "auto"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  bool bf16_hw = false;
+  for (const env::IsaFlag& f : env::read_isa_flags())
+    bf16_hw |= f.usable && (f.name == "amx_bf16" || f.name == "avx512_bf16");
+  for (const NodePrecision& d : r->nodes) {
+    // ferry has no accelerated bf16/fp16 steps yet, so auto is fp32 on every host, with the reason.
+    EXPECT_EQ(d.precision, DType::f32) << d.node;
+    EXPECT_NE(d.reason.find("auto keeps fp32"), std::string::npos) << d.reason;
+    EXPECT_NE(d.reason.find("int8: int8 is not implemented yet"), std::string::npos) << d.reason;
+    if (!bf16_hw && host_isa() == Isa::avx2)
+      EXPECT_NE(d.reason.find("bf16: no bf16 hardware: avx2 only"), std::string::npos) << d.reason;
+  }
+}
+
+TEST(AssignPrecision, Int8IsNotOfferedYet) {
+  auto g = parse(kMlp);
+  auto r = assign_precision(*g, cpu_precisions(host_isa()), {.mode = "int8"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(decision(*r, "mm").precision, DType::f32);
+  EXPECT_NE(decision(*r, "mm").reason.find("int8 requested, but int8 is not implemented yet"), std::string::npos)
+      << decision(*r, "mm").reason;
+}
+
+TEST(AssignPrecision, OverridesPinNodes) {
+  auto g = parse(kMlp);
+  auto r = assign_precision(*g, reference_precisions(),
+                            {.mode = "bf16", .keep_fp32 = {"softmax"}, .force = {"relu=fp16"}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(decision(*r, "mm").precision, DType::bf16);
+  EXPECT_EQ(decision(*r, "softmax").precision, DType::f32);
+  EXPECT_TRUE(decision(*r, "softmax").pinned);
+  EXPECT_EQ(decision(*r, "softmax").reason, "fp32: --keep-fp32");
+  EXPECT_EQ(decision(*r, "relu").precision, DType::f16);
+  EXPECT_TRUE(decision(*r, "relu").pinned);
+}
+
+TEST(AssignPrecision, BadRequestsAreErrorsNamingTheProblem) {
+  auto g = parse(kMlp);
+  auto mode = assign_precision(*g, reference_precisions(), {.mode = "fp8"});
+  ASSERT_FALSE(mode.ok());
+  EXPECT_NE(mode.status().message().find("unknown precision mode 'fp8'"), std::string::npos);
+  auto keep = assign_precision(*g, reference_precisions(), {.mode = "fp16", .keep_fp32 = {"nope"}});
+  ASSERT_FALSE(keep.ok());
+  EXPECT_NE(keep.status().message().find("--keep-fp32: no node named 'nope'"), std::string::npos)
+      << keep.status().message();
+  EXPECT_NE(keep.status().message().find("mm"), std::string::npos) << "lists the nodes there are";
+  auto form = assign_precision(*g, reference_precisions(), {.mode = "fp16", .force = {"mm"}});
+  ASSERT_FALSE(form.ok());
+  EXPECT_NE(form.status().message().find("not of the form NODE=PRECISION"), std::string::npos);
+  auto prec = assign_precision(*g, reference_precisions(), {.mode = "fp16", .force = {"mm=fp12"}});
+  ASSERT_FALSE(prec.ok());
+  EXPECT_NE(prec.status().message().find("unknown precision 'fp12'"), std::string::npos);
+  auto int8 = assign_precision(*g, reference_precisions(), {.force = {"mm=int8"}});
+  ASSERT_FALSE(int8.ok());
+  EXPECT_NE(int8.status().message().find("cannot run int8"), std::string::npos) << int8.status().message();
+  auto shape = assign_precision(*g, reference_precisions(), {.keep_fp32 = {"shape"}});
+  ASSERT_FALSE(shape.ok());
+  EXPECT_NE(shape.status().message().find("has no floating output"), std::string::npos);
+}
+
+TEST(AssignPrecision, SavedDecisionsAreReadBack) {
+  auto g = parse(kMlp);
+  auto r = assign_precision(*g, reference_precisions(), {.mode = "fp16", .keep_fp32 = {"softmax"}});
+  ASSERT_TRUE(r.ok());
+  r->nodes[0].sensitivity = 0.25;
+  const std::string saved = save_precision_metadata(*r);
+  auto fresh = parse(kMlp);
+  auto back = assign_precision(*fresh, reference_precisions(), {.saved = saved});
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->mode, "saved");
+  EXPECT_EQ(decision(*back, "mm").precision, DType::f16);
+  EXPECT_EQ(decision(*back, "mm").sensitivity, 0.25);
+  EXPECT_EQ(decision(*back, "softmax").precision, DType::f32);
+  EXPECT_EQ(decision(*back, "softmax").reason, "saved in the model: fp32: --keep-fp32");
+  EXPECT_EQ(decision(*back, "relu").precision, DType::f16);
+  // An explicit mode wins over the saved decisions.
+  auto fp32 = assign_precision(*fresh, reference_precisions(), {.mode = "fp32", .saved = saved});
+  ASSERT_TRUE(fp32.ok());
+  EXPECT_EQ(decision(*fp32, "relu").precision, DType::f32);
+  auto bad = assign_precision(*fresh, reference_precisions(), {.saved = "{not json"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("metadata 'ferry.precision'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ferry

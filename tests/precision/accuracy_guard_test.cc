@@ -1,0 +1,85 @@
+// The accuracy guard (precision/accuracy_guard.h) on a graph whose middle node overflows
+// fp16 (x * 32768 > 65504 for |x| > 2): the guard raises exactly that node, the others stay
+// fp16, and every decision carries its sensitivity and reason. Forcing the node to fp16 is
+// an error naming it.
+#include "precision/accuracy_guard.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ir/text_format.h"
+#include "ops/shape_inference.h"
+
+namespace ferry {
+namespace {
+
+const char* kOverflow = R"(graph g (%x: f32[2,4]) -> (%y) {
+  %up = const f32[] [32768]
+  %down = const f32[] [0.000030517578125]
+  %big = Mul(%x, %up) @scale_up
+  %back = Mul(%big, %down) @scale_down
+  %y = Tanh(%back) @tanh
+})";
+
+std::unique_ptr<Graph> parse(const std::string& text) {
+  auto g = parse_graph(text);
+  EXPECT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_TRUE(infer_shapes(**g).ok());
+  return std::move(g).value();
+}
+
+GuardOptions options() {
+  GuardOptions o;
+  o.budget = default_accuracy_budget(DType::f16);
+  o.samples.push_back({{"x", Tensor::from_vector(std::vector<float>{3, -1, 0.5f, 2.5f, 0.1f, -3, 1, 0}, {2, 4})}});
+  o.samples_from = "one sample";
+  return o;
+}
+
+const NodePrecision& decision(const PrecisionReport& r, const std::string& node) {
+  for (const NodePrecision& d : r.nodes)
+    if (d.node == node) return d;
+  ADD_FAILURE() << node;
+  return r.nodes.front();
+}
+
+TEST(AccuracyGuard, RaisesExactlyTheNodeThatOverflows) {
+  auto g = parse(kOverflow);
+  auto r = assign_precision(*g, reference_precisions(), {.mode = "fp16"});
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(run_accuracy_guard(*g, reference_precisions(), *r, options()).ok());
+  const NodePrecision& up = decision(*r, "scale_up");
+  EXPECT_EQ(up.precision, DType::f32);
+  EXPECT_TRUE(up.sensitivity && std::isinf(*up.sensitivity));
+  EXPECT_NE(up.reason.find("raised by the accuracy guard"), std::string::npos) << up.reason;
+  EXPECT_NE(up.reason.find("NaN/Inf"), std::string::npos) << up.reason;
+  for (const char* n : {"scale_down", "tanh"}) {
+    EXPECT_EQ(decision(*r, n).precision, DType::f16) << n;
+    ASSERT_TRUE(decision(*r, n).sensitivity) << n;
+    EXPECT_LT(*decision(*r, n).sensitivity, 1.0) << n;
+  }
+  EXPECT_EQ(lowered_nodes(*r).count("scale_up"), 0u);
+  EXPECT_NE(r->guard_summary.find("raised 1 of 3"), std::string::npos) << r->guard_summary;
+}
+
+TEST(AccuracyGuard, ForcedNodeThatOverflowsIsAnError) {
+  auto g = parse(kOverflow);
+  auto r = assign_precision(*g, reference_precisions(), {.mode = "fp16", .force = {"scale_up=fp16"}});
+  ASSERT_TRUE(r.ok());
+  Status st = run_accuracy_guard(*g, reference_precisions(), *r, options());
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("node 'scale_up' (Mul) makes NaN/Inf"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("--force"), std::string::npos) << st.message();
+}
+
+TEST(AccuracyGuard, NothingLoweredNothingToCheck) {
+  auto g = parse(kOverflow);
+  auto r = assign_precision(*g, reference_precisions(), {.mode = "fp32"});
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(run_accuracy_guard(*g, reference_precisions(), *r, options()).ok());
+  EXPECT_EQ(r->guard_summary, "nothing lowered: no accuracy to check");
+}
+
+}  // namespace
+}  // namespace ferry
