@@ -8,9 +8,6 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.h"
-#include "backends/cpu/cpu_session.h"
-#include "backends/cpu/cpu_target.h"
-#include "passes/pipeline.h"
 
 namespace ferry::testing {
 namespace {
@@ -89,31 +86,13 @@ TEST(BlockedBinary, ConstantsGatesAndResidualsStayFast) {
     const std::string label = std::string(op_name(bc.op)) + " C=" + std::to_string(C) + " with " + rhs_name(bc.rhs) +
                               (bc.rhs_first ? " first" : " second");
     for (bool blocked : {true, false}) {
-      auto g = std::make_unique<Graph>();
-      build(*g);
-      ASSERT_TRUE(infer_shapes(*g).ok()) << label;
-      auto want = interpret(*g, feeds);
-      ASSERT_TRUE(want.ok()) << label << ": " << want.status().to_string();
-      ASSERT_TRUE(optimize(*g, cpu_target(), {}, nullptr).ok()) << label;
-      SessionOptions o;
-      o.blocked_layouts = blocked;
-      auto s = CpuSession::compile(std::move(g), o);
-      ASSERT_TRUE(s.ok()) << s.status().to_string();
-      std::vector<std::vector<int64_t>> dims{x.dims()};
-      if (bc.rhs == Rhs::kResidualInput) dims.push_back(res.dims());
-      auto info = (*s)->plan_info(dims);
-      ASSERT_TRUE(info.ok()) << label << ": " << info.status().to_string();
-      std::string plan;
-      for (const StepInfo& st : info->steps) plan += "\n  " + st.op + " " + st.kernel;
-      for (const StepInfo& st : info->steps) {
-        EXPECT_FALSE(st.reference) << label << (blocked ? " blocked" : " plain") << ": a reference step" << plan;
-        EXPECT_EQ(st.kernel.find("[ref"), std::string::npos) << label << ": oneDNN reference impl" << plan;
+      SessionRun r;
+      ASSERT_TRUE(run_session(build, feeds, blocked, &r)) << label;
+      for (const StepInfo& st : r.plan.steps) {
+        EXPECT_FALSE(st.reference) << label << (blocked ? " blocked" : " plain") << ": a reference step" << r.plan_text;
+        EXPECT_EQ(st.kernel.find("[ref"), std::string::npos) << label << ": oneDNN reference impl" << r.plan_text;
       }
-      for (int rep = 0; rep < 2; ++rep) {
-        auto got = (*s)->run(feeds);
-        ASSERT_TRUE(got.ok()) << label << ": " << got.status().to_string();
-        EXPECT_TRUE(close((*got)[0], (*want)[0], 1e-5)) << label << (blocked ? " blocked" : " plain") << plan;
-      }
+      EXPECT_TRUE(outputs_close(r, 1e-5)) << label << (blocked ? " blocked" : " plain");
     }
   }
 }

@@ -23,7 +23,20 @@ std::vector<Case> cases_for(Op op) {
   // Ops with attributes or inputs of several roles have their own sweeps: attention_f32_test.cc,
   // gelu_test.cc, rms_normalization_test.cc.
   if (op == Op::Attention || op == Op::Gelu || op == Op::RMSNormalization) return cs;
+  // Data movement, selection and casts over every dtype: data_movement_kernels_test.cc.
+  if (op == Op::Split || op == Op::Expand || op == Op::Pad || op == Op::Cast || op == Op::Where || op == Op::Equal ||
+      op == Op::Less || op == Op::LessOrEqual || op == Op::Greater || op == Op::GreaterOrEqual || op == Op::Reshape ||
+      op == Op::Flatten || op == Op::Squeeze || op == Op::Unsqueeze || op == Op::Identity)
+    return cs;
   const auto& sch = op_schema(op);
+  if (op == Op::PRelu) {  // the slope broadcast to x: per channel, per last axis, scalar, whole
+    uint32_t seed = 95;
+    for (auto& [a, b] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+             {{1, 10, 28, 38}, {1, 10, 1, 1}}, {{4, 24, 24, 32}, {1, 1, 32}}, {{3, 17}, {}}, {{2, 5, 7}, {2, 5, 7}},
+             {{6, 64}, {64}}})
+      cs.push_back({{randn(a, seed++), randn(b, seed++)}, {}, ""});
+    return cs;
+  }
   if ((sch.min_inputs == 2 && op != Op::Gather && op != Op::Pow) || op == Op::Max || op == Op::Min) {  // binary with broadcasting
     std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
         {{37}, {37}},           {{1000}, {}},          {{}, {1000}},        {{3, 17}, {17}},
@@ -53,7 +66,7 @@ std::vector<Case> cases_for(Op op) {
     }
     return cs;
   }
-  if (op == Op::ReduceMean || op == Op::ReduceSum) {  // contiguous axis runs; others fall back to the reference
+  if (op == Op::ReduceMean || op == Op::ReduceSum || op == Op::ReduceMax || op == Op::ReduceMin) {  // contiguous axis runs; others fall back to the reference
     struct R {
       std::vector<int64_t> dims, axes;
       int64_t keep;
@@ -167,6 +180,7 @@ TEST(NativeKernels, EveryRowMatchesItsReferenceKernel) {
   int checked = 0;
   for (const KernelEntry& k : registered_kernels()) {
     if (k.isa > host_isa()) continue;  // the CPU cannot run it
+    if (k.dtype != DType::f32) continue;  // the rows of other dtypes: data_movement_kernels_test.cc
     for (const Case& c : cases_for(k.op)) {
       Graph g;
       Node* n = detail::build_one_node(g, k.op, c.inputs, c.attrs, 1, {});

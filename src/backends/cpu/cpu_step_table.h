@@ -32,6 +32,7 @@ struct StepRow {
   StepMaker make;
   int step_inputs;  ///< node inputs the step reads through StepIO (-1: all; others are baked in)
   const char* what; ///< for docs/backend.md and reports
+  bool all_outputs = false;  ///< the step writes every output of the node (plain); else output 0 only
 };
 
 /// The row of `op`, or null.

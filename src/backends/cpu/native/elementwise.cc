@@ -218,6 +218,7 @@ FERRY_UNARY_KERNEL(tanh, simd::tanh(v))
 FERRY_UNARY_KERNEL(erf, simd::erf(v))
 FERRY_UNARY_KERNEL(sqrt, std::sqrt(v))
 FERRY_UNARY_KERNEL(neg, -v)
+FERRY_UNARY_KERNEL(reciprocal, 1.f / v)
 FERRY_UNARY_KERNEL(hard_sigmoid, simd::min(1.f, simd::max(0.f, p[0] * v + p[1])))
 FERRY_UNARY_KERNEL(hard_swish, v * simd::min(1.f, simd::max(0.f, v / 6.f + 0.5f)))
 // Gelu: 0.5 x (1 + erf(x / sqrt 2)), or with approximate=tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).

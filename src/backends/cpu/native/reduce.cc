@@ -1,9 +1,12 @@
-// backends/cpu/native/reduce.cc — ReduceMean and ReduceSum of f32 over one contiguous
-// range of axes (GAP-like [N,C,H,W] over {2,3}, the last axis, every axis): the input
-// is [outer, R, inner]; each output sums its R inputs in double (as the reference kernel
-// does) and is rounded once. Other axis sets, empty reductions and
+// backends/cpu/native/reduce.cc — ReduceMean, ReduceSum, ReduceMax and ReduceMin of f32
+// over one contiguous range of axes (GAP-like [N,C,H,W] over {2,3}, the last axis, every
+// axis): the input is [outer, R, inner]; each output sums its R inputs in double (as the
+// reference kernel does) and is rounded once, or takes their max / min (a NaN among
+// them gives NaN, as in the reference). Other axis sets, empty reductions and
 // noop_with_empty_axes run on the reference kernel. run() allocates nothing.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "backends/cpu/cpu_kernels.h"
 #include "ops/registry.h"
@@ -15,7 +18,30 @@ constexpr int kReduceMaxRank = 16;
 constexpr int64_t kReduceInnerChunk = 256;
 constexpr int64_t kReduceParallelMin = 1 << 15;
 
-Status reduce_native(KernelContext& ctx, bool mean) {
+enum class ReduceKindNative { kSum, kMean, kMax, kMin };
+
+/// max / min of rows[r * stride + j] over r < R for j < len into dst (NaN wins).
+void reduce_extreme_native(const float* src, int64_t R, int64_t stride, int64_t len, bool is_max, float* dst) {
+  constexpr int64_t kChunk = 256;
+  float acc[kChunk];
+  bool nan[kChunk];
+  std::fill(acc, acc + len, is_max ? -INFINITY : INFINITY);
+  std::fill(nan, nan + len, false);
+  for (int64_t r = 0; r < R; ++r) {
+    const float* row = src + r * stride;
+    if (is_max) {
+      for (int64_t j = 0; j < len; ++j) acc[j] = row[j] > acc[j] ? row[j] : acc[j], nan[j] |= row[j] != row[j];
+    } else {
+      for (int64_t j = 0; j < len; ++j) acc[j] = row[j] < acc[j] ? row[j] : acc[j], nan[j] |= row[j] != row[j];
+    }
+  }
+  for (int64_t j = 0; j < len; ++j) dst[j] = nan[j] ? std::numeric_limits<float>::quiet_NaN() : acc[j];
+}
+
+Status reduce_native(KernelContext& ctx, ReduceKindNative kind) {
+  const bool mean = kind == ReduceKindNative::kMean;
+  const bool extreme = kind == ReduceKindNative::kMax || kind == ReduceKindNative::kMin;
+  const bool is_max = kind == ReduceKindNative::kMax;
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const Op op = ctx.node().op();
@@ -57,6 +83,20 @@ Status reduce_native(KernelContext& ctx, bool mean) {
   const float* px = x.data<float>();
   float* py = y.data<float>();
   const double div = mean ? double(R) : 1.0;
+  if (extreme && inner == 1) {
+#pragma omp parallel for schedule(static) if (outer * R >= kReduceParallelMin)
+    for (int64_t o = 0; o < outer; ++o) {
+      const float* row = px + o * R;
+      float acc = is_max ? -INFINITY : INFINITY;
+      bool nan = false;
+      for (int64_t r = 0; r < R; ++r) {
+        acc = is_max ? (row[r] > acc ? row[r] : acc) : (row[r] < acc ? row[r] : acc);
+        nan |= row[r] != row[r];
+      }
+      py[o] = nan ? std::numeric_limits<float>::quiet_NaN() : acc;
+    }
+    return Status::Ok();
+  }
   if (inner == 1) {
 #pragma omp parallel for schedule(static) if (outer * R >= kReduceParallelMin)
     for (int64_t o = 0; o < outer; ++o) {
@@ -73,6 +113,10 @@ Status reduce_native(KernelContext& ctx, bool mean) {
   for (int64_t t = 0; t < outer * chunks; ++t) {
     const int64_t o = t / chunks, j0 = (t % chunks) * kReduceInnerChunk;
     const int64_t len = std::min(kReduceInnerChunk, inner - j0);
+    if (extreme) {
+      reduce_extreme_native(px + o * R * inner + j0, R, inner, len, is_max, py + o * inner + j0);
+      continue;
+    }
     double acc[kReduceInnerChunk];
     std::fill(acc, acc + len, 0.0);
     for (int64_t r = 0; r < R; ++r) {
@@ -121,7 +165,9 @@ bool cpu_kernel_accepts_reduce(const Node& n, const std::vector<const Tensor*>& 
   return true;
 }
 
-Status reduce_mean_f32__generic(KernelContext& ctx) { return reduce_native(ctx, true); }
-Status reduce_sum_f32__generic(KernelContext& ctx) { return reduce_native(ctx, false); }
+Status reduce_mean_f32__generic(KernelContext& ctx) { return reduce_native(ctx, ReduceKindNative::kMean); }
+Status reduce_sum_f32__generic(KernelContext& ctx) { return reduce_native(ctx, ReduceKindNative::kSum); }
+Status reduce_max_f32__generic(KernelContext& ctx) { return reduce_native(ctx, ReduceKindNative::kMax); }
+Status reduce_min_f32__generic(KernelContext& ctx) { return reduce_native(ctx, ReduceKindNative::kMin); }
 
 }  // namespace ferry

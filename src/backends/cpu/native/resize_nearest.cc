@@ -7,10 +7,11 @@
 //                                  0.5 - 0.5/k of y / k, so rounding gives y / k
 // and the scale it uses is k itself (sizes, or scales equal to k). Everything else
 // (linear, cubic, other modes, fractional factors, the axes attribute) runs on the
-// reference kernel. run() allocates nothing.
+// reference kernel (linear: resize_linear.cc). run() allocates nothing.
 #include <cstring>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/native/resize.h"
 #include "ops/registry.h"
 
 namespace ferry {
@@ -29,8 +30,8 @@ bool resize_nearest_whole_factor_ok(const KernelContext& ctx) {
 
 }  // namespace
 
-bool cpu_kernel_accepts_resize(const Node& n, const std::vector<const Tensor*>& known,
-                               const std::vector<std::vector<int64_t>>& dims) {
+bool resize_nearest_accepts(const Node& n, const std::vector<const Tensor*>& known,
+                            const std::vector<std::vector<int64_t>>& dims) {
   if (n.attr_string("mode") != "nearest" || n.has_attr("axes") || dims.empty()) return false;
   const std::string& c = n.attr_string("coordinate_transformation_mode");
   const std::string& nm = n.attr_string("nearest_mode");
@@ -67,7 +68,7 @@ bool cpu_kernel_accepts_resize(const Node& n, const std::vector<const Tensor*>& 
   return false;
 }
 
-Status resize_nearest_f32__generic(KernelContext& ctx) {
+Status resize_nearest_f32(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const int64_t r = x.rank();

@@ -86,6 +86,43 @@ struct AlignedBlock {
 /// Reorders `src` (described by src_md) into a new block laid out as dst_md.
 std::shared_ptr<AlignedBlock> reorder_to(const void* src, const memory::desc& src_md, const memory::desc& dst_md);
 
+/// A Step that executes one oneDNN primitive (owning what its fixed arguments point at).
+class PrimitiveStep : public Step {
+ public:
+  PrimitiveStep(std::string name, dnnl::primitive prim, std::vector<ArgSource> args, size_t scratch,
+                std::vector<std::shared_ptr<AlignedBlock>> owned, bool in_place)
+      : name_(std::move(name)), prim_(std::move(prim)), args_(std::move(args)), scratch_(scratch),
+        owned_(std::move(owned)), in_place_(in_place ? 0 : -1) {}
+  std::string kernel_name() const override { return name_; }
+  size_t scratch_bytes() const override { return scratch_; }
+  int in_place_input() const override { return in_place_; }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    return std::unique_ptr<BoundStep>(std::make_unique<PrimitiveBoundStep>(prim_, args_, io, sum_input_, sum_bytes_));
+  }
+  /// Output 0 accumulates onto input `k` (sum post-op).
+  void set_sum_input(int k, size_t bytes) { in_place_ = sum_input_ = k, sum_bytes_ = bytes; }
+
+ private:
+  std::string name_;
+  dnnl::primitive prim_;
+  std::vector<ArgSource> args_;
+  size_t scratch_;
+  std::vector<std::shared_ptr<AlignedBlock>> owned_;
+  int in_place_;
+  int sum_input_ = -1;
+  size_t sum_bytes_ = 0;
+};
+
+/// Runs `f`, turning a dnnl::error into an "unsupported" status (the maker declines).
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const dnnl::error& e) {
+    return unsupported(std::string("oneDNN: ") + e.what());
+  }
+}
+
 /// "jit:avx512_core" etc. from a primitive descriptor.
 std::string impl_name(const dnnl::primitive_desc_base& pd);
 

@@ -12,32 +12,6 @@ using dnnl::algorithm;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-class PrimitiveStep : public Step {
- public:
-  PrimitiveStep(std::string name, dnnl::primitive prim, std::vector<ArgSource> args, size_t scratch,
-                std::vector<std::shared_ptr<AlignedBlock>> owned, bool in_place)
-      : name_(std::move(name)), prim_(std::move(prim)), args_(std::move(args)), scratch_(scratch),
-        owned_(std::move(owned)), in_place_(in_place ? 0 : -1) {}
-  std::string kernel_name() const override { return name_; }
-  size_t scratch_bytes() const override { return scratch_; }
-  int in_place_input() const override { return in_place_; }
-  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
-    return std::unique_ptr<BoundStep>(std::make_unique<PrimitiveBoundStep>(prim_, args_, io, sum_input_, sum_bytes_));
-  }
-  /// Output 0 accumulates onto input `k` (sum post-op).
-  void set_sum_input(int k, size_t bytes) { in_place_ = sum_input_ = k, sum_bytes_ = bytes; }
-
- private:
-  std::string name_;
-  dnnl::primitive prim_;
-  std::vector<ArgSource> args_;
-  size_t scratch_;
-  std::vector<std::shared_ptr<AlignedBlock>> owned_;
-  int in_place_;
-  int sum_input_ = -1;
-  size_t sum_bytes_ = 0;
-};
-
 memory::dims to_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
 int64_t numel(const std::vector<int64_t>& d) {
@@ -96,15 +70,6 @@ Status fill_post_ops(const std::vector<PostOp>& post, const std::vector<Operand>
     args->push_back(a);
   }
   return Status::Ok();
-}
-
-template <class F>
-Result<Made> guarded(F&& f) {
-  try {
-    return f();
-  } catch (const dnnl::error& e) {
-    return unsupported(std::string("oneDNN: ") + e.what());
-  }
 }
 
 const char* alg_tag(PostOp::Kind k) { return k == PostOp::kEltwise ? "" : "+"; }
@@ -175,68 +140,100 @@ std::optional<std::vector<PostOp>> eltwise_post_ops(const Node& n, const std::ve
   }
 }
 
+Result<ConvGeometry> conv_geometry(const Node& n, const std::vector<int64_t>& x_dims,
+                                    const std::vector<int64_t>& w_dims) {
+  NodeContext ctx(n);
+  FERRY_ASSIGN_OR_RETURN(ConvWindow cw, read_conv_window(ctx, Shape::from_dims(x_dims), Shape::from_dims(w_dims)));
+  const size_t r = x_dims.size() - 2;
+  ConvGeometry g;
+  g.strides.resize(r), g.dilations.resize(r), g.pad_l.resize(r), g.pad_r.resize(r);
+  for (size_t a = 0; a < r; ++a) {
+    FERRY_ASSIGN_OR_RETURN(AxisGeometry ax, window_axis(cw.w, a, x_dims[2 + a], false));
+    g.strides[a] = cw.w.strides[a];
+    g.dilations[a] = cw.w.dilations[a] - 1;  // oneDNN counts the gaps
+    g.pad_l[a] = ax.pad_begin;
+    g.pad_r[a] = ax.pad_end;
+  }
+  return g;
+}
+
+static const char* conv_kind_name(size_t rank, int64_t group, int64_t channels) {
+  static const char* const names[3][3] = {
+      {"onednn_conv1d_f32", "onednn_conv1d_grouped_f32", "onednn_conv1d_dw_f32"},
+      {"onednn_conv2d_f32", "onednn_conv2d_grouped_f32", "onednn_conv2d_dw_f32"},
+      {"onednn_conv3d_f32", "onednn_conv3d_grouped_f32", "onednn_conv3d_dw_f32"}};
+  const int kind = group <= 1 ? 0 : group == channels ? 2 : 1;
+  return names[rank - 3][kind];
+}
+
 Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std::vector<PostOp>& post,
                        const std::vector<int64_t>& out_dims, bool blocked) {
   const Operand& X = ops[0];
   const Operand& W = ops[1];
   const Operand* B = ops.size() > 2 && ops[2].present() ? &ops[2] : nullptr;
-  if (X.dtype != DType::f32 || X.dims.size() != 4 || !W.constant || W.dims.size() != 4)
-    return unsupported("oneDNN conv: f32 2-D conv with constant weights only");
+  const size_t rank = X.dims.size();
+  if (X.dtype != DType::f32 || rank < 3 || rank > 5 || !W.constant || W.dims.size() != rank ||
+      out_dims.size() != rank)
+    return unsupported("oneDNN conv: f32 1-D, 2-D or 3-D conv with constant weights only");
   if (B && !B->constant) return unsupported("oneDNN conv: bias must be constant");
-  NodeContext ctx(n);
-  FERRY_ASSIGN_OR_RETURN(ConvWindow cw, read_conv_window(ctx, Shape::from_dims(X.dims), Shape::from_dims(W.dims)));
-  memory::dims strides(2), dil(2), pl(2), pr(2);
-  for (size_t a = 0; a < 2; ++a) {
-    FERRY_ASSIGN_OR_RETURN(AxisGeometry g, window_axis(cw.w, a, X.dims[2 + a], false));
-    strides[a] = cw.w.strides[a];
-    dil[a] = cw.w.dilations[a] - 1;
-    pl[a] = g.pad_begin;
-    pr[a] = g.pad_end;
-  }
+  FERRY_ASSIGN_OR_RETURN(ConvGeometry geo, conv_geometry(n, X.dims, W.dims));
   const int64_t group = n.attr_int("group");
   std::vector<int64_t> wdims = W.dims;
-  if (group > 1) wdims = {group, W.dims[0] / group, W.dims[1], W.dims[2], W.dims[3]};
-  return guarded([&]() -> Result<Made> {
-    memory::desc src_md = blocked ? memory::desc(to_dims(X.dims), dt::f32, tag::any) : plain_desc(X.dtype, X.dims);
-    FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
-    memory::desc dst_md = blocked ? memory::desc(to_dims(out_dims), dt::f32, tag::any) : plain_desc(X.dtype, out_dims);
-    if (sum_k >= 0) {
-      if (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant) return unsupported("sum operand shape");
-      dst_md = ops[size_t(sum_k)].layout;
-    }
-    memory::desc w_md(to_dims(wdims), dt::f32, tag::any);
-    memory::desc b_md = B ? memory::desc({W.dims[0]}, dt::f32, tag::x) : memory::desc();
-    Made made;
-    made.want.assign(ops.size(), std::nullopt);
-    std::vector<ArgSource> args;
-    dnnl::post_ops po;
-    FERRY_TRY(fill_post_ops(post, ops, out_dims, out_dims, &po, &args, &made.want));
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(po);
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md,
-                                      w_md, b_md, dst_md, strides, dil, pl, pr);
-    dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
-    auto packed = reorder_to(W.constant->raw(), plain_desc(DType::f32, wdims), pd.weights_desc());
-    args.push_back({DNNL_ARG_SRC, pd.src_desc(), 0});
-    args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, packed->data});
-    if (B) args.push_back({DNNL_ARG_BIAS, b_md, -1, -1, false, B->constant->raw()});
-    args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
-    size_t scratch = pd.scratchpad_desc().get_size();
-    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
-    made.want[0] = pd.src_desc();
-    made.out = pd.dst_desc();
-    std::string name = std::string(group > 1 ? (group == X.dims[1] ? "onednn_conv2d_dw_f32" : "onednn_conv2d_grouped_f32")
-                                             : "onednn_conv2d_f32") +
-                       "_" + layout_name(pd.src_desc()) + "[" + impl_name(pd) + "]" + post_suffix(post);
-    auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
-                                                std::vector<std::shared_ptr<AlignedBlock>>{packed}, false);
-    if (sum_k >= 0) step->set_sum_input(sum_k, pd.dst_desc().get_size());
-    made.step = std::move(step);
-    return made;
-  });
+  if (group > 1) {
+    wdims.insert(wdims.begin(), group);
+    wdims[1] = W.dims[0] / group;
+  }
+  FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
+  if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant))
+    return unsupported("sum operand shape");
+  auto build = [&](bool any_layout) {
+    return guarded([&]() -> Result<Made> {
+      memory::desc src_md = any_layout ? memory::desc(to_dims(X.dims), dt::f32, tag::any) : plain_desc(X.dtype, X.dims);
+      memory::desc dst_md =
+          any_layout ? memory::desc(to_dims(out_dims), dt::f32, tag::any) : plain_desc(X.dtype, out_dims);
+      if (sum_k >= 0) dst_md = ops[size_t(sum_k)].layout;
+      memory::desc w_md(to_dims(wdims), dt::f32, tag::any);
+      memory::desc b_md = B ? memory::desc({W.dims[0]}, dt::f32, tag::x) : memory::desc();
+      Made made;
+      made.want.assign(ops.size(), std::nullopt);
+      std::vector<ArgSource> args;
+      dnnl::post_ops po;
+      FERRY_TRY(fill_post_ops(post, ops, out_dims, out_dims, &po, &args, &made.want));
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(po);
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md,
+                                        w_md, b_md, dst_md, to_dims(geo.strides), to_dims(geo.dilations),
+                                        to_dims(geo.pad_l), to_dims(geo.pad_r));
+      dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+      const std::string impl = impl_name(pd);
+      if (any_layout && is_reference_impl(impl)) return unsupported("oneDNN conv: only " + impl + " for any layout");
+      auto packed = reorder_to(W.constant->raw(), plain_desc(DType::f32, wdims), pd.weights_desc());
+      args.push_back({DNNL_ARG_SRC, pd.src_desc(), 0});
+      args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, packed->data});
+      if (B) args.push_back({DNNL_ARG_BIAS, b_md, -1, -1, false, B->constant->raw()});
+      args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
+      size_t scratch = pd.scratchpad_desc().get_size();
+      if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+      made.want[0] = pd.src_desc();
+      made.out = pd.dst_desc();
+      std::string name = std::string(conv_kind_name(rank, group, X.dims[1])) + "_" + layout_name(pd.src_desc()) + "[" +
+                         impl + "]" + post_suffix(post);
+      auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
+                                                  std::vector<std::shared_ptr<AlignedBlock>>{packed}, false);
+      if (sum_k >= 0) step->set_sum_input(sum_k, pd.dst_desc().get_size());
+      made.step = std::move(step);
+      return made;
+    });
+  };
+  // oneDNN's blocked forms of an odd shape (a 512-tap 1-D kernel) may exist only as its
+  // reference convolution: plain layouts then (gemm-based, fast).
+  if (blocked) {
+    Result<Made> made = build(true);
+    if (made.ok() || made.status().code() != StatusCode::kUnsupported) return made;
+  }
+  return build(false);
 }
-
 Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<PostOp>& post,
                          const std::vector<int64_t>& out_dims) {
   const Operand& A = ops[0];
@@ -316,25 +313,28 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
 Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
                        bool blocked) {
   const Operand& X = ops[0];
-  if (X.dtype != DType::f32 || X.dims.size() != 4) return unsupported("oneDNN pool: f32 2-D only");
+  const size_t rank = X.dims.size();
+  if (X.dtype != DType::f32 || rank < 3 || rank > 5 || out_dims.size() != rank)
+    return unsupported("oneDNN pool: f32 1-D, 2-D or 3-D only");
   if (n.num_outputs() > 1 && !n.output(1)->uses().empty()) return unsupported("MaxPool indices");
-  memory::dims kernel(2), strides(2, 1), pl(2, 0), pr(2, 0);
+  const size_t r = rank - 2;
+  memory::dims kernel(r), strides(r, 1), pl(r, 0), pr(r, 0);
   algorithm alg;
   const bool global = n.op() == Op::GlobalAveragePool || n.op() == Op::GlobalMaxPool;
   if (global) {
-    kernel = {X.dims[2], X.dims[3]};
+    kernel.assign(X.dims.begin() + 2, X.dims.end());
     alg = n.op() == Op::GlobalMaxPool ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
   } else {
     NodeContext ctx(n);
     FERRY_ASSIGN_OR_RETURN(auto k, read_pool_kernel(ctx));
-    if (k.size() != 2) return unsupported("oneDNN pool: 2-D only");
+    if (k.size() != r) return unsupported("oneDNN pool: kernel rank");
     FERRY_ASSIGN_OR_RETURN(WindowAttrs w, read_window_attrs(ctx, k));
     for (int64_t d : w.dilations)
       if (d != 1) return unsupported("oneDNN pool: dilations");
     const bool ceil_mode = n.attr_int("ceil_mode") != 0;
     bool include_pad = n.op() == Op::AveragePool && n.attr_int("count_include_pad") != 0;
     if (include_pad && ceil_mode) return unsupported("oneDNN pool: ceil_mode with count_include_pad");
-    for (size_t a = 0; a < 2; ++a) {
+    for (size_t a = 0; a < r; ++a) {
       FERRY_ASSIGN_OR_RETURN(AxisGeometry g, window_axis(w, a, X.dims[2 + a], ceil_mode));
       if (g.pad_begin < 0 || g.pad_end < 0) return unsupported("oneDNN pool: negative pads");
       kernel[a] = k[a];

@@ -50,13 +50,22 @@ struct Made {
 /// constant scalar), or nullopt. `constant(i)` gives input i's known data.
 std::optional<std::vector<PostOp>> eltwise_post_ops(const Node& n, const std::vector<const Tensor*>& inputs);
 
-/// Conv2D: operands [X, W (constant), B? (constant), extra post-op operands...].
+/// A Conv's window for oneDNN: per spatial axis stride, dilation (gaps: ONNX's - 1) and pads.
+struct ConvGeometry {
+  std::vector<int64_t> strides, dilations, pad_l, pad_r;
+};
+Result<ConvGeometry> conv_geometry(const Node& n, const std::vector<int64_t>& x_dims,
+                                    const std::vector<int64_t>& w_dims);
+
+/// Conv over 1, 2 or 3 spatial dims: operands [X, W (constant), B? (constant), extra post-op operands...].
+/// With `blocked`, oneDNN picks the layouts, unless it has only its reference
+/// implementation for them: then plain.
 Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std::vector<PostOp>& post,
                        const std::vector<int64_t>& out_dims, bool blocked);
 /// MatMul: operands [A, B, extra...]; a rank-2 B (constant B is packed once) flattens A's batch dims.
 Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<PostOp>& post,
                          const std::vector<int64_t>& out_dims);
-/// MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool over 2 spatial dims.
+/// MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool over 1, 2 or 3 spatial dims.
 Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
                        bool blocked);
 /// One elementwise op as a standalone primitive (keeps the input layout).
@@ -71,6 +80,14 @@ Result<Made> make_layer_norm(const Node& n, const std::vector<Operand>& ops);
 /// fast (and `blocked`), else plain; constants are baked in.
 Result<Made> make_concat(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
                          bool blocked);
+/// ConvTranspose over 1, 2 or 3 spatial dims as oneDNN deconvolution: operands
+/// [X, W (constant), B? (constant)]; output_padding, output_shape, groups, dilations.
+Result<Made> make_deconv(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
+                         bool blocked);
+/// LSTM (default activations, no clip, peepholes or sequence_lens; constant W, R, B) as
+/// oneDNN's lstm_forward: operands [X, W, R, B?, lens?, initial_h?, initial_c?]; writes
+/// the node's outputs Y, Y_h, Y_c (those it has).
+Result<Made> make_lstm(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims);
 /// A layout change of one tensor.
 Result<Made> make_reorder(const memory::desc& from, const memory::desc& to);
 

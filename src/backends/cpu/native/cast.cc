@@ -1,0 +1,84 @@
+// backends/cpu/native/cast.cc — Cast between f32, f64, the integers and bool, with the
+// reference's rules (ops/cast.cc): float -> int truncates toward zero, NaN -> 0, out of
+// range saturates; int -> float rounds once; int -> int wraps; x -> bool is x != 0;
+// bool -> x is 0 / 1. f16 / bf16 run on the reference kernel. Split across threads.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "ops/registry.h"
+
+namespace ferry {
+namespace {
+
+constexpr int64_t kCastParallelMin = 1 << 15;
+
+template <class O, class I>
+O cast_one_native(I x) {
+  if constexpr (std::is_same_v<O, bool>) {
+    return x != I(0);
+  } else if constexpr (std::is_floating_point_v<O>) {
+    return O(x);
+  } else if constexpr (std::is_floating_point_v<I>) {
+    const double v = double(x);
+    if (std::isnan(v)) return O(0);
+    if (v <= double(std::numeric_limits<O>::lowest())) return std::numeric_limits<O>::lowest();
+    if (v >= double(std::numeric_limits<O>::max())) return std::numeric_limits<O>::max();
+    return O(v);
+  } else {
+    return O(x);  // modular (C++20)
+  }
+}
+
+template <class I, class O>
+void cast_loop_native(const I* in, O* out, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
+  for (int64_t i = 0; i < n; ++i) out[i] = cast_one_native<O>(in[i]);
+}
+
+/// Calls f(T{}) for the C++ type of `t`; false for f16, bf16 and undefined.
+template <class F>
+bool cast_visit_native(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: f(float{}); return true;
+    case DType::f64: f(double{}); return true;
+    case DType::i8: f(int8_t{}); return true;
+    case DType::u8: f(uint8_t{}); return true;
+    case DType::i16: f(int16_t{}); return true;
+    case DType::u16: f(uint16_t{}); return true;
+    case DType::i32: f(int32_t{}); return true;
+    case DType::u32: f(uint32_t{}); return true;
+    case DType::i64: f(int64_t{}); return true;
+    case DType::u64: f(uint64_t{}); return true;
+    case DType::boolean: f(bool{}); return true;
+    default: return false;
+  }
+}
+
+bool cast_native_dtype(DType t) { return cast_visit_native(t, [](auto) {}); }
+
+}  // namespace
+
+bool cpu_kernel_accepts_cast(const Node& n, const std::vector<const Tensor*>&, const std::vector<std::vector<int64_t>>&) {
+  if (!n.input(0) || !cast_native_dtype(n.input(0)->dtype())) return false;
+  std::optional<DType> to = dtype_from_name(n.attr_string("to"));
+  return to && cast_native_dtype(*to);
+}
+
+Status cast__generic(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  if (y.numel() != x.numel()) return internal_error("native cast: output size");
+  bool done = false;
+  cast_visit_native(x.dtype(), [&](auto i) {
+    using I = decltype(i);
+    done = cast_visit_native(y.dtype(), [&](auto o) {
+      using O = decltype(o);
+      cast_loop_native(x.data<I>(), y.data<O>(), x.numel());
+    });
+  });
+  return done ? Status::Ok() : op_reference_kernel(Op::Cast)(ctx);
+}
+
+}  // namespace ferry
