@@ -47,7 +47,6 @@ MODELS = manifest.benchmarked(ENTRIES)
 
 # Models ferry imports but gets wrong today (bench/real_models/README.md, failure catalogue).
 KNOWN_FAILURES = {
-    "rapidocr_cls_v2": "input x [-1, 3, ?, ?]: ferry binds both '?' dims to one symbol and refuses 48x192 (issue 18)",
     "smart_turn_v3": "DequantizeLinear 'inner.classifier.6.bias_DequantizeLinear': scale f32[1], zero point i32[] "
                      "(both per-tensor; ONNX Runtime accepts it): 'zero point and scale shapes differ'",
 }
