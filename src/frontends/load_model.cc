@@ -3,7 +3,7 @@
 //   directory or *.pb      -> TensorFlow (SavedModel directory / frozen GraphDef)
 //   *.pt2                  -> PyTorch: a torch.export archive (frontends/torch/, never unpickled)
 //   *.pt, *.pth            -> refused: torch.save pickles, which ferry never opens
-//   a zip archive          -> PyTorch (.pt2 under another name)
+//   a zip archive          -> PyTorch (.pt2 under another name; named .onnx: an error)
 //   text starting "graph " -> ferry text IR (ir/text_format.h)
 //   anything else          -> ONNX
 #include <sys/stat.h>
@@ -69,7 +69,12 @@ Result<std::unique_ptr<Graph>> load_any(const std::string& path, ImportReport* r
     return unsupported("is a torch.save pickle, which ferry never unpickles (loading one can run code); save the model "
                        "with torch.export instead: torch.export.save(torch.export.export(model.eval(), args), 'model.pt2')");
   FERRY_ASSIGN_OR_RETURN(std::string head, read_text(path, 4096));
-  if (head.compare(0, 4, "PK\x03\x04") == 0) return torch_import::import_torch_file(path, report);  // a zip: .pt2
+  if (head.compare(0, 4, "PK\x03\x04") == 0) {
+    // A zip named .onnx is a mistake, not a program: say what it is rather than judge it as a .pt2.
+    if (ext == ".onnx")
+      return invalid_argument("is a zip archive, not an ONNX protobuf (a torch.export program? name it .pt2)");
+    return torch_import::import_torch_file(path, report);  // a zip under another name: .pt2
+  }
   if (looks_like_text_ir(head)) {
     if (report) {
       *report = ImportReport{};

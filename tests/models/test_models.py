@@ -201,6 +201,9 @@ COVERED_BY_CONFORMANCE = {
     "GridSample": "test_gridsample_bicubic", "AffineGrid": "test_affine_grid_3d_align_corners",
     "NonMaxSuppression": "test_nonmaxsuppression_two_batches", "DFT": "test_dft_irfft", "Unique": "test_unique_sorted_with_axis",
     "Col2Im": "test_col2im_5d",
+    # control flow (subgraphs): also tests/models/test_control_flow.py (both backends vs onnxruntime)
+    # and the real models with `If` (tests/models/test_real_models.py, marker realmodels)
+    "If": "test_if", "Loop": "test_loop11", "Scan": "test_scan9_sum",
 }
 
 
