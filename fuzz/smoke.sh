@@ -4,8 +4,8 @@
 #   2. replays the regression corpus fuzz/regressions/<target>/ (every input that
 #      once crashed ferry) through each target;
 #   3. fuzzes each target for FUZZ_SECONDS (default 60) from the seed corpus
-#      (fuzz/make_seeds.py), one target at a time on one core. Five targets
-#      (onnx_load, text_ir, npy, npz, tf_load): about 5 x FUZZ_SECONDS in all,
+#      (fuzz/make_seeds.py), FUZZ_JOBS targets at a time (default: one per core). Six targets
+#      (onnx_load, text_ir, npy, npz, tf_load, pt2_load): about 6 x FUZZ_SECONDS / cores in all,
 #      plus the build and the seeds.
 # Exit status is non-zero on a build failure, a regression that fails again, or
 # a new crash; new crashes are left in build-fuzz/findings/<target>/.
@@ -29,23 +29,20 @@ echo "fuzz: writing the seed corpora ($seeds)"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-status=0
-for t in $targets; do
-  bin="$BUILD/fuzz/$t"
-  reg="fuzz/regressions/$t"
+# One target: replay its regressions, then fuzz it; prints what it found, returns non-zero on a failure.
+fuzz_one() {
+  local t=$1 bin="$BUILD/fuzz/$1" reg="fuzz/regressions/$1"
   if [ -d "$reg" ] && [ -n "$(ls "$reg")" ]; then
     echo "fuzz: $t: replaying $(ls -1 "$reg" | wc -l) regression inputs"
     if ! "$bin" -rss_limit_mb=2048 "$reg"/* >"$BUILD/$t.regressions.log" 2>&1; then
       echo "fuzz: $t: a regression input fails again:" >&2
       tail -40 "$BUILD/$t.regressions.log" >&2
-      status=1
-      continue
+      return 1
     fi
   fi
-  corpus="$BUILD/corpus/$t"
-  findings="$BUILD/findings/$t"
+  local corpus="$BUILD/corpus/$t" findings="$BUILD/findings/$t"
   mkdir -p "$corpus" "$findings"
-  dict=()
+  local dict=()
   [ -f "$seeds/$t.dict" ] && dict=(-dict="$seeds/$t.dict")
   echo "fuzz: $t: fuzzing for ${FUZZ_SECONDS}s"
   if ! "$bin" "$corpus" "$seeds/$t" "${dict[@]}" -max_total_time="$FUZZ_SECONDS" \
@@ -53,9 +50,25 @@ for t in $targets; do
       >"$BUILD/$t.log" 2>&1; then
     echo "fuzz: $t: found a crash (inputs in $findings/):" >&2
     grep -E "ERROR|SUMMARY|fuzz:|runtime error|Test unit written" "$BUILD/$t.log" | head -20 >&2
-    status=1
-  else
-    grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD/$t.log" | sed "s/^/fuzz: $t: /"
+    return 1
   fi
+  grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD/$t.log" | sed "s/^/fuzz: $t: /" || true
+}
+
+# FUZZ_JOBS targets at a time (default: one per core), each single-threaded.
+jobs=${FUZZ_JOBS:-$(nproc)}
+status=0
+running=0
+for t in $targets; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status

@@ -4,7 +4,7 @@
 # random inputs, writing the outputs to examples/out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --cli
 MODEL=examples/mobilenet_v2_050.onnx
 echo
 echo "== ferry inspect $MODEL"

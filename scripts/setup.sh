@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what ferry needs (Debian packages, a Python virtualenv) and builds it.
 # Idempotent: re-running only installs what is missing and rebuilds what changed.
-#   scripts/setup.sh            what the CLI, the Python package and the demo need:
-#                               build packages, .venv from requirements-core.txt, and
-#                               the `ferry` CLI + the extension in build/ (README command 1)
+#   scripts/setup.sh --cli      what the demo needs (README command 1): the build packages
+#                               and the `ferry` CLI in build/; no virtualenv, no Python package
+#   scripts/setup.sh            the CLI and the Python package: build packages, .venv from
+#                               requirements-core.txt, the CLI + the extension in build/
 #   scripts/setup.sh --tests    everything the tests and benchmarks need as well: test and
 #                               fuzzing packages, .venv from requirements.txt (reference
 #                               frameworks), and every target in build/ (README command 2)
@@ -12,12 +13,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TESTS=0
+CLI_ONLY=0
 for arg in "$@"; do
   case "$arg" in
     --tests) TESTS=1 ;;
-    *) echo "setup: unknown argument '$arg' (usage: scripts/setup.sh [--tests])" >&2; exit 1 ;;
+    --cli) CLI_ONLY=1 ;;
+    *) echo "setup: unknown argument '$arg' (usage: scripts/setup.sh [--cli | --tests])" >&2; exit 1 ;;
   esac
 done
+if [ "$TESTS" = 1 ] && [ "$CLI_ONLY" = 1 ]; then
+  echo "setup: --cli and --tests exclude each other (the tests need the Python package)" >&2; exit 1
+fi
 
 # Debian packages. Keep each block free of parentheses in comments: ../shared/tools/apt-audit
 # reads the words between "APT_PACKAGES=(" and the first ")".
@@ -54,6 +60,7 @@ fi
 REQS=requirements-core.txt
 [ "$TESTS" = 1 ] && REQS=requirements.txt
 PY=${PYTHON:-python3}
+setup_python() {
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   "$PY" -m venv .venv
@@ -69,6 +76,8 @@ if ! .venv/bin/python scripts/check_requirements.py "$REQS" 2>/dev/null; then
   fi
   .venv/bin/python scripts/check_requirements.py "$REQS"
 fi
+}
+[ "$CLI_ONLY" = 1 ] || setup_python
 
 # --- Python package `ferry` ------------------------------------------------------
 # The extension is built by the ninja run below (build/python/ferry/); pip then
@@ -98,15 +107,17 @@ install_python_package() {
 # Build: the CLI and the extension; with --tests every target (test binaries, benchmarks).
 # A unity build (CMakeLists.txt: FERRY_UNITY_BUILD) compiles ~3x faster from scratch.
 targets=(ferry _ferry)
-config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE="$PWD/.venv/bin/python" -DFERRY_UNITY_BUILD=ON)
+config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_UNITY_BUILD=ON)
+if [ "$CLI_ONLY" = 1 ]; then targets=(ferry); config+=(-DFERRY_BUILD_PYTHON=OFF)
+else config+=(-DFERRY_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PWD/.venv/bin/python"); fi
 if [ "$TESTS" = 1 ]; then targets=(all); config+=(-DFERRY_BUILD_TESTS=ON); fi
-echo "setup: building ${targets[*]} (build/)"
+echo "setup: building ${targets[*]} (build/) [${SECONDS} s into set-up]"
 cmake -S . -B build -G Ninja "${config[@]}" >/dev/null
 ninja -C build "${targets[@]}"
-install_python_package
+[ "$CLI_ONLY" = 1 ] || install_python_package
 if [ "${FERRY_SANITIZE:-0}" = "1" ]; then
   echo "setup: building with ASan+UBSan (build-asan/)"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON -DFERRY_BUILD_PYTHON=OFF >/dev/null
   ninja -C build-asan ferry
 fi
-echo "setup: done"
+echo "setup: done [${SECONDS} s]"

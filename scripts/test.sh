@@ -10,18 +10,33 @@
 # sources are instrumented, the rest are ccache hits from build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each stage's wall time, printed at the end (also when a stage fails), so CI logs show where time goes.
+stage_name="set-up and build (scripts/setup.sh --tests)"; stage_start=$SECONDS; stage_times=()
+stage() {
+  stage_times+=("$(printf '%6d s  %s' $((SECONDS - stage_start)) "$stage_name")")
+  stage_name=$1; stage_start=$SECONDS
+  echo "== $1"
+}
+stage_summary() {
+  stage_times+=("$(printf '%6d s  %s' $((SECONDS - stage_start)) "$stage_name")")
+  echo "== time per stage"; printf '%s\n' "${stage_times[@]}"; printf '%6d s  total\n' "$SECONDS"
+}
+trap stage_summary EXIT
+
+echo "== $stage_name"
 scripts/setup.sh --tests
 
-echo "== C++ unit tests (ctest)"
+stage "C++ unit tests (ctest)"
 ctest --test-dir build --output-on-failure -j2
 
-echo "== Python tests (pytest)"
+stage "Python tests (pytest)"
 FERRY_BIN="$PWD/build/ferry" .venv/bin/python -m pytest -q
 
-echo "== building the ASan+UBSan (fuzzing) build (build-fuzz/)"
+stage "building the ASan+UBSan (fuzzing) build (build-fuzz/)"
 fuzz/build.sh
 
-echo "== malformed-model corpus under ASan+UBSan"
+stage "malformed-model corpus under ASan+UBSan"
 FERRY_BIN="$PWD/build-fuzz/ferry" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   .venv/bin/python -m pytest -q tests/bad_inputs
 
@@ -29,13 +44,13 @@ FERRY_BIN="$PWD/build-fuzz/ferry" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=prin
 # The ConcurrentRuns* tests: 4 callers on one session, with 1 and with 2 OpenMP threads each
 # (libgomp is not TSan-instrumented: if it ever reports through the 2-thread variants, filter
 # to 'CpuSession.*:-*TwoOmpThreads*'; docs/backend.md).
-echo "== CpuSession tests (concurrent runs) under ThreadSanitizer (build-tsan/)"
+stage "CpuSession tests (concurrent runs) under ThreadSanitizer (build-tsan/)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TSAN=ON -DFERRY_BUILD_TESTS=ON -DFERRY_UNITY_BUILD=ON \
   -DFERRY_BUILD_PYTHON=OFF >/dev/null
 ninja -C build-tsan -j2 ferry_tsan_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" build-tsan/ferry_tsan_tests
 # --- end thread safety ---
 
-echo "== fuzz targets: regressions + ${FUZZ_SECONDS:-60} s each (fuzz/smoke.sh)"
+stage "fuzz targets: regressions + ${FUZZ_SECONDS:-60} s each (fuzz/smoke.sh)"
 fuzz/smoke.sh
 

@@ -23,7 +23,7 @@
 namespace ferry::cli {
 namespace {
 
-constexpr const char* kCmd = "bench";
+constexpr const char* kBenchCmd = "bench";
 
 struct BenchOptions {
   std::string model;
@@ -76,22 +76,22 @@ int run_bench(const BenchOptions& o) {
   ropts.seed = o.seed;
   for (const std::string& text : o.shapes) {
     size_t eq = text.rfind('=');
-    if (eq == std::string::npos || eq == 0) return usage_error(kCmd, "--shape '" + text + "' is not of the form NAME=DIMS");
+    if (eq == std::string::npos || eq == 0) return usage_error(kBenchCmd, "--shape '" + text + "' is not of the form NAME=DIMS");
     auto dims = parse_dims(text.substr(eq + 1));
-    if (!dims.ok()) return usage_error(kCmd, "--shape " + text.substr(0, eq) + ": " + dims.status().message());
+    if (!dims.ok()) return usage_error(kBenchCmd, "--shape " + text.substr(0, eq) + ": " + dims.status().message());
     ropts.shapes[text.substr(0, eq)] = *dims;
   }
-  if (o.iters < 1 || o.warmup < 0) return usage_error(kCmd, "--iters must be >= 1 and --warmup >= 0");
+  if (o.iters < 1 || o.warmup < 0) return usage_error(kBenchCmd, "--iters must be >= 1 and --warmup >= 0");
   if (o.backend != "cpu" && o.backend != "reference")
-    return usage_error(kCmd, "--backend must be cpu or reference, got '" + o.backend + "'");
+    return usage_error(kBenchCmd, "--backend must be cpu or reference, got '" + o.backend + "'");
   // --backend reference times the reference kernels on the cpu backend's plan (same steps, same arena).
   CpuFlags flags = o.cpu;
   flags.reference_kernels |= o.backend == "reference";
   auto t_load = std::chrono::steady_clock::now();
   CompileOptions co = compile_options("cpu", o.threads, flags);
-  if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(kCmd, bad);
+  if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(kBenchCmd, bad);
   auto compiled = load_and_compile(o.model, co);
-  if (!compiled.ok()) return compile_error(kCmd, o.model, compiled.status());
+  if (!compiled.ok()) return compile_error(kBenchCmd, o.model, compiled.status());
   Session& s = compiled->session;
   const Graph& g = s.graph();
   const int threads = o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency());

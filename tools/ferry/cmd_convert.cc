@@ -35,7 +35,7 @@
 namespace ferry::cli {
 namespace {
 
-constexpr const char* kCmd = "convert";
+constexpr const char* kConvertCmd = "convert";
 
 struct ConvertOptions {
   std::string model;
@@ -119,7 +119,7 @@ int convert_precision(Graph& g, const TargetPrecisions& target, const ConvertOpt
                       const RandomInputOptions& input_options, PrecisionReport* report) {
   PrecisionRequest request{o.precision.precision, o.precision.keep_fp32, o.precision.force, ""};
   auto assigned = assign_precision(g, target, request);
-  if (!assigned.ok()) return compile_error(kCmd, o.model, assigned.status());
+  if (!assigned.ok()) return compile_error(kConvertCmd, o.model, assigned.status());
   *report = std::move(assigned).value();
   if (lowered_precision(*report) != DType::f32) {
     GuardOptions go;
@@ -191,33 +191,33 @@ int run_convert(const ConvertOptions& o) {
   for (const std::string& text : o.shapes) {
     size_t eq = text.rfind('=');  // dims never contain '=', names might
     if (eq == std::string::npos || eq == 0)
-      return usage_error(kCmd, "--shape '" + text + "' is not of the form NAME=DIMS");
+      return usage_error(kConvertCmd, "--shape '" + text + "' is not of the form NAME=DIMS");
     auto dims = parse_dims(text.substr(eq + 1));
-    if (!dims.ok()) return usage_error(kCmd, "--shape " + text.substr(0, eq) + ": " + dims.status().message());
+    if (!dims.ok()) return usage_error(kConvertCmd, "--shape " + text.substr(0, eq) + ": " + dims.status().message());
     input_options.shapes[text.substr(0, eq)] = *dims;
   }
   std::error_code ec;
   if (std::filesystem::equivalent(o.model, o.output, ec))
-    return usage_error(kCmd, "the output '" + o.output + "' is the input model; choose another file");
+    return usage_error(kConvertCmd, "the output '" + o.output + "' is the input model; choose another file");
   if (o.opset != 0 && o.opset < kMinExportOpset)
-    return usage_error(kCmd, "--opset " + std::to_string(o.opset) + ": ferry writes opset " +
+    return usage_error(kConvertCmd, "--opset " + std::to_string(o.opset) + ": ferry writes opset " +
                                  std::to_string(kMinExportOpset) + " or newer");
   if (!o.precision.precision.empty() && o.precision.precision != "auto" && !parse_precision(o.precision.precision).ok())
-    return usage_error(kCmd, "--precision: unknown mode '" + o.precision.precision + "' (modes: " + precision_modes() + ")");
+    return usage_error(kConvertCmd, "--precision: unknown mode '" + o.precision.precision + "' (modes: " + precision_modes() + ")");
   if (!o.accuracy_budget.empty())
-    if (auto b = parse_accuracy_budget(o.accuracy_budget); !b.ok()) return usage_error(kCmd, b.status().message());
+    if (auto b = parse_accuracy_budget(o.accuracy_budget); !b.ok()) return usage_error(kConvertCmd, b.status().message());
   if (!o.calibration.empty() && o.samples != -1)
-    return usage_error(kCmd, "--calibration and --samples exclude each other (the file holds the samples)");
+    return usage_error(kConvertCmd, "--calibration and --samples exclude each other (the file holds the samples)");
   if (o.samples != -1 && (o.samples < 1 || o.samples > 10000))
-    return usage_error(kCmd, "--samples must be between 1 and 10000");
+    return usage_error(kConvertCmd, "--samples must be between 1 and 10000");
   const bool precision_asked = !o.precision.precision.empty() || !o.precision.keep_fp32.empty() ||
                                !o.precision.force.empty();
   if (o.no_optimize && precision_asked)
-    return usage_error(kCmd, "--precision, --keep-fp32 and --force decide for the optimized graph; drop --no-optimize");
+    return usage_error(kConvertCmd, "--precision, --keep-fp32 and --force decide for the optimized graph; drop --no-optimize");
   CompileOptions for_backend;
   for_backend.backend = o.target;
   auto target = backend_target(for_backend);
-  if (!target.ok()) return usage_error(kCmd, "--target: " + target.status().message());
+  if (!target.ok()) return usage_error(kConvertCmd, "--target: " + target.status().message());
   auto loaded = load_model(o.model, nullptr, {.external_data_dir = "", .signature = o.signature});
   if (!loaded.ok()) return model_error(o.model, loaded.status());
   Graph& g = **loaded;
@@ -241,7 +241,7 @@ int run_convert(const ConvertOptions& o) {
   TargetPrecisions offered;
   if (precision_asked) {
     auto precisions = backend_precisions(for_backend);
-    if (!precisions.ok()) return usage_error(kCmd, "--target: " + precisions.status().message());
+    if (!precisions.ok()) return usage_error(kConvertCmd, "--target: " + precisions.status().message());
     offered = *precisions;
     if (int rc = convert_precision(g, *precisions, o, input_options, &precision); rc >= 0) return rc;
   }

@@ -20,7 +20,7 @@
 namespace ferry::cli {
 namespace {
 
-constexpr const char* kCmd = "opt";
+constexpr const char* kOptCmd = "opt";
 constexpr const char* kSplit = "// -----";
 
 struct OptOptions {
@@ -64,7 +64,7 @@ Status optimize_one(Graph& g, const OptOptions& o, std::ostream& out) {
 
 int run_opt(const OptOptions& o) {
   for (const std::string& p : o.passes)
-    if (!find_pass(p)) return usage_error(kCmd, "no pass named '" + p + "' (passes: " + pass_names() + ")");
+    if (!find_pass(p)) return usage_error(kOptCmd, "no pass named '" + p + "' (passes: " + pass_names() + ")");
   std::ostringstream out;
   if (o.split_input_file) {
     std::ifstream f(o.input);

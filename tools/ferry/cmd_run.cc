@@ -100,7 +100,7 @@ Tensor writable(const Tensor& t) {
   return f;
 }
 
-constexpr const char* kCmd = "run";
+constexpr const char* kRunCmd = "run";
 
 /// Checks the syntax of --shape and --input (before the model loads, so usage
 /// errors never depend on it); fills `shapes`. Returns an exit code, or -1 to go on.
@@ -108,16 +108,16 @@ int parse_command_line(const RunOptions& o, std::map<std::string, std::vector<in
   for (const std::string& text : o.shapes) {
     size_t eq = text.rfind('=');  // dims never contain '=', names might
     if (eq == std::string::npos || eq == 0)
-      return usage_error(kCmd, "--shape '" + text + "' is not of the form NAME=DIMS");
+      return usage_error(kRunCmd, "--shape '" + text + "' is not of the form NAME=DIMS");
     std::string name = text.substr(0, eq);
     auto dims = parse_dims(text.substr(eq + 1));
-    if (!dims.ok()) return usage_error(kCmd, "--shape " + name + ": " + dims.status().message());
-    if (!shapes->emplace(name, *dims).second) return usage_error(kCmd, "--shape given twice for '" + name + "'");
+    if (!dims.ok()) return usage_error(kRunCmd, "--shape " + name + ": " + dims.status().message());
+    if (!shapes->emplace(name, *dims).second) return usage_error(kRunCmd, "--shape given twice for '" + name + "'");
   }
   for (const std::string& text : o.inputs) {
     size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-      return usage_error(kCmd, "--input '" + text + "' is not of the form NAME=FILE.npy");
+      return usage_error(kRunCmd, "--input '" + text + "' is not of the form NAME=FILE.npy");
   }
   return -1;
 }
@@ -130,9 +130,9 @@ int read_given_inputs(const RunOptions& o, const Graph& g, std::map<std::string,
   for (const Value* v : g.inputs()) names.push_back(v->name());
   for (const std::string& text : o.inputs) {
     auto kv = split_assignment(text, names);  // a name containing '=' still matches its input
-    if (!kv.ok()) return usage_error(kCmd, "--input " + kv.status().message());
+    if (!kv.ok()) return usage_error(kRunCmd, "--input " + kv.status().message());
     const auto& [name, file] = *kv;
-    if (given->count(name)) return usage_error(kCmd, "--input given twice for '" + name + "'");
+    if (given->count(name)) return usage_error(kRunCmd, "--input given twice for '" + name + "'");
     const Value* in = g.find_value(name);
     if (!in || !in->is_graph_input()) {
       std::string list;
@@ -171,7 +171,7 @@ Result<std::string> write_output(const std::string& dir, const std::string& name
 
 int run_model(const RunOptions& o) {
   if (o.backend != "cpu" && o.backend != "reference")
-    return usage_error(kCmd, "--backend must be cpu or reference, got '" + o.backend + "'");
+    return usage_error(kRunCmd, "--backend must be cpu or reference, got '" + o.backend + "'");
   RandomInputOptions ropts;
   ropts.seed = o.seed;
   if (int rc = parse_command_line(o, &ropts.shapes); rc >= 0) return rc;
@@ -179,7 +179,7 @@ int run_model(const RunOptions& o) {
   // The reference backend runs the graph as imported; the cpu backend the graph optimized for it.
   CompileOptions co = compile_options(o.backend, o.threads, o.cpu);
   co.optimize = o.backend == "cpu";
-  if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(kCmd, bad);
+  if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(kRunCmd, bad);
   auto model = Model::load(o.model, {.external_data_dir = "", .signature = o.signature});
   if (!model.ok()) return model_error(o.model, model.status());
   const Graph& g = model->graph();
@@ -196,7 +196,7 @@ int run_model(const RunOptions& o) {
   for (const Value* v : g.outputs()) output_names.push_back(v->name());
 
   auto session = model->compile(co);
-  if (!session.ok()) return compile_error(kCmd, o.model, session.status());
+  if (!session.ok()) return compile_error(kRunCmd, o.model, session.status());
   if (session->precision().mode != "fp32") std::cerr << "note: " << precision_note(session->precision()) << "\n";
   auto outputs = session->run(*inputs);
   if (std::string why = session->fallback_reason(); !why.empty())
