@@ -10,7 +10,7 @@
 namespace ferry {
 namespace {
 
-int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+int64_t concat_product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= dims[i];
   return p;
@@ -136,8 +136,8 @@ Status ref_Concat(KernelContext& ctx) {
   }
   FERRY_ASSIGN_OR_RETURN(Tensor * y, movement_output(ctx, 0, first.dtype(), dims));
   const size_t esz = dtype_size(first.dtype());
-  const int64_t outer = product(dims, 0, size_t(axis));
-  const int64_t inner = product(dims, size_t(axis) + 1, dims.size());
+  const int64_t outer = concat_product(dims, 0, size_t(axis));
+  const int64_t inner = concat_product(dims, size_t(axis) + 1, dims.size());
   const int64_t out_row = dims[size_t(axis)] * inner;
   int64_t col = 0;  // where this input's run starts inside each output row
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -190,8 +190,8 @@ Status ref_Split(KernelContext& ctx) {
   if (ctx.has_input(1)) split = ctx.input(1).to_int_vector();
   FERRY_ASSIGN_OR_RETURN(auto sizes, split_sizes(ctx, x.dim(axis), n, split));
   const size_t esz = dtype_size(x.dtype());
-  const int64_t outer = product(x.dims(), 0, size_t(axis));
-  const int64_t inner = product(x.dims(), size_t(axis) + 1, x.dims().size());
+  const int64_t outer = concat_product(x.dims(), 0, size_t(axis));
+  const int64_t inner = concat_product(x.dims(), size_t(axis) + 1, x.dims().size());
   const int64_t in_row = x.dim(axis) * inner;
   int64_t col = 0;
   for (size_t i = 0; i < n; ++i) {

@@ -56,7 +56,7 @@ WindowAttrSource source_of(const A& a) {
 }
 
 template <class T>
-T saturate_cast(double v) {
+T clamp_cast(double v) {
   if (std::isnan(v)) return T(0);
   if (v <= double(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
   if (v >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
@@ -275,7 +275,7 @@ void store_f64(const std::vector<double>& v, Tensor& t) {
       dispatch_dtype(t.dtype(), [&](auto tag) {
         using T = decltype(tag);
         T* p = t.data<T>();
-        for (size_t i = 0; i < n; ++i) p[i] = saturate_cast<T>(v[i]);
+        for (size_t i = 0; i < n; ++i) p[i] = clamp_cast<T>(v[i]);
       });
   }
 }

@@ -15,7 +15,7 @@
 namespace ferry {
 namespace {
 
-bool accepts_dtype(DType t) { return is_floating(t) || is_integer(t); }
+bool cumsum_accepts_dtype(DType t) { return is_floating(t) || is_integer(t); }
 
 Status check_axis_input(const char* op, DType dtype, const Shape& shape) {
   if (dtype != DType::i32 && dtype != DType::i64)
@@ -27,7 +27,7 @@ Status check_axis_input(const char* op, DType dtype, const Shape& shape) {
 
 Status infer_cumulative(InferContext& ctx) {
   DType dt = ctx.input_dtype(0);
-  if (!accepts_dtype(dt)) return ctx.error(std::string(std::string(op_name(ctx.node().op())) + " does not accept ") + dtype_name(dt) + " input");
+  if (!cumsum_accepts_dtype(dt)) return ctx.error(std::string(std::string(op_name(ctx.node().op())) + " does not accept ") + dtype_name(dt) + " input");
   FERRY_TRY(check_axis_input(op_name(ctx.node().op()), ctx.input_dtype(1), ctx.input_shape(1)));
   const Shape& in = ctx.input_shape(0);
   if (in.rank_known()) {
@@ -43,7 +43,7 @@ Status infer_cumulative(InferContext& ctx) {
 
 Status ref_cumulative(KernelContext& ctx, bool product) {
   const Tensor& x = ctx.input(0);
-  if (!accepts_dtype(x.dtype())) return ctx.error(std::string(std::string(op_name(ctx.node().op())) + " does not accept ") + dtype_name(x.dtype()) + " input");
+  if (!cumsum_accepts_dtype(x.dtype())) return ctx.error(std::string(std::string(op_name(ctx.node().op())) + " does not accept ") + dtype_name(x.dtype()) + " input");
   const Tensor& axis_t = ctx.input(1);
   FERRY_TRY(check_axis_input(op_name(ctx.node().op()), axis_t.dtype(), axis_t.shape()));
   if (axis_t.numel() != 1) return ctx.error(std::string(op_name(ctx.node().op())) + " axis must be a scalar, got " + axis_t.type_string());

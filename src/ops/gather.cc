@@ -11,7 +11,7 @@
 namespace ferry {
 namespace {
 
-int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+int64_t gather_product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= dims[i];
   return p;
@@ -80,8 +80,8 @@ Status ref_Gather(KernelContext& ctx) {
   FERRY_ASSIGN_OR_RETURN(Tensor * y, movement_output(ctx, 0, data.dtype(), dims));
 
   const size_t esz = dtype_size(data.dtype());
-  const int64_t outer = product(data.dims(), 0, size_t(axis));
-  const size_t run = size_t(product(data.dims(), size_t(axis) + 1, data.dims().size())) * esz;
+  const int64_t outer = gather_product(data.dims(), 0, size_t(axis));
+  const size_t run = size_t(gather_product(data.dims(), size_t(axis) + 1, data.dims().size())) * esz;
   const int64_t n = int64_t(idx.size());
   if (run == 0) return Status::Ok();
   for (int64_t o = 0; o < outer; ++o)
@@ -197,10 +197,10 @@ Status ref_GatherND(KernelContext& ctx) {
   FERRY_ASSIGN_OR_RETURN(Tensor * y, movement_output(ctx, 0, data.dtype(), dims));
 
   const size_t esz = dtype_size(data.dtype());
-  const int64_t batches = product(data.dims(), 0, size_t(b));
-  const int64_t per_batch = product(indices.dims(), size_t(b), size_t(q - 1));  // k-tuples per batch
-  const int64_t slice = product(data.dims(), size_t(b + k), size_t(r));
-  const int64_t data_batch = product(data.dims(), size_t(b), size_t(r));
+  const int64_t batches = gather_product(data.dims(), 0, size_t(b));
+  const int64_t per_batch = gather_product(indices.dims(), size_t(b), size_t(q - 1));  // k-tuples per batch
+  const int64_t slice = gather_product(data.dims(), size_t(b + k), size_t(r));
+  const int64_t data_batch = gather_product(data.dims(), size_t(b), size_t(r));
   const std::vector<int64_t> data_strides = strides_of(data.dims());
   for (int64_t bi = 0; bi < batches; ++bi)
     for (int64_t t = 0; t < per_batch; ++t) {

@@ -25,7 +25,7 @@ namespace ferry {
 namespace {
 
 /// A float attribute as the f32 ONNX stores (epsilon 1e-5 is 1e-5f), widened for the computation.
-double as_f32(double attr) { return double(float(attr)); }
+double eps_as_f32(double attr) { return double(float(attr)); }
 
 Status check_float(const char* op, const char* what, DType t) {
   if (is_floating(t)) return Status::Ok();
@@ -128,7 +128,7 @@ Status ref_BatchNormalization(KernelContext& ctx) {
     FERRY_TRY(check_channel_tensor(op, names[i], ctx.input(i), d.c));
     p[i] = ctx.input(i).to_double_vector();
   }
-  const double eps = as_f32(ctx.attrs<BatchNormalizationAttrs>().epsilon);
+  const double eps = eps_as_f32(ctx.attrs<BatchNormalizationAttrs>().epsilon);
   FERRY_ASSIGN_OR_RETURN(Tensor * y, output_like(ctx, 0, x.dtype(), x.dims()));
   if (x.numel() == 0) return Status::Ok();
   std::vector<double> sd(size_t(d.c));
@@ -187,7 +187,7 @@ Status ref_InstanceNormalization(KernelContext& ctx) {
   FERRY_TRY(check_channel_tensor(op, "B", ctx.input(2), d.c));
   FERRY_ASSIGN_OR_RETURN(Tensor * y, output_like(ctx, 0, x.dtype(), x.dims()));
   if (x.numel() == 0) return Status::Ok();
-  group_normalize(x.to_double_vector(), d, d.c, as_f32(ctx.attrs<InstanceNormalizationAttrs>().epsilon), ctx.input(1).to_double_vector(),
+  group_normalize(x.to_double_vector(), d, d.c, eps_as_f32(ctx.attrs<InstanceNormalizationAttrs>().epsilon), ctx.input(1).to_double_vector(),
                   ctx.input(2).to_double_vector(), y);
   return Status::Ok();
 }
@@ -226,7 +226,7 @@ Status ref_GroupNormalization(KernelContext& ctx) {
   FERRY_TRY(check_channel_tensor(op, "bias", ctx.input(2), d.c));
   FERRY_ASSIGN_OR_RETURN(Tensor * y, output_like(ctx, 0, x.dtype(), x.dims()));
   if (x.numel() == 0) return Status::Ok();
-  group_normalize(x.to_double_vector(), d, groups, as_f32(ctx.attrs<GroupNormalizationAttrs>().epsilon), ctx.input(1).to_double_vector(),
+  group_normalize(x.to_double_vector(), d, groups, eps_as_f32(ctx.attrs<GroupNormalizationAttrs>().epsilon), ctx.input(1).to_double_vector(),
                   ctx.input(2).to_double_vector(), y);
   return Status::Ok();
 }
@@ -331,7 +331,7 @@ Status ref_LayerNormalization(KernelContext& ctx) {
       has_bias ? param_offsets(ctx.input(2).dims(), x.dims(), axis, row) : std::vector<int64_t>{};
   const bool s_row = int64_t(s_off.size()) == row;
   const bool b_row = int64_t(b_off.size()) == row;
-  const double eps = as_f32(ctx.attrs<LayerNormalizationAttrs>().epsilon);
+  const double eps = eps_as_f32(ctx.attrs<LayerNormalizationAttrs>().epsilon);
 
   for (int64_t o = 0; o < outer; ++o) {
     const int64_t base = o * row;
@@ -384,7 +384,7 @@ Status ref_RMSNormalization(KernelContext& ctx) {
   const std::vector<double> sd = scale.to_double_vector();
   const std::vector<int64_t> s_off = param_offsets(scale.dims(), x.dims(), axis, row);
   const bool s_row = int64_t(s_off.size()) == row;
-  const double eps = as_f32(ctx.attrs<RMSNormalizationAttrs>().epsilon);
+  const double eps = eps_as_f32(ctx.attrs<RMSNormalizationAttrs>().epsilon);
   for (int64_t o = 0; o < outer; ++o) {
     const int64_t base = o * row;
     double sq = 0;
@@ -415,7 +415,7 @@ Status ref_LRN(KernelContext& ctx) {
   const int64_t size = ctx.attrs<LRNAttrs>().size;
   if (size <= 0) return ctx.error("LRN size must be > 0, got " + std::to_string(size));
   const LRNAttrs& a = ctx.attrs<LRNAttrs>();
-  const double alpha = as_f32(a.alpha), beta = as_f32(a.beta), bias = as_f32(a.bias);
+  const double alpha = eps_as_f32(a.alpha), beta = eps_as_f32(a.beta), bias = eps_as_f32(a.bias);
   const NcsDims d = ncs(x);
   // Window of channels [c - floor((size-1)/2), c + ceil((size-1)/2)], clipped to [0, C).
   const int64_t before = (size - 1) / 2, after = size / 2;

@@ -61,7 +61,7 @@ struct FnSpec {
 };
 
 constexpr double kNoDefault = std::numeric_limits<double>::quiet_NaN();
-constexpr FnSpec kFns[] = {
+constexpr FnSpec kRnnFns[] = {
     {"relu", Fn::kRelu, false, false, 0, 0},
     {"tanh", Fn::kTanh, false, false, 0, 0},
     {"sigmoid", Fn::kSigmoid, false, false, 0, 0},
@@ -162,7 +162,7 @@ Result<std::vector<Activation1>> read_activations(const NodeContext& ctx, Cell c
     std::string lower = name;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
     const FnSpec* spec = nullptr;
-    for (const FnSpec& s : kFns)
+    for (const FnSpec& s : kRnnFns)
       if (lower == s.name) spec = &s;
     if (!spec)
       return ctx.error("unknown activation '" + name +

@@ -34,13 +34,13 @@
 namespace ferry {
 namespace {
 
-enum class Mode { nearest, linear, cubic };
+enum class ResizeMode { nearest, linear, cubic };
 enum class Coord { half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric, tf_crop_and_resize };
 enum class Rounding { round_prefer_floor, round_prefer_ceil, floor, ceil };
 enum class Policy { stretch, not_larger, not_smaller };
 
-struct Attrs {
-  Mode mode;
+struct ResizeParams {
+  ResizeMode mode;
   Coord coord;
   Rounding rounding;
   Policy policy;
@@ -50,13 +50,13 @@ struct Attrs {
   bool antialias;
 };
 
-Result<Attrs> parse_attrs(const NodeContext& ctx) {
-  Attrs a{};
+Result<ResizeParams> parse_resize_params(const NodeContext& ctx) {
+  ResizeParams a{};
   const ResizeAttrs& r = ctx.attrs<ResizeAttrs>();
   const std::string& m = r.mode;
-  if (m == "nearest") a.mode = Mode::nearest;
-  else if (m == "linear") a.mode = Mode::linear;
-  else if (m == "cubic") a.mode = Mode::cubic;
+  if (m == "nearest") a.mode = ResizeMode::nearest;
+  else if (m == "linear") a.mode = ResizeMode::linear;
+  else if (m == "cubic") a.mode = ResizeMode::cubic;
   else return ctx.error("unknown mode '" + m + "' (expected nearest, linear or cubic)");
   const std::string& c = r.coordinate_transformation_mode;
   if (c == "half_pixel") a.coord = Coord::half_pixel;
@@ -105,7 +105,7 @@ struct AxisPlan {
 };
 
 /// Output sizes and scales from static input dims and the known scales or sizes.
-Result<std::vector<AxisPlan>> make_plan(const NodeContext& ctx, const Attrs& at, const std::vector<int64_t>& in,
+Result<std::vector<AxisPlan>> make_plan(const NodeContext& ctx, const ResizeParams& at, const std::vector<int64_t>& in,
                                         const std::vector<int64_t>& axes, const std::vector<double>* scales,
                                         const std::vector<int64_t>* sizes) {
   std::vector<AxisPlan> plan(in.size());
@@ -222,9 +222,9 @@ struct Taps {
 /// 1 (linear) or 2 (cubic), offsets i in [start, 1 - start), start = floor(-support / s) + 1,
 /// from base = floor(x) (base = x - 1 and ratio 1 at an integer x, as the reference
 /// prefers the left pixel): tap base + i, weight K((i - ratio) s), normalized to sum 1.
-void antialias_taps(const Attrs& at, double x, double scale, Taps& t) {
+void antialias_taps(const ResizeParams& at, double x, double scale, Taps& t) {
   const double s = std::min(scale, 1.0);
-  const double support = at.mode == Mode::linear ? 1.0 : 2.0;
+  const double support = at.mode == ResizeMode::linear ? 1.0 : 2.0;
   const int64_t start = int64_t(std::floor(-support / s)) + 1;
   double base = std::floor(x), ratio = x - base;
   if (ratio == 0) {
@@ -238,14 +238,14 @@ void antialias_taps(const Attrs& at, double x, double scale, Taps& t) {
   for (int k = 0; k < t.n; ++k) {
     const double d = (double(start + k) - ratio) * s;
     t.idx[size_t(k)] = int64_t(base) + start + k;
-    t.w[size_t(k)] = at.mode == Mode::linear ? std::max(0.0, 1 - std::fabs(d)) : keys(d, at.cubic_a);
+    t.w[size_t(k)] = at.mode == ResizeMode::linear ? std::max(0.0, 1 - std::fabs(d)) : keys(d, at.cubic_a);
     sum += t.w[size_t(k)];
   }
   if (sum != 0)
     for (double& w : t.w) w /= sum;
 }
 
-Taps taps_for(const Attrs& at, const AxisPlan& p, int64_t x) {
+Taps taps_for(const ResizeParams& at, const AxisPlan& p, int64_t x) {
   Taps t;
   const float src = source_coord(at.coord, float(x), p);
   if (at.coord == Coord::tf_crop_and_resize && (src < 0 || src > float(p.in - 1))) return t;
@@ -255,7 +255,7 @@ Taps taps_for(const Attrs& at, const AxisPlan& p, int64_t x) {
   if (std::isnan(src)) return t;
   const float xo = std::clamp(src, -2.0f, float(p.in) + 1.0f);
   auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), p.in - 1); };
-  if (at.mode == Mode::nearest) {
+  if (at.mode == ResizeMode::nearest) {
     t.n = 1;
     t.idx = {clamp(round_nearest(at.rounding, xo))};
     t.w = {1};
@@ -265,7 +265,7 @@ Taps taps_for(const Attrs& at, const AxisPlan& p, int64_t x) {
   const int64_t i0 = int64_t(base);
   if (at.antialias) {
     antialias_taps(at, double(xo), double(p.scale), t);
-  } else if (at.mode == Mode::linear) {
+  } else if (at.mode == ResizeMode::linear) {
     t.n = 2;
     t.idx = {i0, i0 + 1};
     t.w = {1 - frac, frac};
@@ -323,7 +323,7 @@ std::vector<double> resample_axis(const std::vector<double>& src, std::vector<in
 
 
 /// Nearest resize as a gather: exact for every dtype (no f64 round trip).
-Status resize_nearest(const Tensor& x, Tensor& y, const std::vector<AxisPlan>& plan, const Attrs& at) {
+Status resize_nearest(const Tensor& x, Tensor& y, const std::vector<AxisPlan>& plan, const ResizeParams& at) {
   const size_t r = plan.size(), esz = dtype_size(x.dtype());
   std::vector<std::vector<int64_t>> src(r);  // per axis: input index, or -1 to extrapolate
   for (size_t a = 0; a < r; ++a)
@@ -354,7 +354,7 @@ Status resize_nearest(const Tensor& x, Tensor& y, const std::vector<AxisPlan>& p
 }
 
 /// Linear and cubic resize: separable f64 passes, then one rounding to the output dtype.
-Status resize_interpolate(const Tensor& x, Tensor& y, const std::vector<AxisPlan>& plan, const Attrs& at) {
+Status resize_interpolate(const Tensor& x, Tensor& y, const std::vector<AxisPlan>& plan, const ResizeParams& at) {
   // The intermediate buffers never exceed prod(max(in, out)) elements; check before allocating.
   std::vector<int64_t> peak;
   for (const AxisPlan& p : plan) peak.push_back(std::max(p.in, p.out));
@@ -388,7 +388,7 @@ Status resize_interpolate(const Tensor& x, Tensor& y, const std::vector<AxisPlan
 }  // namespace
 
 Status infer_Resize(InferContext& ctx) {
-  FERRY_ASSIGN_OR_RETURN(Attrs at, parse_attrs(ctx));
+  FERRY_ASSIGN_OR_RETURN(ResizeParams at, parse_resize_params(ctx));
   DType dt = ctx.input_dtype(0);
   const Shape& in = ctx.input_shape(0);
   const bool has_scales = given(ctx, 2), has_sizes = given(ctx, 3);
@@ -448,7 +448,7 @@ Status infer_Resize(InferContext& ctx) {
 }
 
 Status ref_Resize(KernelContext& ctx) {
-  FERRY_ASSIGN_OR_RETURN(Attrs at, parse_attrs(ctx));
+  FERRY_ASSIGN_OR_RETURN(ResizeParams at, parse_resize_params(ctx));
   const Tensor& x = ctx.input(0);
   auto present = [&](size_t i) { return ctx.has_input(i) && ctx.input(i).numel() > 0; };
   const bool has_scales = present(2), has_sizes = present(3);
@@ -476,7 +476,7 @@ Status ref_Resize(KernelContext& ctx) {
   if (y->numel() == 0) return Status::Ok();
   if (x.numel() == 0) return ctx.error("cannot resize an empty tensor " + x.type_string() + " to a non-empty one");
 
-  if (at.mode == Mode::nearest) return resize_nearest(x, *y, plan, at);
+  if (at.mode == ResizeMode::nearest) return resize_nearest(x, *y, plan, at);
   return resize_interpolate(x, *y, plan, at);
 }
 

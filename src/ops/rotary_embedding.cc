@@ -13,7 +13,7 @@
 namespace ferry {
 namespace {
 
-constexpr size_t kX = 0, kCos = 1, kSin = 2, kPos = 3;
+constexpr size_t kIn = 0, kCos = 1, kSin = 2, kPos = 3;
 
 /// Heads and head size of X (4-D: from the shape; 3-D: from num_heads); -1 when unknown.
 Result<std::pair<int64_t, int64_t>> heads_of(const NodeContext& ctx, const Shape& xs) {
@@ -48,14 +48,14 @@ Result<int64_t> rotary_dim(const NodeContext& ctx, int64_t head) {
 }  // namespace
 
 Status infer_RotaryEmbedding(InferContext& ctx) {
-  const DType t = ctx.input_dtype(kX);
+  const DType t = ctx.input_dtype(kIn);
   FERRY_TRY(check_float_dtype(t, "X"));
   FERRY_TRY(check_same_dtype(t, ctx.input_dtype(kCos), "cos_cache"));
   FERRY_TRY(check_same_dtype(t, ctx.input_dtype(kSin), "sin_cache"));
   const bool has_pos = ctx.has_input(kPos);
   if (has_pos && ctx.input_dtype(kPos) != DType::i64)
     return ctx.error(std::string("position_ids has dtype ") + dtype_name(ctx.input_dtype(kPos)) + ", expected i64");
-  FERRY_ASSIGN_OR_RETURN(auto nh, heads_of(ctx, ctx.input_shape(kX)));
+  FERRY_ASSIGN_OR_RETURN(auto nh, heads_of(ctx, ctx.input_shape(kIn)));
   FERRY_ASSIGN_OR_RETURN(int64_t rd, rotary_dim(ctx, nh.second));
   for (size_t i : {kCos, kSin}) {
     const Shape& cs = ctx.input_shape(i);
@@ -67,12 +67,12 @@ Status infer_RotaryEmbedding(InferContext& ctx) {
       return ctx.error(std::string(i == kCos ? "cos_cache" : "sin_cache") + " has shape " + cs.to_string() +
                        "; its last dim must be rotary_dim / 2 = " + std::to_string(rd / 2));
   }
-  ctx.set_output(0, t, ctx.input_shape(kX));
+  ctx.set_output(0, t, ctx.input_shape(kIn));
   return Status::Ok();
 }
 
 Status ref_RotaryEmbedding(KernelContext& ctx) {
-  const Tensor& X = ctx.input(kX);
+  const Tensor& X = ctx.input(kIn);
   const Tensor& cos_t = ctx.input(kCos);
   const Tensor& sin_t = ctx.input(kSin);
   FERRY_ASSIGN_OR_RETURN(auto nh, heads_of(ctx, X.shape()));

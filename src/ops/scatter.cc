@@ -73,7 +73,7 @@ void apply_update(uint8_t* dst, const uint8_t* src, int64_t n, DType dt, Reducti
   });
 }
 
-int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+int64_t scatter_product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= dims[i];
   return p;
@@ -175,8 +175,8 @@ Status ref_ScatterND(KernelContext& ctx) {
   FERRY_ASSIGN_OR_RETURN(Tensor * y, copy_data(ctx));
   const size_t esz = dtype_size(data.dtype());
   const int64_t k = indices.dim(indices.rank() - 1);
-  const int64_t tuples = product(indices.dims(), 0, size_t(indices.rank() - 1));
-  const int64_t slice = product(data.dims(), size_t(k), size_t(data.rank()));
+  const int64_t tuples = scatter_product(indices.dims(), 0, size_t(indices.rank() - 1));
+  const int64_t slice = scatter_product(data.dims(), size_t(k), size_t(data.rank()));
   const std::vector<int64_t> strides = strides_of(data.dims());
   for (int64_t t = 0; t < tuples; ++t) {
     int64_t off = 0;

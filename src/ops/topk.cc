@@ -18,7 +18,7 @@
 namespace ferry {
 namespace {
 
-bool accepts_dtype(DType t) { return is_floating(t) || is_integer(t); }
+bool topk_accepts_dtype(DType t) { return is_floating(t) || is_integer(t); }
 
 Status check_k_input(DType dtype, const Shape& shape) {
   if (dtype != DType::i64) return invalid_model(std::string("TopK K must be i64, got ") + dtype_name(dtype));
@@ -36,7 +36,7 @@ Status check_k(int64_t k, const Dim& axis_dim) {
 }
 
 template <class T>
-bool is_nan(T v) {
+bool topk_is_nan(T v) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
   else return false;
 }
@@ -46,7 +46,7 @@ template <class T>
 void top_k_line(const T* line, int64_t n, int64_t inner, int64_t k, bool largest, std::vector<int64_t>& idx) {
   // "u goes before v" on values alone; NaN is the largest value.
   auto first = [&](T u, T v) {
-    if (is_nan(u) || is_nan(v)) return largest ? (is_nan(u) && !is_nan(v)) : (!is_nan(u) && is_nan(v));
+    if (topk_is_nan(u) || topk_is_nan(v)) return largest ? (topk_is_nan(u) && !topk_is_nan(v)) : (!topk_is_nan(u) && topk_is_nan(v));
     return largest ? u > v : u < v;
   };
   idx.resize(size_t(n));
@@ -63,7 +63,7 @@ void top_k_line(const T* line, int64_t n, int64_t inner, int64_t k, bool largest
 
 Status infer_TopK(InferContext& ctx) {
   DType dt = ctx.input_dtype(0);
-  if (!accepts_dtype(dt)) return ctx.error(std::string("TopK does not accept ") + dtype_name(dt) + " input");
+  if (!topk_accepts_dtype(dt)) return ctx.error(std::string("TopK does not accept ") + dtype_name(dt) + " input");
   FERRY_TRY(check_k_input(ctx.input_dtype(1), ctx.input_shape(1)));
   const Shape& in = ctx.input_shape(0);
   if (!in.rank_known()) {
@@ -88,7 +88,7 @@ Status infer_TopK(InferContext& ctx) {
 
 Status ref_TopK(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  if (!accepts_dtype(x.dtype())) return ctx.error(std::string("TopK does not accept ") + dtype_name(x.dtype()) + " input");
+  if (!topk_accepts_dtype(x.dtype())) return ctx.error(std::string("TopK does not accept ") + dtype_name(x.dtype()) + " input");
   const Tensor& k_t = ctx.input(1);
   FERRY_TRY(check_k_input(k_t.dtype(), k_t.shape()));
   if (k_t.numel() != 1) return ctx.error("TopK K must have one element, got " + k_t.type_string());

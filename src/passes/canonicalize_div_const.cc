@@ -25,7 +25,7 @@ double min_normal(DType t) {
   }
 }
 
-bool canonicalize(Rewriter& rw, Node& div) {
+bool canonicalize_div_const_at(Rewriter& rw, Node& div) {
   Value *x = div.input(0), *c = div.input(1);
   const Tensor* t = constant_of(c);
   if (!t || !is_floating(t->dtype()) || x->dtype() != t->dtype()) return false;
@@ -47,7 +47,7 @@ bool canonicalize(Rewriter& rw, Node& div) {
 }  // namespace
 
 Status canonicalize_div_const(Graph& g, PassStats& stats) {
-  static const std::vector<Pattern> patterns = {{"div_by_constant_to_mul", Op::Div, canonicalize}};
+  static const std::vector<Pattern> patterns = {{"div_by_constant_to_mul", Op::Div, canonicalize_div_const_at}};
   return apply_patterns(g, "canonicalize_div_const", patterns, stats);
 }
 

@@ -39,7 +39,7 @@ bool all_finite(const Tensor& t) {
   return true;
 }
 
-bool canonicalize(Rewriter& rw, Node& gemm) {
+bool canonicalize_gemm_at(Rewriter& rw, Node& gemm) {
   Value *a = gemm.input(0), *b = gemm.input(1), *c = gemm.input(2);
   const GemmAttrs& attrs = gemm.attrs<GemmAttrs>();
   const double alpha = attrs.alpha, beta = attrs.beta;
@@ -88,7 +88,7 @@ bool canonicalize(Rewriter& rw, Node& gemm) {
 }  // namespace
 
 Status canonicalize_gemm(Graph& g, PassStats& stats) {
-  static const std::vector<Pattern> patterns = {{"gemm_to_matmul_add", Op::Gemm, canonicalize}};
+  static const std::vector<Pattern> patterns = {{"gemm_to_matmul_add", Op::Gemm, canonicalize_gemm_at}};
   return apply_patterns(g, "canonicalize_gemm", patterns, stats);
 }
 

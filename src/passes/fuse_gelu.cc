@@ -62,7 +62,7 @@ bool is_tanh_argument(const Graph& g, Value* u, Value* x) {
   return cubic && is_cubic_term(g, cubic, x, &c) && approx(c, kTanhCubic);
 }
 
-bool fuse(Rewriter& rw, Node& root) {
+bool fuse_gelu_at(Rewriter& rw, Node& root) {
   Graph& g = rw.graph();
   Product p = flatten_product(g, root.output(0), 4);
   if (!p.ok || p.factors.size() != 2) return false;
@@ -111,7 +111,7 @@ bool fuse(Rewriter& rw, Node& root) {
 }  // namespace
 
 Status fuse_gelu(Graph& g, PassStats& stats) {
-  static const std::vector<Pattern> patterns = {{"gelu_erf_or_tanh", Op::Mul, fuse}};
+  static const std::vector<Pattern> patterns = {{"gelu_erf_or_tanh", Op::Mul, fuse_gelu_at}};
   return apply_patterns(g, "fuse_gelu", patterns, stats);
 }
 

@@ -43,7 +43,7 @@ Value* denominator(const Graph& g, Node& n, Value** d, std::vector<const Node*>&
   return nullptr;
 }
 
-bool fuse(Rewriter& rw, Node& norm) {
+bool fuse_layernorm_at(Rewriter& rw, Node& norm) {
   Graph& g = rw.graph();
   std::vector<const Node*> nodes = {&norm};
   Value* d = nullptr;
@@ -109,7 +109,7 @@ bool fuse(Rewriter& rw, Node& norm) {
 }  // namespace
 
 Status fuse_layernorm(Graph& g, PassStats& stats) {
-  static const std::vector<Pattern> patterns = {{"layernorm_div", Op::Div, fuse}, {"layernorm_mul_reciprocal", Op::Mul, fuse}};
+  static const std::vector<Pattern> patterns = {{"layernorm_div", Op::Div, fuse_layernorm_at}, {"layernorm_mul_reciprocal", Op::Mul, fuse_layernorm_at}};
   return apply_patterns(g, "fuse_layernorm", patterns, stats);
 }
 

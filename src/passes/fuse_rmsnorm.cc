@@ -33,7 +33,7 @@ std::pair<Value*, Node*> numerator_and_sqrt(const Graph& g, Node& n, std::vector
   return {nullptr, nullptr};
 }
 
-bool fuse(Rewriter& rw, Node& norm) {
+bool fuse_rmsnorm_at(Rewriter& rw, Node& norm) {
   Graph& g = rw.graph();
   std::vector<const Node*> nodes = {&norm};
   auto [x, sqrt] = numerator_and_sqrt(g, norm, nodes);
@@ -74,7 +74,7 @@ bool fuse(Rewriter& rw, Node& norm) {
 }  // namespace
 
 Status fuse_rmsnorm(Graph& g, PassStats& stats) {
-  static const std::vector<Pattern> patterns = {{"rmsnorm_div", Op::Div, fuse}, {"rmsnorm_mul_reciprocal", Op::Mul, fuse}};
+  static const std::vector<Pattern> patterns = {{"rmsnorm_div", Op::Div, fuse_rmsnorm_at}, {"rmsnorm_mul_reciprocal", Op::Mul, fuse_rmsnorm_at}};
   return apply_patterns(g, "fuse_rmsnorm", patterns, stats);
 }
 

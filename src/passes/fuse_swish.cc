@@ -14,7 +14,7 @@
 namespace ferry {
 namespace {
 
-bool fuse(Rewriter& rw, Node& mul) {
+bool fuse_swish_at(Rewriter& rw, Node& mul) {
   for (size_t i = 0; i < 2; ++i) {
     Value* x = mul.input(i);
     Node* sig = producer_of(mul.input(1 - i), Op::Sigmoid);
@@ -34,7 +34,7 @@ bool fuse(Rewriter& rw, Node& mul) {
 }  // namespace
 
 Status fuse_swish(Graph& g, PassStats& stats) {
-  static const std::vector<Pattern> patterns = {{"silu", Op::Mul, fuse}};
+  static const std::vector<Pattern> patterns = {{"silu", Op::Mul, fuse_swish_at}};
   return apply_patterns(g, "fuse_swish", patterns, stats);
 }
 

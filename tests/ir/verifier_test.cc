@@ -13,14 +13,14 @@ std::string verify_error(const Graph& g) {
   return st.ok() ? "" : st.to_string();
 }
 
-std::unique_ptr<Graph> parse(const std::string& text) {
+std::unique_ptr<Graph> parse_checked(const std::string& text) {
   auto g = parse_graph(text);
   EXPECT_TRUE(g.ok()) << g.status().to_string();
   return g.ok() ? std::move(g).value() : std::make_unique<Graph>();
 }
 
 TEST(Verifier, AcceptsAWellFormedGraph) {
-  auto g = parse(
+  auto g = parse_checked(
       "graph g (%x: f32[1,3,4,4]) -> (%y, %top, %idx) {\n"
       "  %w = const f32[2,3,1,1] splat(1)\n"
       "  %k = const i64[1] [1]\n"
@@ -56,15 +56,15 @@ TEST(Verifier, Arity) {
 }
 
 TEST(Verifier, RequiredInputMissing) {
-  auto g = parse("graph g (%x: f32[2]) -> (%y) {\n  %y = Conv(%x, _) @conv\n}\n");
+  auto g = parse_checked("graph g (%x: f32[2]) -> (%y) {\n  %y = Conv(%x, _) @conv\n}\n");
   EXPECT_EQ(verify_error(*g), "invalid model: node 'conv' (Conv): required input 1 is missing");
   // An omitted optional input is fine.
-  auto ok = parse("graph g (%x: f32[2]) -> (%y) {\n  %y = Conv(%x, %x, _) @conv\n}\n");
+  auto ok = parse_checked("graph g (%x: f32[2]) -> (%y) {\n  %y = Conv(%x, %x, _) @conv\n}\n");
   EXPECT_TRUE(verify(*ok).ok()) << verify(*ok).to_string();
 }
 
 TEST(Verifier, MissingRequiredAttribute) {
-  auto g = parse("graph g (%x: f32[2]) -> (%y) {\n  %y = Concat(%x, %x) @cat\n}\n");
+  auto g = parse_checked("graph g (%x: f32[2]) -> (%y) {\n  %y = Concat(%x, %x) @cat\n}\n");
   EXPECT_EQ(verify_error(*g), "invalid model: node 'cat' (Concat): required attribute 'axis' is missing");
 }
 
@@ -97,7 +97,7 @@ TEST(Verifier, Cycle) {
   g.set_outputs({b->output(0)});
   EXPECT_EQ(verify_error(g), "invalid model: graph has a cycle through node 'a' (Add)");
 
-  auto self = parse("graph g () -> (%y) {\n  %y = Relu(%y) @loop\n}\n");
+  auto self = parse_checked("graph g () -> (%y) {\n  %y = Relu(%y) @loop\n}\n");
   EXPECT_EQ(verify_error(*self), "invalid model: graph has a cycle through node 'loop' (Relu)");
 }
 
@@ -130,7 +130,7 @@ TEST(Verifier, InputNotInTheGraph) {
 }
 
 TEST(Verifier, RemovedNodesLeaveNoDanglingValues) {
-  auto g = parse(
+  auto g = parse_checked(
       "graph g (%x: f32[2]) -> (%y) {\n"
       "  %t = Neg(%x) @dead\n"
       "  %y = Relu(%x) @live\n"

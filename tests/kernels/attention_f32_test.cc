@@ -19,7 +19,7 @@ namespace {
 
 enum class Mask { none, bool_padding, bool_full, float_bias, float_row, bool_all_false_row };
 
-struct Case {
+struct AttnCase {
   int64_t b = 1, hq = 1, hkv = 1, sq = 1, skv = 1, past = 0, d = 8, dv = 8;
   bool three_d = false, causal = false, present = false;
   Mask mask = Mask::none;
@@ -33,11 +33,11 @@ struct Case {
 };
 
 /// [B, H, S, E] in the case's layout.
-Tensor qkv(const Case& c, int64_t h, int64_t s, int64_t e, uint32_t seed) {
+Tensor qkv(const AttnCase& c, int64_t h, int64_t s, int64_t e, uint32_t seed) {
   return c.three_d ? randn({c.b, s, h * e}, seed) : randn({c.b, h, s, e}, seed);
 }
 
-Tensor make_mask(const Case& c) {
+Tensor make_mask(const AttnCase& c) {
   const int64_t t = c.past + c.skv;
   switch (c.mask) {
     case Mask::none: return Tensor();
@@ -65,7 +65,7 @@ Tensor make_mask(const Case& c) {
   return Tensor();
 }
 
-AttrMap attrs_of(const Case& c) {
+AttrMap attrs_of(const AttnCase& c) {
   AttrMap a;
   if (c.three_d) a.set("q_num_heads", c.hq), a.set("kv_num_heads", c.hkv);
   if (c.causal) a.set("is_causal", int64_t(1));
@@ -75,7 +75,7 @@ AttrMap attrs_of(const Case& c) {
 }
 
 /// Runs every Attention row this CPU can run on case `c`; the reference is the interpreter's ref_Attention.
-void check(const Case& c) {
+void check(const AttnCase& c) {
   std::vector<Tensor> in = {qkv(c, c.hq, c.sq, c.d, 1), qkv(c, c.hkv, c.skv, c.d, 2), qkv(c, c.hkv, c.skv, c.dv, 3),
                             make_mask(c)};
   if (c.past > 0 || c.present) {
@@ -112,22 +112,22 @@ void check(const Case& c) {
   }
 }
 
-std::vector<Case> small_sweep() {
-  std::vector<Case> cs;
+std::vector<AttnCase> small_sweep() {
+  std::vector<AttnCase> cs;
   // Ragged query / key counts around the kernels' sizes: <= 4 queries take the row kernel (256 keys a
   // block), <= 8 / 16 the narrow tile, more the wide one (L = 48 / 96 queries, N = 64 keys, R = 4 / 8 rows).
   for (auto [sq, skv] : std::vector<std::pair<int64_t, int64_t>>{
            {1, 1}, {1, 70}, {2, 300}, {5, 3}, {7, 65}, {49, 65}, {100, 130}}) {
     for (int64_t d : {8, 33}) {
-      Case c;
+      AttnCase c;
       c.b = 2, c.hq = 2, c.hkv = 1, c.sq = sq, c.skv = skv, c.d = d, c.dv = d == 33 ? 17 : d;
       cs.push_back(c);
     }
   }
-  Case base;
+  AttnCase base;
   base.b = 2, base.hq = 4, base.hkv = 2, base.sq = 37, base.skv = 70, base.d = 16, base.dv = 16;
   for (Mask m : {Mask::bool_padding, Mask::bool_full, Mask::float_bias, Mask::float_row, Mask::bool_all_false_row}) {
-    Case c = base;
+    AttnCase c = base;
     c.mask = m;
     cs.push_back(c);
     c.causal = true;
@@ -136,7 +136,7 @@ std::vector<Case> small_sweep() {
     cs.push_back(c);
   }
   for (bool three_d : {false, true}) {
-    Case c = base;
+    AttnCase c = base;
     c.three_d = three_d, c.causal = true, c.past = 20, c.present = true, c.sq = 9, c.skv = 9;
     cs.push_back(c);
     c.sq = 1, c.skv = 1, c.hq = 4, c.hkv = 1;  // decode step, MQA
@@ -148,11 +148,11 @@ std::vector<Case> small_sweep() {
   for (Mask m : {Mask::none, Mask::bool_padding, Mask::float_bias}) {
     // Decode steps with a cache longer than a row block (256 keys), GQA: present_key/value are
     // written as the cache streams through (fused), or apart when the mask may hide keys.
-    Case c = base;
+    AttnCase c = base;
     c.sq = 1, c.skv = 1, c.hq = 4, c.hkv = 2, c.past = 300, c.present = true, c.mask = m;
     cs.push_back(c);
   }
-  Case c = base;
+  AttnCase c = base;
   c.causal = true, c.sq = 80, c.skv = 30;  // more queries than keys: late rows see every key
   cs.push_back(c);
   c.present = true, c.past = 0;  // present outputs without past
@@ -160,15 +160,15 @@ std::vector<Case> small_sweep() {
   return cs;
 }
 
-std::vector<Case> big_sweep() {
-  std::vector<Case> cs;
+std::vector<AttnCase> big_sweep() {
+  std::vector<AttnCase> cs;
   for (int64_t d : {32, 63, 64, 96, 128, 256})
     for (auto [hq, hkv] : std::vector<std::pair<int64_t, int64_t>>{{4, 4}, {4, 2}, {4, 1}})
       for (Mask m : {Mask::none, Mask::bool_padding, Mask::float_bias, Mask::bool_all_false_row})
         for (bool causal : {false, true})
           for (int64_t sq : {3, 7, 150}) {  // the row kernel, the narrow (one lane vector) and the wide tiles
             const bool three_d = sq == 3;
-            Case c;
+            AttnCase c;
             c.b = 2, c.hq = hq, c.hkv = hkv, c.sq = sq, c.skv = 200, c.d = d, c.dv = d, c.mask = m;
             c.causal = causal, c.three_d = three_d, c.past = causal ? 17 : 0;
             cs.push_back(c);
@@ -186,13 +186,13 @@ TEST(AttentionF32, KernelTableHasTheRow) {
 
 TEST(AttentionF32, SmallSweepMatchesReference) {
   register_cpu_kernels();
-  for (const Case& c : small_sweep()) check(c);
+  for (const AttnCase& c : small_sweep()) check(c);
 }
 
 TEST(AttentionF32, BigSweepMatchesReference) {
   if (!std::getenv("FERRY_BIG_SWEEPS")) GTEST_SKIP() << "set FERRY_BIG_SWEEPS=1";
   register_cpu_kernels();
-  for (const Case& c : big_sweep()) check(c);
+  for (const AttnCase& c : big_sweep()) check(c);
 }
 
 TEST(AttentionF32, SameBitsForAnyThreadCount) {

@@ -23,7 +23,6 @@ Tensor rand_of(DType t, std::vector<int64_t> dims, uint32_t seed, int k = 5) {
   return x;
 }
 
-Tensor i64s(const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>(v, {int64_t(v.size())}); }
 
 struct NodeCase {
   std::string label;

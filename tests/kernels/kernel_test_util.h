@@ -116,4 +116,7 @@ inline ::testing::AssertionResult outputs_close(const SessionRun& r, double rtol
   return ::testing::AssertionSuccess();
 }
 
+/// A 1-D int64 tensor of `v`.
+inline Tensor i64s(const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>(v, {int64_t(v.size())}); }
+
 }  // namespace ferry::testing

@@ -12,14 +12,14 @@
 namespace ferry::testing {
 namespace {
 
-struct Case {
+struct NativeCase {
   std::vector<Tensor> inputs;
   AttrMap attrs;
   std::string label;
 };
 
-std::vector<Case> cases_for(Op op) {
-  std::vector<Case> cs;
+std::vector<NativeCase> cases_for(Op op) {
+  std::vector<NativeCase> cs;
   // Ops with attributes or inputs of several roles have their own sweeps: attention_f32_test.cc,
   // gelu_test.cc, rms_normalization_test.cc.
   if (op == Op::Attention || op == Op::Gelu || op == Op::RMSNormalization) return cs;
@@ -181,7 +181,7 @@ TEST(NativeKernels, EveryRowMatchesItsReferenceKernel) {
   for (const KernelEntry& k : registered_kernels()) {
     if (k.isa > host_isa()) continue;  // the CPU cannot run it
     if (k.dtype != DType::f32) continue;  // the rows of other dtypes: data_movement_kernels_test.cc
-    for (const Case& c : cases_for(k.op)) {
+    for (const NativeCase& c : cases_for(k.op)) {
       Graph g;
       Node* n = detail::build_one_node(g, k.op, c.inputs, c.attrs, 1, {});
       Status inferred = infer_shapes(g);

@@ -15,7 +15,6 @@ struct SliceCase {
   bool after_conv;                                       // data is a conv output (blocked layouts)
 };
 
-Tensor i64s(const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>(v, {int64_t(v.size())}); }
 
 TEST(SliceStep, SweepMatchesReference) {
   const int64_t M = LLONG_MAX;

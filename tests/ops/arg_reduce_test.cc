@@ -18,7 +18,6 @@ AttrMap arg_attrs(int64_t axis, int64_t keepdims = 1, int64_t last = 0) {
 }
 
 // Rows with ties: [1 5 5 2], [7 7 0 0], [3 1 4 1].
-const std::vector<double> kTies = {1, 5, 5, 2, 7, 7, 0, 0, 3, 1, 4, 1};
 
 TEST(ArgReduceArgMax, TiesMatchOnnxRuntime) {
   Tensor x = f32({3, 4}, kTies);

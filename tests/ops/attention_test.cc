@@ -11,12 +11,6 @@ namespace {
 
 using namespace ferry::testing;
 
-AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  AttrMap m;
-  for (const auto& [k, v] : kv) m.set(k, v);
-  return m;
-}
-
 std::vector<double> zeros(size_t n) { return std::vector<double>(n, 0.0); }
 
 // V [1,1,3,2]: rows (1,10), (2,20), (6,60).

@@ -13,8 +13,6 @@ namespace {
 
 using namespace ferry::testing;  // NOLINT
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 Result<Tensor> cast(const Tensor& x, const std::string& to) {
   AttrMap a;

@@ -7,12 +7,6 @@ namespace {
 
 using namespace ferry::testing;
 
-AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  AttrMap m;
-  for (const auto& [k, v] : kv) m.set(k, v);
-  return m;
-}
-
 // --- Concat ------------------------------------------------------------------
 
 TEST(Concat, Axis1) {

@@ -7,7 +7,7 @@ namespace {
 
 using namespace ferry::testing;
 
-AttrMap attrs(int64_t blocksize, const char* mode = nullptr) {
+AttrMap block_attrs(int64_t blocksize, const char* mode = nullptr) {
   AttrMap m;
   m.set("blocksize", blocksize);
   if (mode) m.set("mode", std::string(mode));
@@ -24,7 +24,7 @@ Tensor onnx_input() {
 }
 
 TEST(DepthToSpace, DcrOnnxExample) {
-  auto out = run_op(Op::DepthToSpace, {onnx_input()}, attrs(2, "DCR"));
+  auto out = run_op(Op::DepthToSpace, {onnx_input()}, block_attrs(2, "DCR"));
   ASSERT_TRUE(out.ok()) << out.status().to_string();
   expect_type((*out)[0], DType::f32, {1, 2, 4, 6});
   expect_near((*out)[0], {0,  18, 1,  19, 2,  20, 36, 54, 37, 55, 38, 56, 3,  21, 4,  22, 5,  23, 39, 57, 40, 58, 41, 59,
@@ -32,7 +32,7 @@ TEST(DepthToSpace, DcrOnnxExample) {
 }
 
 TEST(DepthToSpace, CrdOnnxExample) {
-  auto out = run_op(Op::DepthToSpace, {onnx_input()}, attrs(2, "CRD"));
+  auto out = run_op(Op::DepthToSpace, {onnx_input()}, block_attrs(2, "CRD"));
   ASSERT_TRUE(out.ok()) << out.status().to_string();
   expect_type((*out)[0], DType::f32, {1, 2, 4, 6});
   expect_near((*out)[0], {0,  9,  1,  10, 2,  11, 18, 27, 19, 28, 20, 29, 3,  12, 4,  13, 5,  14, 21, 30, 22, 31, 23, 32,
@@ -40,34 +40,34 @@ TEST(DepthToSpace, CrdOnnxExample) {
 }
 
 TEST(SpaceToDepth, InvertsDcr) {
-  auto d2s = run_op(Op::DepthToSpace, {onnx_input()}, attrs(2));
+  auto d2s = run_op(Op::DepthToSpace, {onnx_input()}, block_attrs(2));
   ASSERT_TRUE(d2s.ok()) << d2s.status().to_string();
-  auto s2d = run_op(Op::SpaceToDepth, {(*d2s)[0]}, attrs(2));
+  auto s2d = run_op(Op::SpaceToDepth, {(*d2s)[0]}, block_attrs(2));
   ASSERT_TRUE(s2d.ok()) << s2d.status().to_string();
   EXPECT_TRUE((*s2d)[0].bit_equal(onnx_input()));
 }
 
 TEST(SpaceToDepth, SmallExample) {
   // [1,1,2,4] -> [1,4,1,2]: channel (by, bx) takes x[2*oy + by][2*ox + bx].
-  auto out = run_op(Op::SpaceToDepth, {i64({1, 1, 2, 4}, {0, 1, 2, 3, 4, 5, 6, 7})}, attrs(2));
+  auto out = run_op(Op::SpaceToDepth, {i64({1, 1, 2, 4}, {0, 1, 2, 3, 4, 5, 6, 7})}, block_attrs(2));
   ASSERT_TRUE(out.ok()) << out.status().to_string();
   expect_type((*out)[0], DType::i64, {1, 4, 1, 2});
   expect_near((*out)[0], {0, 2, 1, 3, 4, 6, 5, 7});
 }
 
 TEST(DepthToSpace, Errors) {
-  expect_error(run_op(Op::DepthToSpace, {f32({1, 3, 1, 1}, {1, 2, 3})}, attrs(2)), "channels 3 is not divisible by 4");
-  expect_error(run_op(Op::DepthToSpace, {f32({4, 1, 1}, {1, 2, 3, 4})}, attrs(2)), "must be 4-D");
-  expect_error(run_op(Op::DepthToSpace, {f32({1, 4, 1, 1}, {1, 2, 3, 4})}, attrs(0)), "blocksize 0 must be positive");
-  expect_error(run_op(Op::DepthToSpace, {f32({1, 4, 1, 1}, {1, 2, 3, 4})}, attrs(2, "RCD")), "mode must be DCR or CRD");
-  expect_error(run_op(Op::SpaceToDepth, {f32({1, 1, 3, 2}, {1, 2, 3, 4, 5, 6})}, attrs(2)), "height 3 is not divisible by 2");
+  expect_error(run_op(Op::DepthToSpace, {f32({1, 3, 1, 1}, {1, 2, 3})}, block_attrs(2)), "channels 3 is not divisible by 4");
+  expect_error(run_op(Op::DepthToSpace, {f32({4, 1, 1}, {1, 2, 3, 4})}, block_attrs(2)), "must be 4-D");
+  expect_error(run_op(Op::DepthToSpace, {f32({1, 4, 1, 1}, {1, 2, 3, 4})}, block_attrs(0)), "blocksize 0 must be positive");
+  expect_error(run_op(Op::DepthToSpace, {f32({1, 4, 1, 1}, {1, 2, 3, 4})}, block_attrs(2, "RCD")), "mode must be DCR or CRD");
+  expect_error(run_op(Op::SpaceToDepth, {f32({1, 1, 3, 2}, {1, 2, 3, 4, 5, 6})}, block_attrs(2)), "height 3 is not divisible by 2");
 }
 
 TEST(DepthToSpace, InferSymbolic) {
-  auto out = infer_op(Op::DepthToSpace, {{DType::f32, shape_of({"N", 16, "H", 5})}}, attrs(2));
+  auto out = infer_op(Op::DepthToSpace, {{DType::f32, shape_of({"N", 16, "H", 5})}}, block_attrs(2));
   ASSERT_TRUE(out.ok()) << out.status().to_string();
   EXPECT_EQ((*out)[0].shape, shape_of({"N", 4, "?", 10}));
-  out = infer_op(Op::SpaceToDepth, {{DType::f32, shape_of({"N", "C", 8, 6})}}, attrs(2));
+  out = infer_op(Op::SpaceToDepth, {{DType::f32, shape_of({"N", "C", 8, 6})}}, block_attrs(2));
   ASSERT_TRUE(out.ok());
   EXPECT_EQ((*out)[0].shape, shape_of({"N", "?", 4, 3}));
 }

@@ -13,7 +13,6 @@ AttrMap eq(const std::string& e) {
   return m;
 }
 
-Tensor m33() { return f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}); }
 
 TEST(Einsum, HandCheckedMatMul) {
   auto out = run_op(Op::Einsum, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3, 2}, {7, 8, 9, 10, 11, 12})}, eq("ij,jk->ik"));

@@ -13,8 +13,6 @@ namespace {
 
 using namespace ferry::testing;  // NOLINT
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 AttrMap fmod_attr(int64_t v) {
   AttrMap a;

@@ -15,8 +15,6 @@ namespace {
 
 using namespace ferry::testing;  // NOLINT
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::vector<double> kStd = {-3, -1, -0.5, 0, 0.5, 1, 3};
 

@@ -11,7 +11,6 @@ namespace {
 
 using namespace ferry::testing;  // NOLINT
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(ElementwiseVariadic, SumBroadcastsAllInputs) {
   // [2,1] + [3] + [] -> [2,3]

@@ -24,10 +24,6 @@ inline Tensor pat(std::vector<int64_t> dims, int seed, DType t = DType::f32) {
   return make_tensor(t, dims, pattern(n, seed));
 }
 inline AttrValue ints(std::vector<int64_t> v) { return v; }
-inline AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  AttrMap m;
-  for (const auto& [k, v] : kv) m.set(k, v);
-  return m;
-}
+// attrs({{"name", value}, ...}) is in op_test_util.h.
 
 }  // namespace ferry::testing

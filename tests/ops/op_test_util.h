@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <source_location>
 #include <string>
@@ -187,5 +188,37 @@ void expect_error(const Result<T>& r, const std::string& needle,
                   std::source_location loc = std::source_location::current()) {
   expect_error(r.status(), needle, loc);
 }
+
+// Shared test data and small builders (one definition each, so the test files can share a
+// unity-build translation unit).
+inline AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
+  AttrMap m;
+  for (const auto& [k, v] : kv) m.set(k, v);
+  return m;
+}
+
+/// {start, start + 1, ..., start + n - 1}.
+inline std::vector<double> iota(int n, double start = 0) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[size_t(i)] = start + i;
+  return v;
+}
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// A 3x3 f32 matrix 1..9.
+inline Tensor m33() { return f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}); }
+
+/// Values with repeated maxima and minima (arg-reduce and TopK tie breaking).
+inline const std::vector<double> kTies = {1, 5, 5, 2, 7, 7, 0, 0, 3, 1, 4, 1};
+
+/// A fixed 2x3x4 input for reductions, softmax and normalization.
+inline const std::vector<double> kX234 = {
+    0.0, 2.9906744956970215, 1.7465040683746338, -1.763298511505127, -2.250364065170288, 1.145359992980957,
+    3.595629930496216, 1.6572951078414917, -1.6834794282913208, -1.3859508037567139, 2.2605011463165283,
+    4.06031608581543, 1.5232609510421753, -1.4873720407485962, -0.4144984781742096, 3.316619634628296,
+    4.386385917663574, 1.3740901947021484, -1.160746693611145, 0.6419172286987305, 4.287675380706787,
+    4.58198356628418, 1.2401801347732544, -0.6954851150512695};
 
 }  // namespace ferry::testing

@@ -7,18 +7,6 @@ namespace {
 
 using namespace ferry::testing;
 
-AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  AttrMap m;
-  for (const auto& [k, v] : kv) m.set(k, v);
-  return m;
-}
-
-std::vector<double> iota(int n, double start = 0) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) v[size_t(i)] = start + i;
-  return v;
-}
-
 /// Runs Reshape with the shape given as a constant (so graph inference sees it too).
 Result<std::vector<Tensor>> reshape(Tensor x, std::vector<double> shape, int64_t allowzero = 0) {
   Tensor s = i64({int64_t(shape.size())}, shape);

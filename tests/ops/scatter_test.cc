@@ -7,12 +7,6 @@ namespace {
 
 using namespace ferry::testing;
 
-AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  AttrMap m;
-  for (const auto& [k, v] : kv) m.set(k, v);
-  return m;
-}
-
 AttrMap reduction(const char* r) { return attrs({{"reduction", std::string(r)}}); }
 
 Tensor one_to_eight() { return f32({8}, {1, 2, 3, 4, 5, 6, 7, 8}); }

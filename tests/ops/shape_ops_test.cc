@@ -7,12 +7,6 @@ namespace {
 
 using namespace ferry::testing;
 
-AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  AttrMap m;
-  for (const auto& [k, v] : kv) m.set(k, v);
-  return m;
-}
-
 Tensor x234() { return f32({2, 3, 4}, std::vector<double>(24, 0)); }
 
 // --- Shape -------------------------------------------------------------------

@@ -11,12 +11,6 @@ using namespace ferry::testing;
 
 Tensor ints(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(v, {int64_t(v.size())}); }
 
-std::vector<double> iota(int n) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) v[size_t(i)] = i;
-  return v;
-}
-
 Result<std::vector<Tensor>> slice1d(std::vector<int64_t> starts, std::vector<int64_t> ends,
                                     std::vector<int64_t> steps = {}) {
   std::vector<Tensor> in = {f32({10}, iota(10)), ints(starts), ints(ends), Tensor(), Tensor()};

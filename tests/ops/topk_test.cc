@@ -17,7 +17,6 @@ AttrMap topk_attrs(int64_t axis, int64_t largest = 1) {
 }
 
 // Rows with ties: [1 5 5 2], [7 7 0 0], [3 1 4 1].
-const std::vector<double> kTies = {1, 5, 5, 2, 7, 7, 0, 0, 3, 1, 4, 1};
 
 TEST(TopK, LargestWithTiesMatchesOnnxRuntime) {
   auto out = run_op(Op::TopK, {f32({3, 4}, kTies), i64({1}, {2})}, topk_attrs(-1), 2);

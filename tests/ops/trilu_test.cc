@@ -15,7 +15,6 @@ AttrMap upper(int64_t u) {
   return m;
 }
 
-Tensor m33() { return f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}); }
 
 void expect_trilu(std::vector<Tensor> in, int64_t up, std::vector<double> want) {
   auto out = run_op(Op::Trilu, in, upper(up));

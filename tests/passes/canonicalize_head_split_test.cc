@@ -12,7 +12,7 @@ namespace {
 using testing::rewrite;
 using testing::stats_of;
 
-Status fold(Graph& g, PassStats& s) { return fold_constants(g, s, size_t(1) << 20); }
+Status fold_small(Graph& g, PassStats& s) { return fold_constants(g, s, size_t(1) << 20); }
 
 // x [S, B, H*D] -> Reshape [S, B*H, D] -> Transpose [1,0,2] -> Reshape [B, H, S, D], H = 2, D = 4,
 // every target built from Shape(x) as torch.onnx writes it; `t2` lists the second target's entries.
@@ -44,7 +44,7 @@ std::string head_split(const char* t2) {
 
 TEST(CanonicalizeHeadSplit, DynamicTorchHeadSplitBecomesReshapeAndTranspose) {
   PassStats stats;
-  std::string out = rewrite(head_split("%bu, %hc, %su, %d"), fold, &stats);
+  std::string out = rewrite(head_split("%bu, %hc, %su, %d"), fold_small, &stats);
   EXPECT_EQ(stats_of(stats, "fold_constants", "head_split").applied, 1) << out;
   EXPECT_EQ(out.find("Shape"), std::string::npos) << out;
   EXPECT_NE(out.find("const i64[4] [-1, 0, 2, 4]"), std::string::npos) << out;  // the middle B*H fixes S
@@ -53,7 +53,7 @@ TEST(CanonicalizeHeadSplit, DynamicTorchHeadSplitBecomesReshapeAndTranspose) {
 
 TEST(CanonicalizeHeadSplitNearMiss, HeadSizeThatDiffersFromTheSplit) {
   PassStats stats;
-  std::string out = rewrite(head_split("%bu, %c4, %su, %c2"), fold, &stats);  // [B, 4, S, 2] after D = 4
+  std::string out = rewrite(head_split("%bu, %c4, %su, %c2"), fold_small, &stats);  // [B, 4, S, 2] after D = 4
   PatternStats s = stats_of(stats, "fold_constants", "head_split");
   EXPECT_EQ(s.applied, 0);
   ASSERT_EQ(s.near_misses.size(), 1u) << out;

@@ -15,7 +15,7 @@
 namespace ferry {
 namespace {
 
-std::unique_ptr<Graph> parse(const std::string& text) {
+std::unique_ptr<Graph> parse_checked(const std::string& text) {
   auto g = parse_graph(text);
   EXPECT_TRUE(g.ok()) << g.status().to_string();
   EXPECT_TRUE(infer_shapes(**g).ok());
@@ -44,7 +44,7 @@ const char* kConvSigmoidGelu = R"(graph g (%x: f32[1,2,4,4]) -> (%y) {
 )";
 
 TEST(Target, ReferenceTargetTakesEveryFusion) {
-  auto g = parse(kConvSigmoidGelu);
+  auto g = parse_checked(kConvSigmoidGelu);
   PassStats stats;
   ASSERT_TRUE(optimize(*g, reference_target(), {}, &stats).ok());
   EXPECT_EQ(ops_of(*g, Op::FusedConv), 1);
@@ -57,7 +57,7 @@ TEST(Target, FusionsFormOnlyWhatTheTargetExecutes) {
   t.name = "tiny";
   t.ops = {Op::FusedConv};                                    // no Gelu
   t.conv_epilogues = {Activation::kNone, Activation::kRelu};  // no Sigmoid
-  auto g = parse(kConvSigmoidGelu);
+  auto g = parse_checked(kConvSigmoidGelu);
   PassStats stats;
   ASSERT_TRUE(optimize(*g, t, {}, &stats).ok());
   EXPECT_EQ(ops_of(*g, Op::Gelu), 0) << "the target does not execute Gelu";
@@ -74,7 +74,7 @@ TEST(Target, WithoutTheFusedOpTheEpilogueStaysApart) {
   Target t;
   t.name = "no_fused";
   t.conv_epilogues = {Activation::kRelu};
-  auto g = parse(R"(graph g (%x: f32[1,2,4,4]) -> (%y) {
+  auto g = parse_checked(R"(graph g (%x: f32[1,2,4,4]) -> (%y) {
   %w = const f32[3,2,3,3] splat(0.25)
   %c = Conv(%x, %w) {pads=[1,1,1,1]} @conv
   %y = Relu(%c) @relu

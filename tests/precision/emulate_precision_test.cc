@@ -14,7 +14,7 @@
 namespace ferry {
 namespace {
 
-std::unique_ptr<Graph> parse(const std::string& text) {
+std::unique_ptr<Graph> parse_checked(const std::string& text) {
   auto g = parse_graph(text);
   EXPECT_TRUE(g.ok()) << g.status().to_string();
   EXPECT_TRUE(infer_shapes(**g).ok());
@@ -28,7 +28,7 @@ int count(const Graph& g, Op op) {
 }
 
 TEST(EmulatePrecision, RoundsOutputsAndWeights) {
-  auto g = parse(R"(graph g (%x: f32[1,3]) -> (%y) {
+  auto g = parse_checked(R"(graph g (%x: f32[1,3]) -> (%y) {
     %w = const f32[3] [1.00390625, 70000, 0.1]
     %y = Mul(%x, %w) @mul
   })");
@@ -54,7 +54,7 @@ TEST(EmulatePrecision, RoundsOutputsAndWeights) {
 }
 
 TEST(EmulatePrecision, Fp32NodesAndSharedWeights) {
-  auto g = parse(R"(graph g (%x: f32[2]) -> (%a, %b) {
+  auto g = parse_checked(R"(graph g (%x: f32[2]) -> (%a, %b) {
     %w = const f32[2] [0.1, 0.2]
     %a = Mul(%x, %w) @low
     %b = Add(%x, %w) @high

@@ -20,7 +20,7 @@ const char* kModel = R"(graph main (%x: f32[1,6], %k: i64[2]) -> (%logits, %idx)
 }
 )";
 
-std::unique_ptr<Graph> parse(const char* text) {
+std::unique_ptr<Graph> parse_checked(const char* text) {
   auto g = parse_graph(text);
   EXPECT_TRUE(g.ok()) << g.status().message();
   return std::move(g).value();
@@ -32,8 +32,8 @@ class ValidateValidator : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("ferry_validator_test_" + std::to_string(::getpid()) + "_" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
-    ref_graph_ = parse(kModel);
-    test_graph_ = parse(kModel);
+    ref_graph_ = parse_checked(kModel);
+    test_graph_ = parse_checked(kModel);
   }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;

@@ -31,7 +31,7 @@ namespace {
 
 int run_cli(int argc, char** argv) {
   using namespace ferry::cli;
-  CLI::App app("ferry: import, run, validate and evaluate neural network models (ONNX, TensorFlow).", "ferry");
+  CLI::App app("ferry: import, run, validate and evaluate neural network models (ONNX, TensorFlow, PyTorch .pt2).", "ferry");
   app.set_version_flag("--version", std::string("ferry ") + kVersion);
   app.footer(exit_code_footer());
   app.require_subcommand(1);
