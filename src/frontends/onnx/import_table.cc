@@ -30,8 +30,8 @@ const ImportRow* find_import(std::string_view op_type) {
 
 std::string repair_hint(const std::string& domain, const std::string& op_type) {
   if (domain == "com.microsoft" || domain == "com.microsoft.nchwc")
-    return "an ONNX Runtime contrib op: export the model without ONNX Runtime graph optimizations "
-           "so it uses standard ONNX ops";
+    return "an ONNX Runtime contrib op ferry has no repair rule for (docs/repair.md lists the ones it has): "
+           "export the model without ONNX Runtime graph optimizations so it uses standard ONNX ops";
   if (domain == "ai.onnx.ml") return "classical-ML (ai.onnx.ml) ops are not supported; keep this stage outside ferry";
   if (!domain.empty()) return "a custom-domain op: replace it with standard ONNX ops before import";
   static const std::map<std::string, std::string> kHints = {
