@@ -1,5 +1,5 @@
 #include "api/inspection_json.h"
-#include "report/repair_report.h"
+#include "repair/repair_report.h"
 
 namespace ferry {
 namespace {

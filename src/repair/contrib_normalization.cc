@@ -67,7 +67,8 @@ std::string why_not_EmbedLayerNormalization(const OnnxNode& n) {
   if (attr_int(n, "mask_index_type").value_or(1) != 1 && n.output_used(1))
     return "mask_index_type " + std::to_string(*attr_int(n, "mask_index_type")) + " is not handled (only 1)";
   for (size_t i : {0, 1, 7, 8})
-    if (n.input(i) && n.input(i)->dtype() != DType::i32 && n.input(i)->dtype() != DType::i64)
+    if (const Value* v = n.input(i); v && v->dtype() != DType::undefined && v->dtype() != DType::i32 &&
+                                     v->dtype() != DType::i64)
       return "input " + std::to_string(i) + " is not int32 or int64";
   return "";
 }

@@ -28,7 +28,7 @@
 #include "precision/accuracy_guard.h"
 #include "report/fusion_report.h"
 #include "report/precision_report.h"
-#include "report/repair_report.h"
+#include "repair/repair_report.h"
 #include "repair/check_repairs.h"
 #include "runtime/interpreter.h"
 #include "runtime/random_inputs.h"

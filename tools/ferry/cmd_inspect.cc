@@ -16,7 +16,7 @@
 #include "cli_common.h"
 #include "frontends/frontend.h"
 #include "ops/shape_inference.h"
-#include "report/repair_report.h"
+#include "repair/repair_report.h"
 #include "passes/pipeline.h"
 #include "runtime/random_inputs.h"
 #include "session_util.h"

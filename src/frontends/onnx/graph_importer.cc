@@ -451,9 +451,12 @@ void GraphImporter::import_node(int i) {
     status = import_ferry_domain(n);
   } else if (const repair::RepairRule* rule = repair::find_repair(domain, p.op_type());
              rule && (!domain.empty() || !find_import(p.op_type()) || n.opset() < find_import(p.op_type())->since)) {
+    const ImportRow* row = domain.empty() ? find_import(p.op_type()) : nullptr;
     status = import_by_repair(*rule, n,
-                              domain.empty() ? "op " + p.op_type() + " does not exist at opset " + std::to_string(n.opset())
-                                             : "no importer for ops of domain '" + domain + "'");
+                              !domain.empty() ? "no importer for ops of domain '" + domain + "'"
+                              : !row          ? std::string("no importer for this op")
+                                              : "op " + p.op_type() + " does not exist at opset " + std::to_string(n.opset()) +
+                                           " (ONNX has it from opset " + std::to_string(row->since) + ")");
   } else if (!domain.empty()) {
     bool local = false;
     for (const auto& f : model_.functions()) local |= f.domain() == p.domain() && f.name() == p.op_type();

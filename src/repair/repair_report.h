@@ -1,4 +1,4 @@
-// report/repair_report.h — the repairs an import applied (src/repair/, docs/repair.md),
+// repair/repair_report.h — the repairs an import applied (src/repair/, docs/repair.md),
 // for `ferry convert --repair` and `ferry inspect --repair`.
 //
 //   [{"node_name": "Attention_0", "op_type": "Attention", "domain": "com.microsoft",

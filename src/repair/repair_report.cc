@@ -1,4 +1,4 @@
-#include "report/repair_report.h"
+#include "repair/repair_report.h"
 
 #include <sstream>
 
