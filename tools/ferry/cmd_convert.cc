@@ -243,6 +243,12 @@ int run_convert(const ConvertOptions& o) {
     co.inputs.seed = o.seed;
     if (Status st = repair::check_repairs(o.model, g, &imported.repairs, co); !st.ok())
       return model_error(o.model, st.with_context("--check-repairs"));
+    for (const RepairRecord& r : imported.repairs)
+      if (r.check == "failed") {
+        std::cout << repair_report_table(imported.repairs) << std::flush;
+        return model_error(o.model, internal_error("--check-repairs: the repair of node '" + r.node_name + "' (" +
+                                                   r.rule + ") does not match onnxruntime: " + r.check_detail));
+      }
   }
   const size_t nodes_before = g.num_nodes();
   const auto ops_before = op_histogram(g);
@@ -341,7 +347,8 @@ Action add_convert_command(CLI::App& app) {
                 "(docs/repair.md); each repair is listed, and recorded in --report");
   sub->add_flag("--check-repairs", opts->check_repairs,
                 "with --repair: check each repaired node against ONNX Runtime on the model's own shapes (seeded\n"
-                "random inputs); the result (passed, failed, or not run and why) goes into the listing and --report");
+                "random inputs); the result (passed, failed, or not run and why) goes into the listing and --report;\n"
+                "a failed check stops the conversion (exit 2)");
   sub->add_option("--shape", opts->shapes, "NAME=1x128: dims of input NAME for --check-passes, --check-repairs and calibration (repeatable)")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
