@@ -110,6 +110,18 @@ def cases():
     yield "Attention_raw_mask_scale", node_model("Attention", [*qkv(), ("mask", raw, False)], ["y"],
                                                  num_heads=NH, scale=0.2, mask_filter_value=-1e4)
     yield "Attention_unidirectional", node_model("Attention", qkv(), ["y"], num_heads=NH, unidirectional=1)
+    L = 7
+    kv = lambda: [("key", rnd(rng, B, L, H), False), ("value", rnd(rng, B, L, H), False)]  # noqa: E731
+    yield "MultiHeadAttention_bias", node_model(
+        "MultiHeadAttention", [x(), *kv(), ("bias", rnd(rng, 3 * H), True)], ["y"], num_heads=NH)
+    yield "MultiHeadAttention_key_padding_mask", node_model(
+        "MultiHeadAttention", [x(), *kv(), None, ("kpm", np.array([[1] * L, [1] * 3 + [0] * 4], np.int32), False)],
+        ["y"], num_heads=NH, scale=0.3)
+    yield "MultiHeadAttention_key_lengths", node_model(
+        "MultiHeadAttention", [x(), *kv(), None, ("kpm", np.array([L, 3], np.int32), False)], ["y"], num_heads=NH)
+    yield "MultiHeadAttention_causal_self", node_model(
+        "MultiHeadAttention", [x(), ("key", rnd(rng, B, S, H), False), ("value", rnd(rng, B, S, H), False)], ["y"],
+        num_heads=NH, unidirectional=1)
     yield "Attention_bias", node_model("Attention", [*qkv(), None, None, ("attn_bias", rnd(rng, 1, NH, S, S), False)],
                                        ["y"], num_heads=NH)
 

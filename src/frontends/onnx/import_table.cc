@@ -35,8 +35,6 @@ std::string repair_hint(const std::string& domain, const std::string& op_type) {
                               "rotary caches inside the op); export the model without ORT's transformer optimizer"},
       {"MatMulNBits", "no repair rule: weights quantized to 4 (or N) bits in blocks, and ferry has no low-bit "
                       "kernels yet; export the float model"},
-      {"MultiHeadAttention", "no repair rule yet (separate Q, K, V with an optional KV cache); export the model "
-                             "without ORT's transformer optimizer, or with Attention fusion (packed QKV) only"},
       {"RotaryEmbedding", "no repair rule yet (ONNX RotaryEmbedding-23 takes its inputs in another order); "
                           "export the model without ORT's transformer optimizer"},
   };
