@@ -122,6 +122,8 @@ def cases():
     yield "MultiHeadAttention_causal_self", node_model(
         "MultiHeadAttention", [x(), ("key", rnd(rng, B, S, H), False), ("value", rnd(rng, B, S, H), False)], ["y"],
         num_heads=NH, unidirectional=1)
+    yield "Attention_unidirectional_raw_mask", node_model("Attention", [*qkv(), ("mask", raw, False)], ["y"],
+                                                          num_heads=NH, unidirectional=1)
     yield "Attention_bias", node_model("Attention", [*qkv(), None, None, ("attn_bias", rnd(rng, 1, NH, S, S), False)],
                                        ["y"], num_heads=NH)
 
