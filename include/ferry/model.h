@@ -52,6 +52,8 @@ struct LoadOptions {
   std::string external_data_dir;
   /// TensorFlow SavedModel signature to import ("" = serving_default).
   std::string signature;
+  /// Apply the repair rules (docs/repair.md) to ops ferry cannot import (ImportOptions::repair).
+  bool repair = false;
 };
 
 /// What compile() may be asked for. Unknown backends are an invalid_argument

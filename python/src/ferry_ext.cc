@@ -247,9 +247,10 @@ py::dict options_dict(const CompileOptions& o) {
 
 // --- the module ------------------------------------------------------------
 
-Model load(const std::string& path, const std::string& external_data_dir) {
+Model load(const std::string& path, const std::string& external_data_dir, bool repair) {
   LoadOptions opts;
   opts.external_data_dir = external_data_dir;
+  opts.repair = repair;
   ImportReport report;
   Result<Model> model = internal_error("not loaded");
   {
@@ -415,26 +416,30 @@ PYBIND11_MODULE(_ferry, m) {
           "backend unless optimize=False.")
       .def("__repr__", &model_repr);
 
-  m.def("load", &load, py::arg("path"), py::arg("external_data_dir") = "",
-        "load(path, external_data_dir='') -> Model\n\n"
+  m.def("load", &load, py::arg("path"), py::arg("external_data_dir") = "", py::arg("repair") = false,
+        "load(path, external_data_dir='', repair=False) -> Model\n\n"
         "Loads a model file (.onnx, a TensorFlow SavedModel or .pb, a torch.export .pt2, or ferry text\n"
         "IR; a .pt2 is read without unpickling anything). Raises FileError (an OSError) when it cannot be\n"
         "read, InvalidModelError when it is malformed, and UnsupportedError when it uses what ferry\n"
         "does not support; UnsupportedError.unsupported then lists every such node (node_name,\n"
-        "op_type, domain, opset, reason, proposed_repair).");
+        "op_type, domain, opset, reason, proposed_repair). repair=True rewrites ops ferry has no\n"
+        "importer for (ONNX Runtime contrib ops, ...) by its repair rules (docs/repair.md);\n"
+        "Model.inspect()['repairs'] lists each repair.");
   m.def(
       "inspect",
-      [](const std::string& path, bool optimized) {
+      [](const std::string& path, bool optimized, bool repair) {
         Inspection in;
         {
           py::gil_scoped_release release;
-          in = inspect_model(path, optimized);
+          LoadOptions load;
+          load.repair = repair;
+          in = inspect_model(path, optimized, load);
         }
         if (!in.graph && in.error.code() == StatusCode::kIoError) raise_status(in.error);
         return json_to_python(inspection_json(in));
       },
-      py::arg("path"), py::arg("optimized") = false,
-      "inspect(path, optimized=False) -> dict\n\n"
+      py::arg("path"), py::arg("optimized") = false, py::arg("repair") = false,
+      "inspect(path, optimized=False, repair=False) -> dict\n\n"
       "Model.inspect() for a file, also when it does not load: then the dict holds what the\n"
       "frontend learned (source ops, every unsupported node) and 'error'. Raises FileError only\n"
       "when the file cannot be read.");

@@ -1,4 +1,5 @@
 #include "api/inspection_json.h"
+#include "repair/repair_report.h"
 
 namespace ferry {
 namespace {
@@ -72,6 +73,7 @@ Json inspection_json(const Inspection& in) {
   j["coverage"] = {{"supported", in.graph != nullptr && in.import.unsupported.empty()},
                    {"num_unsupported", in.import.unsupported.size()},
                    {"unsupported", unsupported}};
+  j["repairs"] = repair_report_json(in.import.repairs);
   j["error"] = in.error.ok() ? Json(nullptr) : Json(in.error.message());
   return j;
 }

@@ -53,6 +53,7 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options, I
   ImportOptions iopts;
   iopts.external_data_dir = options.external_data_dir;
   iopts.signature = options.signature;
+  iopts.repair = options.repair;
   auto loaded = load_model(path, &state->report, iopts);
   if (report) *report = state->report;
   if (!loaded.ok()) return loaded.status();

@@ -26,12 +26,27 @@ struct UnsupportedOp {
   std::string proposed_repair;  ///< what would make it work; empty if none known
 };
 
+/// One source node the importer rewrote into ops ferry runs (src/repair/, docs/repair.md).
+struct RepairRecord {
+  std::string node_name;
+  std::string op_type;
+  std::string domain;          ///< "" for the default domain
+  std::string rule;            ///< the repair rule applied, e.g. "com.microsoft.Attention"
+  std::vector<std::string> became;  ///< the IR ops it was rewritten into, in emission order
+  /// The numerical check (`--check-repairs`): "" when not asked for, else "passed",
+  /// "failed" or "not run"; check_detail says the error found, the tolerance, or why not run.
+  std::string check;
+  std::string check_detail;
+};
+
 /// Source-level facts gathered while importing, available even when the import fails.
 struct ImportReport {
   std::string format;                               ///< "onnx", "tensorflow", "torch", ...
   std::map<std::string, int64_t> source_op_histogram;  ///< source op type -> count
   int64_t num_source_nodes = 0;
   std::vector<UnsupportedOp> unsupported;
+  /// Nodes rewritten by a repair rule (ImportOptions::repair); empty without it.
+  std::vector<RepairRecord> repairs;
   /// Symbolic dim -> its [min, max] (torch.export's range_constraints; INT64_MAX = no bound).
   std::map<std::string, std::pair<int64_t, int64_t>> dim_ranges;
 };
@@ -41,6 +56,9 @@ struct ImportOptions {
   std::string external_data_dir;
   /// TensorFlow SavedModel signature to import ("" = serving_default).
   std::string signature;
+  /// Rewrite ops ferry has no importer for by the repair rules of src/repair/ (`--repair`)
+  /// instead of listing them as unsupported; each rewrite lands in ImportReport::repairs.
+  bool repair = false;
 };
 
 /// Loads a model, choosing the frontend by content/extension (.onnx, .ferry text IR).

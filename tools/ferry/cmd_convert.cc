@@ -1,5 +1,5 @@
 // ferry convert MODEL -o OUT.onnx [--target cpu|reference] [--report REPORT.json] [--no-optimize] [--opset N]
-//               [--check-passes [--shape NAME=DIMS]...]
+//               [--check-passes [--shape NAME=DIMS]...] [--repair [--check-repairs]]
 //               [--precision MODE [--accuracy-budget TERMS] [--samples N | --calibration FILE.npz]
 //                [--keep-fp32 NODE]... [--force NODE=MODE]...]
 // Loads a model, runs the optimizer for the target (passes/pipeline.h, passes/target.h) and writes the result
@@ -28,6 +28,8 @@
 #include "precision/accuracy_guard.h"
 #include "report/fusion_report.h"
 #include "report/precision_report.h"
+#include "repair/repair_report.h"
+#include "repair/check_repairs.h"
 #include "runtime/interpreter.h"
 #include "runtime/random_inputs.h"
 #include "validate/input_files.h"
@@ -45,6 +47,8 @@ struct ConvertOptions {
   bool no_optimize = false;
   std::string target = "cpu";
   bool check_passes = false;
+  bool repair = false;         ///< apply the repair rules (docs/repair.md)
+  bool check_repairs = false;  ///< check each repair against ONNX Runtime on the model's shapes
   std::vector<std::string> shapes;  ///< NAME=DIMS for --check-passes inputs
   int64_t opset = 0;
   PrecisionFlags precision;
@@ -180,6 +184,15 @@ class PassChecker {
   int64_t last_applied_ = 0;
 };
 
+/// The load error, plus a pointer to --repair when rules cover some of the unsupported ops.
+Status with_repair_hint(const Status& st, const ImportReport& r) {
+  size_t covered = 0;
+  for (const UnsupportedOp& u : r.unsupported) covered += u.proposed_repair.rfind("repair available", 0) == 0;
+  if (covered == 0) return st;
+  return Status(st.code(), st.message() + " (repair rules cover " + std::to_string(covered) + " of the " +
+                               std::to_string(r.unsupported.size()) + ": use --repair; `ferry inspect` lists them)");
+}
+
 std::map<std::string, int64_t> op_histogram(const Graph& g) {
   std::map<std::string, int64_t> h;
   for (const Node* n : g.nodes()) ++h[op_name(n->op())];
@@ -218,10 +231,25 @@ int run_convert(const ConvertOptions& o) {
   for_backend.backend = o.target;
   auto target = backend_target(for_backend);
   if (!target.ok()) return usage_error(kConvertCmd, "--target: " + target.status().message());
-  auto loaded = load_model(o.model, nullptr, {.external_data_dir = "", .signature = o.signature});
-  if (!loaded.ok()) return model_error(o.model, loaded.status());
+  if (o.check_repairs && !o.repair) return usage_error(kConvertCmd, "--check-repairs checks the repairs --repair applies: add --repair");
+  ImportReport imported;
+  auto loaded = load_model(o.model, &imported, {.external_data_dir = "", .signature = o.signature, .repair = o.repair});
+  if (!loaded.ok()) return model_error(o.model, with_repair_hint(loaded.status(), imported));
   Graph& g = **loaded;
   if (Status st = refresh_shapes(g); !st.ok()) return model_error(o.model, st);
+  if (o.check_repairs) {
+    repair::RepairCheckOptions co;
+    co.inputs = input_options;
+    co.inputs.seed = o.seed;
+    if (Status st = repair::check_repairs(o.model, g, &imported.repairs, co); !st.ok())
+      return model_error(o.model, st.with_context("--check-repairs"));
+    for (const RepairRecord& r : imported.repairs)
+      if (r.check == "failed") {
+        std::cout << repair_report_table(imported.repairs) << std::flush;
+        return model_error(o.model, internal_error("--check-repairs: the repair of node '" + r.node_name + "' (" +
+                                                   r.rule + ") does not match onnxruntime: " + r.check_detail));
+      }
+  }
   const size_t nodes_before = g.num_nodes();
   const auto ops_before = op_histogram(g);
   PassStats stats;
@@ -264,6 +292,7 @@ int run_convert(const ConvertOptions& o) {
     report["ops_before"] = ops_before;
     report["ops_after"] = op_histogram(g);
     report["passes"] = fusion_report_json(stats)["passes"];
+    if (o.repair) report["repairs"] = repair_report_json(imported.repairs);
     if (precision_asked) {
       report["precision"] = precision_report_json(precision);
       report["precision"]["target"] = target_precisions_json(offered);
@@ -273,6 +302,7 @@ int run_convert(const ConvertOptions& o) {
     f.close();
     if (!f) return model_error(o.report, io_error("cannot write the report"));
   }
+  if (o.repair) std::cout << repair_report_table(imported.repairs) << "\n";
   if (!o.no_optimize) std::cout << target_summary(*target) << "\n\n" << fusion_report_table(stats) << "\n";
   if (precision_asked) std::cout << precision_report_table(precision) << "\n";
   std::cout << o.model << ": " << nodes_before << " nodes -> " << g.num_nodes() << " nodes\nwrote " << o.output
@@ -312,7 +342,14 @@ Action add_convert_command(CLI::App& app) {
   sub->add_flag("--check-passes", opts->check_passes,
                 "after each pass that changed the graph, compare its outputs (reference interpreter, seeded\n"
                 "random inputs) with the unoptimized graph's; stop at the first pass that changes them");
-  sub->add_option("--shape", opts->shapes, "NAME=1x128: dims of input NAME for --check-passes and calibration (repeatable)")
+  sub->add_flag("--repair", opts->repair,
+                "rewrite ops ferry has no importer for (ONNX Runtime contrib ops, ...) by its repair rules\n"
+                "(docs/repair.md); each repair is listed, and recorded in --report");
+  sub->add_flag("--check-repairs", opts->check_repairs,
+                "with --repair: check each repaired node against ONNX Runtime on the model's own shapes (seeded\n"
+                "random inputs); the result (passed, failed, or not run and why) goes into the listing and --report;\n"
+                "a failed check stops the conversion (exit 2)");
+  sub->add_option("--shape", opts->shapes, "NAME=1x128: dims of input NAME for --check-passes, --check-repairs and calibration (repeatable)")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
   sub->add_option("--opset", opts->opset, "default-domain opset to write (default: the lowest >= 18 that fits)")

@@ -16,6 +16,7 @@
 #include "cli_common.h"
 #include "frontends/frontend.h"
 #include "ops/shape_inference.h"
+#include "repair/repair_report.h"
 #include "passes/pipeline.h"
 #include "runtime/random_inputs.h"
 #include "session_util.h"
@@ -30,6 +31,7 @@ struct InspectOptions {
   bool optimized = false;  ///< show the graph after the optimizer, as `ferry convert` writes it
   std::string target = "cpu";  ///< the backend whose target the optimizer fuses for
   bool memory = false;     ///< compile for the CPU backend and print the memory plan
+  bool repair = false;     ///< apply the repair rules (docs/repair.md) and describe the repaired graph
 };
 
 /// Everything inspect learned (ferry/model.h); graph and stats are unset when the import failed.
@@ -145,6 +147,7 @@ void print_text(std::ostream& out, const Findings& f) {
       if (!op.proposed_repair.empty()) out << "      repair: " << op.proposed_repair << "\n";
     }
   }
+  if (!f.import.repairs.empty()) out << "\n" << repair_report_table(f.import.repairs);
 }
 
 Json memory_json(const MemoryPlanSummary& p) {
@@ -157,7 +160,7 @@ int run_inspect(const InspectOptions& o) {
   CompileOptions target;
   target.backend = o.target;
   if (auto t = backend_target(target); !t.ok()) return usage_error("inspect", "--target: " + t.status().message());
-  const LoadOptions load{.external_data_dir = "", .signature = o.signature};
+  const LoadOptions load{.external_data_dir = "", .signature = o.signature, .repair = o.repair};
   Findings f = inspect_model(o.model, o.optimized, load, target);
   std::optional<Result<MemoryPlanSummary>> plan;
   if (o.memory && f.error.ok()) plan = cpu_memory_plan(o.model, load);
@@ -184,7 +187,9 @@ Action add_inspect_command(CLI::App& app) {
       "Prints producer, format, opsets, inputs and outputs, op histograms (IR and source), parameters, a FLOP\n"
       "estimate (multiply-add = 2; symbolic dims counted as 1, i.e. batch = 1) and op coverage: every\n"
       "unsupported op at once with node name, op type, domain, opset, reason and proposed repair. When the\n"
-      "import fails it still prints all it learned, then the error, and exits 2.");
+      "import fails it still prints all it learned, then the error, and exits 2. An op a repair rule covers\n"
+      "(ONNX Runtime contrib ops, docs/repair.md) says \"repair available: <rule> (use --repair)\", or why no\n"
+      "rule applies; --repair applies them and lists each repair.");
   sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
       ->required()
       ->type_name("FILE|DIR");
@@ -195,6 +200,8 @@ Action add_inspect_command(CLI::App& app) {
                 "describe the graph after ferry's optimizer for --target (as `ferry convert` writes it and that "
                 "backend runs it)");
   sub->add_option("--target", opts->target, "with --optimized: cpu (default) or reference")->type_name("NAME");
+  sub->add_flag("--repair", opts->repair,
+                "rewrite ops ferry has no importer for by its repair rules (docs/repair.md) and describe the result");
   sub->add_flag("--memory", opts->memory,
                 "compile for the CPU backend and print the planned arena peak against the naive sum of buffers");
   return [opts] { return run_inspect(*opts); };

@@ -24,6 +24,7 @@
 #include "frontends/onnx/onnx_importer.h"
 #include "ir/verifier.h"
 #include "ops/shape_inference.h"
+#include "repair/repair_rule.h"
 
 namespace ferry::onnx_import {
 namespace {
@@ -98,6 +99,8 @@ class GraphImporter {
   }
   /// Every node was typed as it was emitted (see ImportState::all_typed).
   bool all_typed() const { return st_.all_typed; }
+  /// Apply repair rules to nodes without an importer (ImportOptions::repair).
+  void set_repair(bool on) { repair_ = on; }
 
  private:
   Status check_model();
@@ -108,6 +111,7 @@ class GraphImporter {
   Result<std::vector<int>> node_order();
   void import_node(int i);
   Status import_constant(OnnxNode& n);
+  Status import_by_repair(const repair::RepairRule& rule, OnnxNode& n, const std::string& why_unsupported);
   Result<SubgraphPtr> import_child(const onnx::GraphProto& sub, const std::vector<InputInfoHint>* hints);
   Status set_outputs();
   Status unsupported_status() const;
@@ -131,6 +135,7 @@ class GraphImporter {
   const std::vector<InputInfoHint>* hints_;          ///< a subgraph's input facts from its node
   size_t unsupported_before_ = 0;
   Status first_error_;
+  bool repair_ = false;
 };
 
 Result<SubgraphPtr> GraphImporter::import_child(const onnx::GraphProto& sub, const std::vector<InputInfoHint>* hints) {
@@ -141,6 +146,7 @@ Result<SubgraphPtr> GraphImporter::import_child(const onnx::GraphProto& sub, con
   g->info().graph_name = sub.name();
   g->info().opsets = g_.info().opsets;
   GraphImporter child(model_, sub, *g, report_, st_.data_root, &st_, hints);
+  child.set_repair(repair_);
   FERRY_TRY(child.run());
   // Untyped captures (an enclosing value typed only later) leave this to the whole
   // graph's inference, which types the captures first (ops/shape_inference.h).
@@ -417,6 +423,23 @@ Status GraphImporter::import_constant(OnnxNode& n) {
   return Status::Ok();
 }
 
+// A node the import table cannot take but a repair rule can: rewritten when
+// repairs are on, else unsupported with the rule as its proposed repair.
+Status GraphImporter::import_by_repair(const repair::RepairRule& rule, OnnxNode& n, const std::string& why_unsupported) {
+  const std::string name = repair::rule_name(rule);
+  if (std::string why_not = rule.why_not(n); !why_not.empty())
+    return n.unsupported(why_unsupported, "no repair applies: rule " + name + " " + why_not);
+  if (!repair_) return n.unsupported(why_unsupported, "repair available: " + name + " -> " + rule.becomes + " (use --repair)");
+  const size_t before = g_.num_nodes();
+  FERRY_TRY(rule.rewrite(n));
+  RepairRecord rec{n.proto().name().empty() ? n.name() : n.proto().name(), n.op_type(), normalize_domain(n.proto().domain()),
+                   name, {}, "", ""};
+  const std::vector<Node*> nodes = g_.nodes();
+  for (size_t k = before; k < nodes.size(); ++k) rec.became.push_back(op_name(nodes[k]->op()));
+  report_.repairs.push_back(std::move(rec));
+  return Status::Ok();
+}
+
 void GraphImporter::import_node(int i) {
   const onnx::NodeProto& p = graph_.node(i);
   const std::string domain = normalize_domain(p.domain());
@@ -426,6 +449,14 @@ void GraphImporter::import_node(int i) {
   Status status;
   if (domain == kFerryDomainName) {
     status = import_ferry_domain(n);
+  } else if (const repair::RepairRule* rule = repair::find_repair(domain, p.op_type());
+             rule && (!domain.empty() || !find_import(p.op_type()) || n.opset() < find_import(p.op_type())->since)) {
+    const ImportRow* row = domain.empty() ? find_import(p.op_type()) : nullptr;
+    status = import_by_repair(*rule, n,
+                              !domain.empty() ? "no importer for ops of domain '" + domain + "'"
+                              : !row          ? std::string("no importer for this op")
+                                              : "op " + p.op_type() + " does not exist at opset " + std::to_string(n.opset()) +
+                                           " (ONNX has it from opset " + std::to_string(row->since) + ")");
   } else if (!domain.empty()) {
     bool local = false;
     for (const auto& f : model_.functions()) local |= f.domain() == p.domain() && f.name() == p.op_type();
@@ -512,6 +543,7 @@ Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model,
   root.dir = dir;
   root.proto_owner = std::move(owner);
   GraphImporter importer(model, model.graph(), *g, r, std::move(root));
+  importer.set_repair(options.repair);
   FERRY_TRY(importer.run());
   g->info().source_path = path;
   FERRY_TRY(verify(*g));

@@ -1,0 +1,45 @@
+// repair/repair_rule.h — the repair table: rewrites of source ops ferry has no
+// importer for into IR ops it runs (docs/repair.md).
+//
+// A rule is keyed by (domain, op type), like an import row. It has
+//   - a precondition, `why_not`: "" when the rule handles this node (its
+//     attributes, input ranks and dtypes), else the reason it does not, which
+//     the coverage report shows instead of a repair;
+//   - a rewrite, run through the same OnnxNode an import function gets (it
+//     emits IR nodes and binds the outputs), so provenance, attribute checks
+//     and output binding work as for any import.
+// The ONNX importer consults the table when a node has no import row (or,
+// for the default domain, exists only in a later opset than the model's).
+// With ImportOptions::repair the rewrite runs and the import report records
+// it; without, the node stays unsupported and its proposed repair names the rule.
+//
+//   {"com.microsoft", "BiasGelu", "Gelu(X + bias), erf form", why_not_BiasGelu, repair_BiasGelu}
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "frontends/onnx/onnx_node.h"
+
+namespace ferry::repair {
+
+using WhyNotFn = std::string (*)(const onnx_import::OnnxNode&);
+using RewriteFn = Status (*)(onnx_import::OnnxNode&);
+
+struct RepairRule {
+  const char* domain;   ///< "" for the default domain
+  const char* op_type;
+  const char* becomes;  ///< one line: what the node is rewritten into
+  WhyNotFn why_not;     ///< "" when the rule applies to the node, else why it does not
+  RewriteFn rewrite;
+};
+
+/// Every rule, sorted by (domain, op type).
+std::span<const RepairRule> repair_rules();
+/// The rule for (domain, op_type); null when there is none.
+const RepairRule* find_repair(std::string_view domain, std::string_view op_type);
+/// "com.microsoft.Attention", or the bare op type for the default domain.
+std::string rule_name(const RepairRule& rule);
+
+}  // namespace ferry::repair

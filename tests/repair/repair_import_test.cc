@@ -1,0 +1,118 @@
+// The repair table and its hook in the ONNX importer: without repairs a covered
+// node is unsupported with "repair available"; with them it is rewritten and
+// recorded; a refused form says why; an op without a rule says so.
+// (Every rule's numerics against ONNX Runtime: tests/repair/test_contrib_rules.py.)
+#include <cmath>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "../frontends/onnx/onnx_test_util.h"
+#include "repair/repair_rule.h"
+#include "runtime/interpreter.h"
+
+namespace ferry {
+namespace {
+
+using namespace onnx_test;
+
+onnx::ModelProto contrib_model(const std::string& op, const std::vector<std::string>& inputs) {
+  onnx::ModelProto m = make_model(14);
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  add_input(m, "x", onnx::TensorProto::FLOAT, {1, 4});
+  add_node(m, op, inputs, {"y"}, op + "_0")->set_domain("com.microsoft");
+  add_output(m, "y");
+  return m;
+}
+
+Result<std::unique_ptr<Graph>> import_with(const onnx::ModelProto& m, bool repair, ImportReport* report) {
+  TempDir dir;
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  dir.write("m.onnx", bytes);
+  ImportOptions o;
+  o.repair = repair;
+  return import_onnx(dir.file("m.onnx"), report, o);
+}
+
+TEST(RepairTable, RulesAreUniqueAndFound) {
+  std::set<std::string> names;
+  for (const repair::RepairRule& r : repair::repair_rules()) {
+    EXPECT_TRUE(names.insert(repair::rule_name(r)).second) << repair::rule_name(r);
+    EXPECT_EQ(repair::find_repair(r.domain, r.op_type), &r);
+  }
+  EXPECT_NE(repair::find_repair("com.microsoft", "Attention"), nullptr);
+  EXPECT_EQ(repair::find_repair("com.microsoft", "MatMulNBits"), nullptr);
+  EXPECT_EQ(repair::find_repair("", "Attention"), nullptr);
+}
+
+TEST(RepairImport, WithoutRepairTheRuleIsOffered) {
+  onnx::ModelProto m = contrib_model("BiasGelu", {"x", "b"});
+  add_initializer(m, f32_tensor("b", {4}, {0.5f, 0.5f, 0.5f, 0.5f}));
+  ImportReport report;
+  auto g = import_with(m, false, &report);
+  ASSERT_FALSE(g.ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_CONTAINS(report.unsupported[0].proposed_repair, "repair available: com.microsoft.BiasGelu");
+  EXPECT_CONTAINS(report.unsupported[0].proposed_repair, "(use --repair)");
+  EXPECT_TRUE(report.repairs.empty());
+}
+
+TEST(RepairImport, RepairIsAppliedAndRecorded) {
+  onnx::ModelProto m = contrib_model("BiasGelu", {"x", "b"});
+  add_initializer(m, f32_tensor("b", {4}, {0.5f, 0.5f, 0.5f, 0.5f}));
+  ImportReport report;
+  auto g = import_with(m, true, &report);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  ASSERT_EQ(report.repairs.size(), 1u);
+  EXPECT_EQ(report.repairs[0].node_name, "BiasGelu_0");
+  EXPECT_EQ(report.repairs[0].rule, "com.microsoft.BiasGelu");
+  EXPECT_EQ(report.repairs[0].became, (std::vector<std::string>{"Add", "Gelu"}));
+  const std::vector<float> x = {-2.0f, -0.5f, 0.0f, 1.5f};
+  auto out = interpret(**g, {{"x", Tensor::from_vector<float>(x, {1, 4})}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i] + 0.5;
+    EXPECT_NEAR((*out)[0].get_double(int64_t(i)), 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-6);
+  }
+}
+
+TEST(RepairImport, RefusedFormSaysWhy) {
+  onnx::ModelProto m = contrib_model("FusedMatMul", {"x", "w"});
+  add_initializer(m, f32_tensor("w", {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  set_int(m.mutable_graph()->mutable_node(0), "transBatchA", 1);
+  ImportReport report;
+  ASSERT_FALSE(import_with(m, true, &report).ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_CONTAINS(report.unsupported[0].proposed_repair,
+                  "no repair applies: rule com.microsoft.FusedMatMul transBatchA = 1 is not handled");
+}
+
+TEST(RepairImport, OpWithoutRuleSaysSo) {
+  onnx::ModelProto m = contrib_model("MatMulNBits", {"x"});
+  ImportReport report;
+  ASSERT_FALSE(import_with(m, true, &report).ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_CONTAINS(report.unsupported[0].proposed_repair, "no repair rule");
+}
+
+TEST(RepairImport, DefaultDomainLayerNormBeforeOpset17) {
+  onnx::ModelProto m = make_model(14);
+  add_input(m, "x", onnx::TensorProto::FLOAT, {2, 4});
+  add_initializer(m, f32_tensor("g", {4}, {1, 1, 1, 1}));
+  add_node(m, "LayerNormalization", {"x", "g"}, {"y"}, "ln");
+  add_output(m, "y");
+  ImportReport off, on;
+  ASSERT_FALSE(import_with(m, false, &off).ok());
+  ASSERT_EQ(off.unsupported.size(), 1u);
+  EXPECT_CONTAINS(off.unsupported[0].reason, "does not exist at opset 14");
+  EXPECT_CONTAINS(off.unsupported[0].proposed_repair, "repair available: LayerNormalization");
+  auto g = import_with(m, true, &on);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_EQ(on.repairs.at(0).became, (std::vector<std::string>{"LayerNormalization"}));
+}
+
+}  // namespace
+}  // namespace ferry
