@@ -57,6 +57,10 @@ TEST(KernelRegistry, AnOverrideWinsOverEveryIsa) {
   EXPECT_STREQ(select_kernel(Op::Attention, DType::u8, Isa::avx512)->name, "plugin:test");
   EXPECT_STREQ(select_kernel(Op::Attention, DType::u8, Isa::reference)->name, "plugin:test");
   EXPECT_EQ(select_kernel(Op::Attention, DType::i8, Isa::avx512), nullptr);  // keyed by dtype too
+  // Later tests in the same process (the attention sweeps) enumerate every Attention kernel.
+  EXPECT_EQ(unregister_kernel("attention_u8__avx2"), 1u);
+  EXPECT_EQ(unregister_kernel("plugin:test"), 1u);
+  EXPECT_EQ(select_kernel(Op::Attention, DType::u8, Isa::avx512), nullptr);
 }
 
 
