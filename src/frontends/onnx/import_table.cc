@@ -1,7 +1,6 @@
 #include "frontends/onnx/import_table.h"
 
 #include <algorithm>
-#include <map>
 
 namespace ferry::onnx_import {
 namespace {
@@ -28,18 +27,13 @@ const ImportRow* find_import(std::string_view op_type) {
   return it != end && op_type == it->op_type ? it : nullptr;
 }
 
-std::string repair_hint(const std::string& domain, const std::string& op_type) {
+std::string repair_hint(const std::string& domain, const std::string& /*op_type*/) {
   if (domain == "com.microsoft" || domain == "com.microsoft.nchwc")
     return "an ONNX Runtime contrib op: export the model without ONNX Runtime graph optimizations "
            "so it uses standard ONNX ops";
   if (domain == "ai.onnx.ml") return "classical-ML (ai.onnx.ml) ops are not supported; keep this stage outside ferry";
   if (!domain.empty()) return "a custom-domain op: replace it with standard ONNX ops before import";
-  static const std::map<std::string, std::string> kHints = {
-      {"QLinearConv", "quantized models are not supported yet: import the float model"},
-      {"QLinearMatMul", "quantized models are not supported yet: import the float model"},
-  };
-  auto it = kHints.find(op_type);
-  return it == kHints.end() ? "" : it->second;
+  return "";
 }
 
 }  // namespace ferry::onnx_import
