@@ -69,6 +69,8 @@ Status ref_ConvInteger(KernelContext& ctx) {
 }
 
 Status infer_QLinearConv(InferContext& ctx) {
+  FERRY_TRY(check_required_inputs(ctx, {"x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale",
+                                        "y_zero_point"}));
   for (auto [i, name] : {std::pair<size_t, const char*>{1, "x_scale"}, {4, "w_scale"}, {6, "y_scale"}})
     if (ctx.input_dtype(i) != DType::f32)
       return invalid_model(std::string(name) + " must be f32, got " + dtype_name(ctx.input_dtype(i)));

@@ -63,6 +63,8 @@ Status ref_MatMulInteger(KernelContext& ctx) {
 }
 
 Status infer_QLinearMatMul(InferContext& ctx) {
+  FERRY_TRY(check_required_inputs(ctx, {"a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale",
+                                        "y_zero_point"}));
   FERRY_TRY(check_operand(ctx.input_dtype(0), "a"));
   FERRY_TRY(check_operand(ctx.input_dtype(3), "b"));
   FERRY_TRY(check_operand(ctx.input_dtype(7), "y_zero_point"));

@@ -10,6 +10,12 @@ namespace ferry {
 
 bool is_quantized8(DType t) { return t == DType::u8 || t == DType::i8; }
 
+Status check_required_inputs(const InferContext& ctx, const std::vector<const char*>& names) {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!ctx.has_input(i)) return invalid_model(std::string("input ") + std::to_string(i) + " (" + names[i] + ") is required");
+  return Status::Ok();
+}
+
 Result<Tensor> shifted_operand(const Tensor& x, const Tensor* zp, int64_t axis, DType out, const std::string& what) {
   FERRY_ASSIGN_OR_RETURN(Tensor y, Tensor::zeros(out, x.dims()));
   const int64_t nzp = zp ? zp->numel() : 1;

@@ -20,6 +20,9 @@ namespace ferry {
 /// u8 or i8: the 8-bit types the integer ops take.
 bool is_quantized8(DType t);
 
+/// Fails naming the first of `names` (input i = names[i]) that is omitted.
+Status check_required_inputs(const InferContext& ctx, const std::vector<const char*>& names);
+
 /// `x - zp` as a tensor of `out` (i32 or f64). zp (null: 0) is a single value, or 1-D
 /// of x's dim on `axis` (per channel / row / column); `what` names zp in errors.
 Result<Tensor> shifted_operand(const Tensor& x, const Tensor* zp, int64_t axis, DType out, const std::string& what);
