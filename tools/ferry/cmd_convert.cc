@@ -1,7 +1,7 @@
 // ferry convert MODEL -o OUT.onnx [--target cpu|reference] [--report REPORT.json] [--no-optimize] [--opset N]
 //               [--check-passes [--shape NAME=DIMS]...]
 //               [--precision MODE [--accuracy-budget TERMS] [--samples N | --calibration FILE.npz]
-//                [--keep-fp32 NODE]... [--force NODE=MODE]...]
+//                [--keep-fp32 NODE]... [--force NODE=MODE]... [--observer minmax|percentile]]
 // Loads a model, runs the optimizer for the target (passes/pipeline.h, passes/target.h) and writes the result
 // as ONNX (export/onnx_exporter.h): standard ops in the default domain, ferry's
 // fused ops in domain "ferry" (docs/ferry_ops.md). Prints the fusion report as
