@@ -53,7 +53,7 @@ Status check_quant_params(const Tensor& scale, const Tensor* zp, int64_t channel
 }
 
 std::vector<double> requant_multipliers(const Tensor& sx, const Tensor& sw, const Tensor& sy, int64_t n) {
-  std::vector<double> m(size_t(n));
+  std::vector<double> m(static_cast<size_t>(n));
   for (int64_t c = 0; c < n; ++c) {
     const float x = float(sx.get_double(sx.numel() == 1 ? 0 : c));
     const float w = float(sw.get_double(sw.numel() == 1 ? 0 : c));

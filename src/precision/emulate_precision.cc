@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/op_attrs.h"
 #include "precision/round_storage.h"
 
 namespace ferry {
