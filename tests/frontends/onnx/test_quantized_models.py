@@ -17,6 +17,7 @@ rounding.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import subprocess
 from pathlib import Path
@@ -50,14 +51,20 @@ def ferry_bin():
     return binary
 
 
-def mlp(path, rng):
-    """x[4, 16] -> MatMul(16x32) + b -> Relu -> MatMul(32x8) + b."""
+def mlp(path, rng, bias=True):
+    """x[4, 16] -> MatMul(16x32) (+ b) -> Relu -> MatMul(32x8) (+ b). Without the biases
+    quantize_static's QOperator form has no QLinearAdd (an ORT contrib op ferry does not import)."""
     w1, b1 = rng.normal(0, 0.3, (16, 32)).astype(np.float32), rng.normal(0, 0.1, 32).astype(np.float32)
     w2, b2 = rng.normal(0, 0.3, (32, 8)).astype(np.float32), rng.normal(0, 0.1, 8).astype(np.float32)
-    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"), helper.make_node("Add", ["h0", "b1"], ["h1"]),
-             helper.make_node("Relu", ["h1"], ["h2"]), helper.make_node("MatMul", ["h2", "w2"], ["h3"], name="fc2"),
-             helper.make_node("Add", ["h3", "b2"], ["y"])]
-    inits = [numpy_helper.from_array(a, n) for a, n in [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2")]]
+    if bias:
+        nodes = [helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"), helper.make_node("Add", ["h0", "b1"], ["h1"]),
+                 helper.make_node("Relu", ["h1"], ["h2"]), helper.make_node("MatMul", ["h2", "w2"], ["h3"], name="fc2"),
+                 helper.make_node("Add", ["h3", "b2"], ["y"])]
+        inits = [numpy_helper.from_array(a, n) for a, n in [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2")]]
+    else:
+        nodes = [helper.make_node("MatMul", ["x", "w1"], ["h1"], name="fc1"), helper.make_node("Relu", ["h1"], ["h2"]),
+                 helper.make_node("MatMul", ["h2", "w2"], ["y"], name="fc2")]
+        inits = [numpy_helper.from_array(a, n) for a, n in [(w1, "w1"), (w2, "w2")]]
     g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], inits)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
@@ -146,10 +153,11 @@ def test_quantize_dynamic(ferry_bin, tmp_path, make):
 @pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
 @pytest.mark.parametrize("make", [mlp, convnet], ids=["mlp", "convnet"])
 def test_quantize_static(ferry_bin, tmp_path, make, fmt):
-    rng = np.random.default_rng(11)
+    if make is mlp and fmt == "QOperator":
+        make = functools.partial(mlp, bias=False)
     fp32 = tmp_path / "fp32.onnx"
-    feeds = make(fp32, rng)
     calib = [make(tmp_path / "unused.onnx", np.random.default_rng(s)) for s in range(4)]
+    feeds = make(fp32, np.random.default_rng(11))
     q = tmp_path / f"static_{fmt}.onnx"
     quantize_static(str(fp32), str(q), Samples(calib), quant_format=getattr(QuantFormat, fmt), per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
@@ -157,6 +165,7 @@ def test_quantize_static(ferry_bin, tmp_path, make, fmt):
         want_ops = {"QuantizeLinear", "DequantizeLinear", "Conv" if make is convnet else "MatMul"}
     else:
         want_ops = {"QLinearConv"} if make is convnet else {"QLinearMatMul"}
+        assert not op_types(q) - {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "Relu"}
     check(ferry_bin, q, feeds, tmp_path, want_ops)
 
 
