@@ -6,13 +6,14 @@ against ONNX Runtime on the same inputs:
 - `quantize_static`, QDQ format (QuantizeLinear / DequantizeLinear pairs around fp32
   Conv / MatMul, per-channel weights) and QOperator format (QLinearConv / QLinearMatMul),
   calibrated with min-max on a few generated samples;
-- DequantizeLinear with a per-axis scale and one zero point (as smart_turn_v3 has it).
+- DequantizeLinear with a scale of shape [1] and a zero point of shape [] (smart_turn_v3's form).
 
 Each model runs with `ferry run` on the reference and the cpu backend. ORT runs with its
 graph optimizations off, so it executes the ops as written. Integer ops are exact; where
 ferry and ORT requantize, a tie may round differently, so outputs agree within one
 quantization step of the model's output (the output DequantizeLinear's scale) plus float
-rounding.
+rounding; ORT requantizes in fixed point, so QOperator models may differ by one step per
+QLinear op, and there ferry must equal onnx.reference exactly.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ try:
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
 except ImportError as e:  # reported per test
     IMPORT_ERROR = str(e)
@@ -128,7 +130,9 @@ def op_types(path):
 def check(binary, path, feeds, tmp_path, want_ops):
     assert want_ops <= op_types(path), f"{path.name} lacks {want_ops - op_types(path)}: {sorted(op_types(path))}"
     want = run_ort(path, feeds)
-    tol = output_step(path) * 1.01 + 1e-5
+    # ORT requantizes in its own fixed-point arithmetic: one step per requantizing op may differ.
+    requantizing = sum(n.op_type in ("QLinearConv", "QLinearMatMul") for n in onnx.load(path).graph.node)
+    tol = output_step(path) * max(requantizing, 1) * 1.01 + 1e-5
     for backend in ("reference", "cpu"):
         got = run_ferry(binary, path, feeds, tmp_path, backend)
         for name, w in want.items():
@@ -159,29 +163,38 @@ def test_quantize_static(ferry_bin, tmp_path, make, fmt):
     calib = [make(tmp_path / "unused.onnx", np.random.default_rng(s)) for s in range(4)]
     feeds = make(fp32, np.random.default_rng(11))
     q = tmp_path / f"static_{fmt}.onnx"
+    # QOperator: 7-bit weights (reduce_range). On x86 without VNNI, ORT's u8 x s8 kernels sum pairs of
+    # products in int16 (vpmaddubsw), which saturates with full-range weights: there ORT is off by up
+    # to 20 steps from the ONNX definition (and from onnx.reference, which ferry matches exactly).
     quantize_static(str(fp32), str(q), Samples(calib), quant_format=getattr(QuantFormat, fmt), per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, reduce_range=fmt == "QOperator")
     if fmt == "QDQ":
         want_ops = {"QuantizeLinear", "DequantizeLinear", "Conv" if make is convnet else "MatMul"}
     else:
         want_ops = {"QLinearConv"} if make is convnet else {"QLinearMatMul"}
         assert not op_types(q) - {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "Relu"}
     check(ferry_bin, q, feeds, tmp_path, want_ops)
+    if fmt == "QOperator":  # the ONNX reference's requantization is ferry's, exactly
+        m = onnx.load(q)
+        m.opset_import[0].version = 21  # onnx.reference implements DequantizeLinear from 19 on; same semantics here
+        want = ReferenceEvaluator(m).run(None, feeds)[0]
+        got = run_ferry(ferry_bin, q, feeds, tmp_path, "reference")[m.graph.output[0].name]
+        np.testing.assert_array_equal(got, want)
 
 
-def test_dequantize_per_axis_scale_scalar_zero_point(ferry_bin, tmp_path):
-    """W (i8 [4, 3]) dequantized per row with one zero point, then MatMul'd (smart_turn_v3's form)."""
+def test_dequantize_scale_of_one_value_and_a_scalar_zero_point(ferry_bin, tmp_path):
+    """W (i8 [4, 3]) dequantized with a scale of shape [1] and a zero point of shape [] (the
+    form smart_turn_v3 has: the shapes differ, the values are per tensor), then MatMul'd."""
     rng = np.random.default_rng(3)
     wq = rng.integers(-100, 100, (4, 3)).astype(np.int8)
-    scale = np.array([0.01, 0.02, 0.5, 0.003], np.float32)
-    nodes = [helper.make_node("DequantizeLinear", ["wq", "scale", "zp"], ["w"], axis=0),
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "scale", "zp"], ["w"]),
              helper.make_node("MatMul", ["x", "w"], ["y"])]
-    inits = [numpy_helper.from_array(wq, "wq"), numpy_helper.from_array(scale, "scale"),
+    inits = [numpy_helper.from_array(wq, "wq"), numpy_helper.from_array(np.array([0.02], np.float32), "scale"),
              numpy_helper.from_array(np.array(3, np.int8), "zp")]
     g = helper.make_graph(nodes, "dq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], inits)
     path = tmp_path / "dq.onnx"
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
     check(ferry_bin, path, {"x": rng.normal(0, 1, (2, 4)).astype(np.float32)}, tmp_path, {"DequantizeLinear"})
 
 
@@ -202,7 +215,7 @@ def test_bad_zero_point_dtype_is_a_clear_error(ferry_bin, tmp_path):
 
 
 def test_missing_scale_is_a_clear_error(ferry_bin, tmp_path):
-    """A QLinearConv with its w_scale omitted (an empty input name): exit 2, naming the node."""
+    """A QLinearConv with its w_scale omitted (an empty input name): exit 2, naming the node and the input."""
     nodes = [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "", "zw", "sy", "zy"], ["y"], name="qconv")]
     inits = [numpy_helper.from_array(np.array(0.1, np.float32), "sx"), numpy_helper.from_array(np.array(0, np.uint8), "zx"),
              numpy_helper.from_array(np.ones((2, 1, 1, 1), np.int8), "w"), numpy_helper.from_array(np.array(0, np.int8), "zw"),
@@ -213,4 +226,4 @@ def test_missing_scale_is_a_clear_error(ferry_bin, tmp_path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
     proc = subprocess.run([str(ferry_bin), "run", str(path)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "qconv" in proc.stderr and "(w_scale) is required" in proc.stderr, proc.stderr
+    assert "node 'qconv' (QLinearConv): required input 4 is omitted" in proc.stderr, proc.stderr
