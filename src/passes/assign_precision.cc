@@ -16,6 +16,7 @@ bool is_floating_node(const Node& n) {
 }
 
 std::string exec_reason(const PrecisionSupport& s) {
+  if (s.exec == PrecisionExec::emulated && s.dtype == DType::i8) return "emulated: " + s.why;
   if (s.exec == PrecisionExec::emulated)
     return "emulated: " + s.why + " (outputs and weights rounded to " + precision_name(s.dtype) +
            ", fp32 compute: accuracy as on hardware, no speedup)";
