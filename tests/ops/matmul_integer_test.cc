@@ -42,7 +42,8 @@ TEST(QLinearMatMul, RequantizesWithRoundingAndSaturation) {
   expect_type((*out)[0], DType::u8, {1, 1});
   expect_near((*out)[0], {55}, 0);
   expect_near((*q(0.1, 250))[0], {255}, 0);   // saturates
-  expect_near((*q(8.0, 0))[0], {2}, 0);       // 40 * 0.015625 = 0.625 * 4 = 2.5 -> 2 (half to even)
+  expect_near((*q(2.0, 0))[0], {2}, 0);       // 40 * 0.125 / 2 = 2.5 -> 2 (half to even)
+  expect_near((*q(8.0, 0))[0], {1}, 0);       // 40 * 0.125 / 8 = 0.625 -> 1
 }
 
 TEST(QLinearMatMul, MissingAndMismatchedParameters) {
@@ -53,7 +54,7 @@ TEST(QLinearMatMul, MissingAndMismatchedParameters) {
                "a_zero_point must have a's dtype");
   expect_error(run_op(Op::QLinearMatMul, {a, Tensor(), make_tensor(DType::u8, {}, {1}), b, f32({}, {0.25}),
                                           make_tensor(DType::u8, {}, {1}), f32({}, {1}), make_tensor(DType::u8, {}, {0})}),
-               "input 1 (a_scale) is required");
+               "required input 1 is missing");  // the verifier's check, before the kernel's own
 }
 
 }  // namespace
