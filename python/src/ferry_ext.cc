@@ -221,13 +221,16 @@ CompileOptions parse_compile_options(const py::kwargs& kw) {
       if (value.is_none()) continue;
       if (!py::isinstance<py::str>(value)) type_error("a str or None");
       o.precision = value.cast<std::string>();
+    } else if (name == "int8_observer") {
+      if (!py::isinstance<py::str>(value)) type_error("a str");
+      o.int8_observer = value.cast<std::string>();
     } else if (name == "keep_fp32" || name == "force") {
       if (py::isinstance<py::str>(value)) type_error("a list of str");
       (name == "keep_fp32" ? o.keep_fp32 : o.force) = value.cast<std::vector<std::string>>();
     } else {
       throw py::type_error("compile() got an unknown option '" + name +
                            "' (options: optimize, backend, threads, isa, blocked_layouts, reference_kernels, "
-                           "precision, keep_fp32, force)");
+                           "precision, keep_fp32, force, int8_observer)");
     }
   }
   return o;
@@ -390,9 +393,11 @@ PYBIND11_MODULE(_ferry, m) {
             return value_or_raise(std::move(s));
           },
           "compile(*, optimize=True, backend='cpu', threads=0, isa=None, blocked_layouts=True,\n"
-          "        reference_kernels=False, precision=None, keep_fp32=[], force=[]) -> Session\n\n"
+          "        reference_kernels=False, precision=None, keep_fp32=[], force=[], int8_observer='minmax') -> Session\n\n"
           "precision: 'fp32', 'bf16', 'fp16', 'int8' or 'auto' (None: the model's saved decisions, else fp32);\n"
-          "without bf16/fp16 hardware the lowered nodes are emulated (docs/precision.md).\n"
+          "without bf16/fp16 hardware the lowered nodes are emulated; int8 (Conv, MatMul, Gemm) is fake\n"
+          "quantization, its inputs calibrated on 8 seeded random samples by int8_observer ('minmax' or\n"
+          "'percentile') unless the model holds saved decisions (docs/precision.md).\n"
           "Optimizes a copy of the graph for the backend's target (unless optimize=False) and compiles\n"
           "it for `backend` (ferry.backends() lists them). threads: worker threads, 0 or None for the\n"
           "backend's default. cpu backend: isa caps ferry's own kernels ('generic', 'avx2', 'avx512',\n"

@@ -9,7 +9,9 @@
 #include "ops/shape_inference.h"
 #include "passes/pipeline.h"
 #include "frontends/onnx/onnx_metadata.h"
+#include "precision/calibrate_int8.h"
 #include "precision/emulate_precision.h"
+#include "runtime/random_inputs.h"
 
 namespace ferry {
 
@@ -114,6 +116,25 @@ Inspection inspect_model(const std::string& path, bool optimized, const LoadOpti
   return in;
 }
 
+namespace {
+
+/// int8 nodes without saved calibration (a --precision int8 of compile, not convert's
+/// decisions) are calibrated on 8 seeded random inputs.
+Status calibrate_int8_if_needed(const Graph& g, const CompileOptions& options, PrecisionReport& report) {
+  if (!needs_int8_calibration(report)) return Status::Ok();
+  FERRY_ASSIGN_OR_RETURN(Int8Observer observer, parse_int8_observer(options.int8_observer));
+  std::vector<std::map<std::string, Tensor>> samples;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    RandomInputOptions ro;
+    ro.seed = seed;
+    FERRY_ASSIGN_OR_RETURN(auto s, make_inputs(g, {}, ro));
+    samples.push_back(std::move(s));
+  }
+  return calibrate_int8(g, report, samples, observer, "8 seeded random samples");
+}
+
+}  // namespace
+
 Result<Session> Model::compile(const CompileOptions& options) const {
   FERRY_ASSIGN_OR_RETURN(const api::BackendEntry* backend, api::find_backend(options.backend));
   if (options.threads < 0) return invalid_argument("threads must be >= 0 (0 = the backend's default), got " +
@@ -128,7 +149,9 @@ Result<Session> Model::compile(const CompileOptions& options) const {
   const TargetPrecisions precisions = backend->precisions(options);
   PrecisionRequest request{options.precision, options.keep_fp32, options.force, state_->saved_precision};
   FERRY_ASSIGN_OR_RETURN(impl->precision, assign_precision(*g, precisions, request));
-  FERRY_TRY(lower_emulated_precision(*g, lowered_nodes(impl->precision), precisions)
+  FERRY_TRY(calibrate_int8_if_needed(*g, options, impl->precision));
+  const std::map<std::string, ActivationQuant> act = activation_quant(impl->precision);
+  FERRY_TRY(lower_emulated_precision(*g, lowered_nodes(impl->precision), precisions, nullptr, &act)
                 .status()
                 .with_context("emulating the lowered precisions"));
   impl->inputs = specs_of(g->inputs());

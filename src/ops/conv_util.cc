@@ -70,6 +70,8 @@ WindowAttrSource window_attr_source(const Node& node) {
     case Op::Conv: return source_of(node.attrs<ConvAttrs>());
     case Op::ConvTranspose: return source_of(node.attrs<ConvTransposeAttrs>());
     case Op::FusedConv: return source_of(node.attrs<FusedConvAttrs>());
+    case Op::ConvInteger: return source_of(node.attrs<ConvIntegerAttrs>());
+    case Op::QLinearConv: return source_of(node.attrs<QLinearConvAttrs>());
     case Op::FusedConvTranspose: return source_of(node.attrs<FusedConvTransposeAttrs>());
     case Op::MaxPool: return source_of(node.attrs<MaxPoolAttrs>());
     case Op::AveragePool: return source_of(node.attrs<AveragePoolAttrs>());

@@ -3,7 +3,7 @@
 //
 //   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)
 //   DequantizeLinear: y = (x - zero_point) * scale
-// scale (and zero_point, same shape) is per tensor (a scalar or [1]), per axis
+// scale (and zero_point, same shape or a single value, as ONNX Runtime accepts) is per tensor (a scalar or [1]), per axis
 // (1-D of x's dim on `axis`), or blocked (x's rank, dim ceil(x_dim / block_size)
 // on `axis`, x's dims elsewhere). Q's output dtype is zero_point's, else
 // output_dtype, else u8; DQ's is scale's (or output_dtype). Ties round to even.
@@ -103,7 +103,9 @@ Status ref_QuantizeLinear(KernelContext& ctx) {
   const Tensor& scale = ctx.input(1);
   const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   FERRY_ASSIGN_OR_RETURN(DType out_t, quantize_output(ctx, zp != nullptr, zp ? zp->dtype() : DType::u8));
-  if (zp && zp->dims() != scale.dims()) return ctx.error("QuantizeLinear: zero point and scale shapes differ");
+  if (zp && zp->dims() != scale.dims() && zp->numel() != 1)
+    return ctx.error("QuantizeLinear: zero point and scale shapes differ (a zero point is one value or one per scale)");
+  const bool zp_scalar = zp && zp->numel() == 1;
   FERRY_ASSIGN_OR_RETURN(ParamIndex pi, param_index(ctx, x.dims(), scale.dims()));
   FERRY_ASSIGN_OR_RETURN(Tensor * y, ew::prepare_output(ctx, 0, out_t, x.dims()));
   for (int64_t i = 0; i < x.numel(); ++i) {
@@ -111,7 +113,7 @@ Status ref_QuantizeLinear(KernelContext& ctx) {
     // x / scale rounded to f32 first, as the spec's reference computes it (it decides ties).
     const double ratio = scale.dtype() == DType::f64 ? x.get_double(i) / scale.get_double(p)
                                                      : double(float(x.get_double(i)) / float(scale.get_double(p)));
-    const double q = std::nearbyint(ratio) + (zp ? zp->get_double(p) : 0.0);
+    const double q = std::nearbyint(ratio) + (zp ? zp->get_double(zp_scalar ? 0 : p) : 0.0);
     dispatch_dtype(out_t, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) y->data<T>()[i] = saturate_cast<T>(q);
@@ -136,14 +138,16 @@ Status ref_DequantizeLinear(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
   const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  if (zp && zp->dims() != scale.dims()) return ctx.error("DequantizeLinear: zero point and scale shapes differ");
+  if (zp && zp->dims() != scale.dims() && zp->numel() != 1)
+    return ctx.error("DequantizeLinear: zero point and scale shapes differ (a zero point is one value or one per scale)");
+  const bool zp_scalar = zp && zp->numel() == 1;
   FERRY_ASSIGN_OR_RETURN(DType out_t, named_dtype(ctx, scale.dtype()));
   FERRY_ASSIGN_OR_RETURN(ParamIndex pi, param_index(ctx, x.dims(), scale.dims()));
   FERRY_ASSIGN_OR_RETURN(Tensor * y, ew::prepare_output(ctx, 0, out_t, x.dims()));
   for (int64_t i = 0; i < x.numel(); ++i) {
     const int64_t p = pi.of(i);
     // (x - zp) has at most 17 bits, so the product is exact in double and rounds once on store.
-    y->set_double(i, (double(x.get_int(i)) - (zp ? double(zp->get_int(p)) : 0.0)) * scale.get_double(p));
+    y->set_double(i, (double(x.get_int(i)) - (zp ? double(zp->get_int(zp_scalar ? 0 : p)) : 0.0)) * scale.get_double(p));
   }
   return Status::Ok();
 }

@@ -16,10 +16,22 @@ bool is_floating_node(const Node& n) {
 }
 
 std::string exec_reason(const PrecisionSupport& s) {
+  if (s.exec == PrecisionExec::emulated && s.dtype == DType::i8) return "emulated: " + s.why;
   if (s.exec == PrecisionExec::emulated)
     return "emulated: " + s.why + " (outputs and weights rounded to " + precision_name(s.dtype) +
            ", fp32 compute: accuracy as on hardware, no speedup)";
   return std::string(precision_exec_name(s.exec)) + ": " + s.why;
+}
+
+/// Whether `s` is offered for n's op (PrecisionSupport::ops; empty = every op).
+bool offered_for(const PrecisionSupport& s, const Node& n) {
+  return s.ops.empty() || std::find(s.ops.begin(), s.ops.end(), n.op()) != s.ops.end();
+}
+
+std::string op_list(const std::vector<Op>& ops) {
+  std::string s;
+  for (Op op : ops) s += (s.empty() ? "" : ", ") + std::string(op_name(op));
+  return s;
 }
 
 void set_decision(Node&, NodePrecision& d, DType p, const TargetPrecisions& t, std::string reason) {
@@ -39,6 +51,8 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
     if (it->second.precision != DType::f32 && s.exec == PrecisionExec::none)
       return set_decision(n, d, DType::f32, t, std::string("fp32: saved as ") + precision_name(s.dtype) + ", but " + s.why);
     d.sensitivity = it->second.sensitivity;
+    d.act_scale = it->second.act_scale;
+    d.act_zero_point = it->second.act_zero_point;
     return set_decision(n, d, it->second.precision, t, "saved in the model: " + it->second.reason);
   }
   if (mode == "auto") {
@@ -47,7 +61,7 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
       const PrecisionSupport s = t.of(p);
       const bool op_ok = s.accelerated_ops.empty() ||
                          std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), n.op()) != s.accelerated_ops.end();
-      if (s.exec == PrecisionExec::accelerated && op_ok)
+      if (s.exec == PrecisionExec::accelerated && op_ok && offered_for(s, n))
         return set_decision(n, d, p, t, std::string("auto: ") + precision_name(p) + " accelerated: " + s.why);
       why += std::string(why.empty() ? "" : "; ") + precision_name(p) + ": " +
              (s.exec == PrecisionExec::emulated ? s.why + " (only emulated, no faster than fp32)" : s.why);
@@ -57,6 +71,8 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
   const DType p = *parse_precision(mode);
   const PrecisionSupport s = t.of(p);
   if (s.exec == PrecisionExec::none) return set_decision(n, d, DType::f32, t, "fp32: " + mode + " requested, but " + s.why);
+  if (!offered_for(s, n))
+    return set_decision(n, d, DType::f32, t, "fp32: " + mode + " covers " + op_list(s.ops) + " only");
   set_decision(n, d, p, t, mode + " requested; " + exec_reason(s));
 }
 
@@ -88,6 +104,9 @@ Status apply_overrides(Graph& g, const TargetPrecisions& t, const PrecisionReque
     const PrecisionSupport s = t.of(*p);
     if (*p != DType::f32 && s.exec == PrecisionExec::none)
       return invalid_argument("--force " + text + ": target " + t.target + " cannot run " + precision_name(*p) + ": " + s.why);
+    if (*p != DType::f32 && !offered_for(s, *n))
+      return invalid_argument("--force " + text + ": " + precision_name(*p) + " covers " + op_list(s.ops) + " only, not " +
+                              n->describe());
     set_decision(*n, *d, *p, t, std::string(precision_name(*p)) + ": --force" + (*p == DType::f32 ? "" : "; " + exec_reason(s)));
     d->pinned = true;
   }

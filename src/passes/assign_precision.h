@@ -6,7 +6,9 @@
 //
 //   mode   fp32            every node fp32
 //          bf16 / fp16     every floating node the target offers it for (emulated or
-//                          accelerated; the reason says which); int8 is not offered yet
+//                          accelerated; the reason says which)
+//          int8            the ops the target offers it for (PrecisionSupport::ops: the matrix
+//                          products; calibrated by precision/calibrate_int8.h); the rest fp32
 //          auto            per node the fastest precision the target *accelerates*, never
 //                          an emulated one (an emulated precision is no faster than fp32)
 //          "" (default)    the decisions saved in the model (PrecisionRequest::saved: the
@@ -46,6 +48,10 @@ struct NodePrecision {
   std::string reason;
   std::optional<double> sensitivity;  ///< set by the accuracy guard
   bool pinned = false;                ///< --keep-fp32 / --force: the guard leaves it
+  /// int8: input 0's calibrated per-tensor u8 quantization, x ~ (q - act_zero_point) * act_scale
+  /// (precision/calibrate_int8.h); act_scale 0 = not calibrated.
+  double act_scale = 0;
+  int64_t act_zero_point = 0;
 };
 
 struct PrecisionReport {

@@ -1,6 +1,7 @@
 // passes/precision_metadata.cc — the precision decisions as ONNX model metadata:
 //   metadata_props["ferry.precision"] = {"mode": "fp16", "guard": "...",
 //       "nodes": {"<node>": {"precision": "fp16", "reason": "...", "sensitivity": 0.02}, ...}}
+//   (int8 nodes add "act_scale" and "act_zero_point": their input's calibrated quantization)
 // Written by `ferry convert --precision` (OnnxExportOptions::metadata), read back by
 // Model::load (read_onnx_metadata) and the precision pass (mode "").
 #include <cmath>
@@ -23,6 +24,10 @@ std::string save_precision_metadata(const PrecisionReport& report) {
     if (n.sensitivity) {
       if (std::isfinite(*n.sensitivity)) e["sensitivity"] = *n.sensitivity;
       else e["sensitivity"] = "inf";  // JSON has no Inf; a NaN / Inf in the lowered run
+    }
+    if (n.act_scale > 0) {
+      e["act_scale"] = n.act_scale;
+      e["act_zero_point"] = n.act_zero_point;
     }
     nodes[n.node] = e;
   }
@@ -50,6 +55,11 @@ Result<std::map<std::string, NodePrecision>> read_precision_metadata(const std::
     if (e.contains("reason") && e["reason"].is_string()) n.reason = e["reason"].get<std::string>();
     if (e.contains("sensitivity") && e["sensitivity"].is_number()) n.sensitivity = e["sensitivity"].get<double>();
     if (e.contains("sensitivity") && e["sensitivity"].is_string()) n.sensitivity = HUGE_VAL;
+    if (e.contains("act_scale") && e["act_scale"].is_number()) n.act_scale = e["act_scale"].get<double>();
+    if (e.contains("act_zero_point") && e["act_zero_point"].is_number_integer())
+      n.act_zero_point = e["act_zero_point"].get<int64_t>();
+    if (n.precision == DType::i8 && !(n.act_scale > 0 && n.act_zero_point >= 0 && n.act_zero_point <= 255))
+      return bad("node '" + name + "' is int8 without a valid act_scale / act_zero_point");
     out[name] = n;
   }
   return out;

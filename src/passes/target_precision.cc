@@ -21,19 +21,26 @@ const char* precision_name(DType dtype) {
   }
 }
 
+const std::vector<Op>& int8_ops() {
+  static const std::vector<Op> ops = {Op::Conv, Op::FusedConv, Op::MatMul, Op::FusedMatMul, Op::Gemm};
+  return ops;
+}
+
 PrecisionSupport TargetPrecisions::of(DType dtype) const {
   for (const PrecisionSupport& p : offered)
     if (p.dtype == dtype) return p;
   PrecisionSupport none;
   none.dtype = dtype;
-  none.why = dtype == DType::i8 ? "int8 is not implemented yet (QDQ import and int8 kernels: a later slice of issue 14)"
-                                : "target " + target + " does not offer " + precision_name(dtype);
+  none.why = "target " + target + " does not offer " + precision_name(dtype);
   return none;
 }
 
 TargetPrecisions reference_precisions() {
   const char* why = "the reference interpreter computes in fp32";
-  return {"reference", {{DType::bf16, PrecisionExec::emulated, why, {}}, {DType::f16, PrecisionExec::emulated, why, {}}}};
+  return {"reference",
+          {{DType::bf16, PrecisionExec::emulated, why, {}, {}},
+           {DType::f16, PrecisionExec::emulated, why, {}, {}},
+           {DType::i8, PrecisionExec::emulated, std::string(why) + " (int8: fake quantization)", {}, int8_ops()}}};
 }
 
 }  // namespace ferry

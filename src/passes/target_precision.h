@@ -33,6 +33,8 @@ struct PrecisionSupport {
   std::string why;           ///< why it executes it so: "no bf16 hardware: avx2 only"
   /// Ops it runs accelerated when exec is accelerated; the other floating ops are emulated.
   std::vector<Op> accelerated_ops;
+  /// The ops it is offered for (int8: the matrix products); empty: every floating op.
+  std::vector<Op> ops;
 };
 
 struct TargetPrecisions {
@@ -42,7 +44,10 @@ struct TargetPrecisions {
   PrecisionSupport of(DType dtype) const;
 };
 
-/// The reference interpreter's: bf16 and fp16 emulated.
+/// The ops int8 is offered for: Conv, MatMul, Gemm and their fused forms.
+const std::vector<Op>& int8_ops();
+
+/// The reference interpreter's: bf16, fp16 and int8 emulated.
 TargetPrecisions reference_precisions();
 
 }  // namespace ferry

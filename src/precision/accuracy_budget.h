@@ -7,7 +7,8 @@
 //   max_abs<=A   max |g−r|
 //   top1>=T      top-1 agreement of classifier-like outputs ([batch, classes >= 5])
 // Any NaN / Inf where the fp32 run is finite fails every budget.
-// Defaults: bf16 "cosine>=0.999,max_rel<=5e-2" (8-bit mantissa), fp16 "cosine>=0.999,max_rel<=1e-2".
+// Defaults: bf16 "cosine>=0.999,max_rel<=5e-2" (8-bit mantissa), fp16 "cosine>=0.999,max_rel<=1e-2",
+// int8 "cosine>=0.99".
 #pragma once
 
 #include <optional>
@@ -26,7 +27,7 @@ struct AccuracyBudget {
 
 /// Parses the text above; invalid_argument naming the term that is wrong.
 Result<AccuracyBudget> parse_accuracy_budget(const std::string& text);
-/// The default budget for lowering to `precision` (bf16 / f16).
+/// The default budget for lowering to `precision` (bf16 / f16 / i8).
 AccuracyBudget default_accuracy_budget(DType precision);
 
 /// The measured distance of a lowered run from the fp32 run.

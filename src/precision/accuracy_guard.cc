@@ -3,8 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <utility>
 
 #include "ir/graph_clone.h"
+#include "precision/calibrate_int8.h"
 #include "precision/emulate_precision.h"
 #include "runtime/interpreter.h"
 
@@ -28,7 +30,9 @@ std::string guard_score_text(double s) {
 /// Runs `g` with a given set of nodes lowered and compares it with the fp32 run.
 class GuardRunner {
  public:
-  GuardRunner(const Graph& g, const TargetPrecisions& t, const GuardOptions& o) : g_(g), t_(t), o_(o) {}
+  GuardRunner(const Graph& g, const TargetPrecisions& t, const GuardOptions& o,
+              std::map<std::string, ActivationQuant> act)
+      : g_(g), t_(t), o_(o), act_(std::move(act)) {}
 
   Status init() {
     InterpreterOptions io;
@@ -47,7 +51,7 @@ class GuardRunner {
   Result<AccuracyMetrics> evaluate(const std::map<std::string, DType>& lowered) {
     FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> c, clone_graph(g_));
     std::map<const Node*, const Node*> owner;
-    FERRY_TRY(lower_emulated_precision(*c, lowered, t_, &owner).status());
+    FERRY_TRY(lower_emulated_precision(*c, lowered, t_, &owner, &act_).status());
     AccuracyMetrics m;
     InterpreterOptions io;
     io.on_node_done = [&](const Node& n, const std::vector<Tensor>& outs) {
@@ -75,6 +79,7 @@ class GuardRunner {
   const Graph& g_;
   const TargetPrecisions& t_;
   const GuardOptions& o_;
+  std::map<std::string, ActivationQuant> act_;  ///< int8 nodes' calibration
   std::vector<std::vector<Tensor>> ref_;
   std::set<std::string> fp32_nonfinite_;
 };
@@ -122,7 +127,7 @@ Status run_accuracy_guard(const Graph& g, const TargetPrecisions& target, Precis
     report.guard_summary = "nothing lowered: no accuracy to check";
     return Status::Ok();
   }
-  GuardRunner runner(g, target, options);
+  GuardRunner runner(g, target, options, activation_quant(report));
   FERRY_TRY(runner.init());
   std::map<std::string, AccuracyMetrics> alone;
   for (NodePrecision& d : report.nodes) {

@@ -1,7 +1,9 @@
 #include "precision/emulate_precision.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "ir/op_attrs.h"
 #include "precision/round_storage.h"
 
 namespace ferry {
@@ -55,10 +57,65 @@ void emul_round_outputs(Graph& g, Node& n, DType p, std::map<const Node*, const 
   }
 }
 
+/// The axis of W's output channels for an int8 node (-1: per tensor).
+int64_t emul_weight_axis(const Node& n, const Tensor& w) {
+  switch (n.op()) {
+    case Op::Conv: case Op::FusedConv: return 0;
+    case Op::Gemm: return n.attrs<GemmAttrs>().transB ? 0 : 1;
+    default: return w.rank() >= 2 ? w.rank() - 1 : -1;  // MatMul: per column of B
+  }
+}
+
+/// fq(W) per output channel: symmetric s8, s_c = max|W_c| / 127 (1 for an all-zero channel).
+Tensor emul_fake_quant_weights(const Tensor& w, int64_t axis) {
+  Tensor q = w.clone();  // f32, same dims (a copy would share the buffer)
+  const int64_t channels = axis < 0 ? 1 : w.dim(axis);
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; axis >= 0 && d < w.rank(); ++d) inner *= w.dim(d);
+  auto channel = [&](int64_t i) { return (i / inner) % channels; };
+  std::vector<float> amax(size_t(channels), 0.0f);
+  const float* pw = w.data<float>();
+  for (int64_t i = 0; i < w.numel(); ++i) amax[size_t(channel(i))] = std::max(amax[size_t(channel(i))], std::fabs(pw[i]));
+  float* pq = q.data<float>();
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const float s = amax[size_t(channel(i))] > 0 ? amax[size_t(channel(i))] / 127.0f : 1.0f;
+    pq[i] = std::clamp(std::nearbyint(pw[i] / s), -127.0f, 127.0f) * s;
+  }
+  return q;
+}
+
+Node* emul_add_qdq_node(Graph& g, Op op, std::vector<Value*> in, DType out, const Node& n, const std::string& suffix) {
+  Node* q = g.add_node(op, std::move(in), 1, {}, g.unique_name(n.name() + "/" + suffix));
+  q->output(0)->set_type(out, q->input(0)->shape());
+  q->provenance() = n.provenance();
+  return q;
+}
+
+/// x -> DequantizeLinear(QuantizeLinear(x, s, z)) in front of n; W -> fq(W).
+Status emul_int8(Graph& g, Node& n, const ActivationQuant& a, std::map<const Node*, const Node*>* owner) {
+  Value* w = n.num_inputs() > 1 ? n.input(1) : nullptr;
+  if (w && w->is_constant() && w->dtype() == DType::f32) {
+    const Tensor& t = *w->constant();
+    Value* r = g.add_constant(g.unique_name(w->name() + "/int8"), emul_fake_quant_weights(t, emul_weight_axis(n, t)));
+    r->set_type(w->dtype(), w->shape());
+    g.set_node_input(&n, 1, r);
+  }
+  Value* x = n.input(0);
+  if (!x || x->dtype() != DType::f32) return Status::Ok();
+  Value* scale = g.add_constant(g.unique_name(n.name() + "/x_scale"), Tensor::scalar(float(a.scale)));
+  Value* zp = g.add_constant(g.unique_name(n.name() + "/x_zero_point"), Tensor::scalar(uint8_t(a.zero_point)));
+  Node* q = emul_add_qdq_node(g, Op::QuantizeLinear, {x, scale, zp}, DType::u8, n, "quantize_x");
+  Node* dq = emul_add_qdq_node(g, Op::DequantizeLinear, {q->output(0), scale, zp}, DType::f32, n, "dequantize_x");
+  g.set_node_input(&n, 0, dq->output(0));
+  if (owner) (*owner)[q] = (*owner)[dq] = &n;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, DType>& precision,
-                                         const TargetPrecisions& target, std::map<const Node*, const Node*>* owner) {
+                                         const TargetPrecisions& target, std::map<const Node*, const Node*>* owner,
+                                         const std::map<std::string, ActivationQuant>* act) {
   if (precision.empty()) return int64_t(0);
   FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
   EmulRoundedConstants cache;
@@ -67,6 +124,14 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
     auto it = precision.find(n->name());
     if (it == precision.end()) continue;
     const DType p = it->second;
+    if (p == DType::i8 && emul_emulated_here(target, *n, p)) {
+      auto a = act ? act->find(n->name()) : decltype(act->end()){};
+      if (!act || a == act->end() || a->second.scale <= 0)
+        return invalid_argument("node " + n->describe() + " is at int8 but has no calibrated activation scale");
+      FERRY_TRY(emul_int8(g, *n, a->second, owner).with_context("quantizing " + n->describe()));
+      ++lowered;
+      continue;
+    }
     if ((p != DType::bf16 && p != DType::f16) || !emul_emulated_here(target, *n, p)) continue;
     FERRY_TRY(emul_round_weights(g, *n, p, cache).with_context("rounding the weights of " + n->describe()));
     emul_round_outputs(g, *n, p, owner);

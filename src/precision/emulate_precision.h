@@ -22,11 +22,24 @@
 
 namespace ferry {
 
-/// Lowers every node `precision` (node name -> bf16 / f16) names that `target` emulates, as
-/// above; returns how many. `owner` (may be null) maps each inserted Cast to the node whose
-/// output it rounds.
+/// Input 0's calibrated quantization for an int8 node (precision/calibrate_int8.h).
+struct ActivationQuant {
+  double scale = 0;
+  int64_t zero_point = 0;
+};
+
+/// Lowers every node `precision` (node name -> bf16 / f16 / i8) names that `target` emulates,
+/// as above (int8: below); returns how many. `owner` (may be null) maps each inserted Cast
+/// (or QuantizeLinear / DequantizeLinear) to the node it belongs to. int8 nodes need their
+/// entry in `act` (null: none), else it is an error naming the node.
+///
+///   y = n(x, W)   with n.precision = int8 (Conv, MatMul, Gemm and their fused forms)
+///     ==>  y = n(DequantizeLinear(QuantizeLinear(x, s_x, z_x)), fq(W))
+/// s_x, z_x from `act` (u8, per tensor); fq(W) = clamp(round(W / s_c), -127, 127) * s_c with
+/// s_c = max|W_c| / 127 per output channel (symmetric s8); bias and outputs stay fp32.
 Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, DType>& precision,
                                          const TargetPrecisions& target,
-                                         std::map<const Node*, const Node*>* owner = nullptr);
+                                         std::map<const Node*, const Node*>* owner = nullptr,
+                                         const std::map<std::string, ActivationQuant>* act = nullptr);
 
 }  // namespace ferry

@@ -204,6 +204,11 @@ COVERED_BY_CONFORMANCE = {
     # control flow (subgraphs): also tests/models/test_control_flow.py (both backends vs onnxruntime)
     # and the real models with `If` (tests/models/test_real_models.py, marker realmodels)
     "If": "test_if", "Loop": "test_loop11", "Scan": "test_scan9_sum",
+    # quantized models (issue 14 int8): also tests/frontends/onnx/test_quantized_models.py (ORT's
+    # quantize_dynamic / quantize_static models, both backends vs onnxruntime)
+    "DynamicQuantizeLinear": "test_dynamicquantizelinear", "MatMulInteger": "test_matmulinteger",
+    "ConvInteger": "test_convinteger_with_padding", "QLinearMatMul": "test_qlinearmatmul_2D_uint8_float32",
+    "QLinearConv": "test_qlinearconv",
 }
 
 

@@ -59,19 +59,25 @@ TEST(AssignPrecision, AutoKeepsFp32WhereNothingIsAccelerated) {
     // ferry has no accelerated bf16/fp16 steps yet, so auto is fp32 on every host, with the reason.
     EXPECT_EQ(d.precision, DType::f32) << d.node;
     EXPECT_NE(d.reason.find("auto keeps fp32"), std::string::npos) << d.reason;
-    EXPECT_NE(d.reason.find("int8: int8 is not implemented yet"), std::string::npos) << d.reason;
+    // int8 is fake quantization (emulated) on every host for now, so auto never picks it.
+    EXPECT_NE(d.reason.find("int8: fake quantization"), std::string::npos) << d.reason;
     if (!bf16_hw && host_isa() == Isa::avx2)
       EXPECT_NE(d.reason.find("bf16: no bf16 hardware: avx2 only"), std::string::npos) << d.reason;
   }
 }
 
-TEST(AssignPrecision, Int8IsNotOfferedYet) {
+TEST(AssignPrecision, Int8CoversTheMatrixProductsOnly) {
   auto g = parse(kMlp);
   auto r = assign_precision(*g, cpu_precisions(host_isa()), {.mode = "int8"});
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(decision(*r, "mm").precision, DType::f32);
-  EXPECT_NE(decision(*r, "mm").reason.find("int8 requested, but int8 is not implemented yet"), std::string::npos)
+  EXPECT_EQ(decision(*r, "mm").precision, DType::i8);
+  EXPECT_EQ(decision(*r, "mm").exec, "emulated");
+  EXPECT_NE(decision(*r, "mm").reason.find("oneDNN's u8 x s8 matmul here is"), std::string::npos)
       << decision(*r, "mm").reason;
+  EXPECT_EQ(decision(*r, "relu").precision, DType::f32);
+  EXPECT_NE(decision(*r, "relu").reason.find("int8 covers Conv, FusedConv, MatMul, FusedMatMul, Gemm only"),
+            std::string::npos)
+      << decision(*r, "relu").reason;
 }
 
 TEST(AssignPrecision, OverridesPinNodes) {
@@ -103,9 +109,9 @@ TEST(AssignPrecision, BadRequestsAreErrorsNamingTheProblem) {
   auto prec = assign_precision(*g, reference_precisions(), {.mode = "fp16", .force = {"mm=fp12"}});
   ASSERT_FALSE(prec.ok());
   EXPECT_NE(prec.status().message().find("unknown precision 'fp12'"), std::string::npos);
-  auto int8 = assign_precision(*g, reference_precisions(), {.force = {"mm=int8"}});
+  auto int8 = assign_precision(*g, reference_precisions(), {.force = {"relu=int8"}});
   ASSERT_FALSE(int8.ok());
-  EXPECT_NE(int8.status().message().find("cannot run int8"), std::string::npos) << int8.status().message();
+  EXPECT_NE(int8.status().message().find("int8 covers Conv"), std::string::npos) << int8.status().message();
   auto shape = assign_precision(*g, reference_precisions(), {.keep_fp32 = {"shape"}});
   ASSERT_FALSE(shape.ok());
   EXPECT_NE(shape.status().message().find("has no floating output"), std::string::npos);
@@ -130,6 +136,20 @@ TEST(AssignPrecision, SavedDecisionsAreReadBack) {
   auto fp32 = assign_precision(*fresh, reference_precisions(), {.mode = "fp32", .saved = saved});
   ASSERT_TRUE(fp32.ok());
   EXPECT_EQ(decision(*fp32, "relu").precision, DType::f32);
+  // int8 decisions carry their calibration; one without it is a malformed model.
+  auto q = assign_precision(*fresh, reference_precisions(), {.mode = "int8"});
+  ASSERT_TRUE(q.ok());
+  q->nodes[0].act_scale = 0.05;
+  q->nodes[0].act_zero_point = 10;
+  auto q_back = assign_precision(*fresh, reference_precisions(), {.saved = save_precision_metadata(*q)});
+  ASSERT_TRUE(q_back.ok()) << q_back.status().to_string();
+  EXPECT_EQ(decision(*q_back, "mm").precision, DType::i8);
+  EXPECT_EQ(decision(*q_back, "mm").act_scale, 0.05);
+  EXPECT_EQ(decision(*q_back, "mm").act_zero_point, 10);
+  q->nodes[0].act_scale = 0;
+  auto uncalibrated = assign_precision(*fresh, reference_precisions(), {.saved = save_precision_metadata(*q)});
+  ASSERT_FALSE(uncalibrated.ok());
+  EXPECT_NE(uncalibrated.status().message().find("int8 without a valid act_scale"), std::string::npos);
   auto bad = assign_precision(*fresh, reference_precisions(), {.saved = "{not json"});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("metadata 'ferry.precision'"), std::string::npos);

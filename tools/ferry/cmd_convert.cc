@@ -1,7 +1,7 @@
 // ferry convert MODEL -o OUT.onnx [--target cpu|reference] [--report REPORT.json] [--no-optimize] [--opset N]
 //               [--check-passes [--shape NAME=DIMS]...] [--repair [--check-repairs]]
 //               [--precision MODE [--accuracy-budget TERMS] [--samples N | --calibration FILE.npz]
-//                [--keep-fp32 NODE]... [--force NODE=MODE]...]
+//                [--keep-fp32 NODE]... [--force NODE=MODE]... [--observer minmax|percentile]]
 // Loads a model, runs the optimizer for the target (passes/pipeline.h, passes/target.h) and writes the result
 // as ONNX (export/onnx_exporter.h): standard ops in the default domain, ferry's
 // fused ops in domain "ferry" (docs/ferry_ops.md). Prints the fusion report as
@@ -26,6 +26,7 @@
 #include "passes/assign_precision.h"
 #include "passes/pipeline.h"
 #include "precision/accuracy_guard.h"
+#include "precision/calibrate_int8.h"
 #include "report/fusion_report.h"
 #include "report/precision_report.h"
 #include "repair/repair_report.h"
@@ -135,6 +136,11 @@ int convert_precision(Graph& g, const TargetPrecisions& target, const ConvertOpt
     auto samples = calibration_samples(g, o, input_options, &go.samples_from);
     if (!samples.ok()) return model_error(o.calibration.empty() ? o.model : o.calibration, samples.status());
     go.samples = std::move(samples).value();
+    if (needs_int8_calibration(*report)) {  // the int8 nodes' activation scales, from the same samples
+      const Int8Observer observer = *parse_int8_observer(o.precision.observer);  // checked before loading
+      if (Status st = calibrate_int8(g, *report, go.samples, observer, go.samples_from); !st.ok())
+        return model_error(o.model, st);
+    }
     if (Status st = run_accuracy_guard(g, target, *report, go); !st.ok()) return model_error(o.model, st);
   }
   return -1;
@@ -217,6 +223,8 @@ int run_convert(const ConvertOptions& o) {
                                  std::to_string(kMinExportOpset) + " or newer");
   if (!o.precision.precision.empty() && o.precision.precision != "auto" && !parse_precision(o.precision.precision).ok())
     return usage_error(kConvertCmd, "--precision: unknown mode '" + o.precision.precision + "' (modes: " + precision_modes() + ")");
+  if (!parse_int8_observer(o.precision.observer).ok())
+    return usage_error(kConvertCmd, "--observer: unknown observer '" + o.precision.observer + "' (observers: minmax, percentile)");
   if (!o.accuracy_budget.empty())
     if (auto b = parse_accuracy_budget(o.accuracy_budget); !b.ok()) return usage_error(kConvertCmd, b.status().message());
   if (!o.calibration.empty() && o.samples != -1)
@@ -324,10 +332,12 @@ Action add_convert_command(CLI::App& app) {
       "(docs/ferry_ops.md). `ferry run` on that target runs exactly this graph.\n"
       "Prints what each pass matched, applied and nearly matched (with the reason and the source nodes);\n"
       "--report writes the same as JSON.\n"
-      "--precision bf16|fp16 lowers each node the target offers it for, then the accuracy guard measures the\n"
+      "--precision bf16|fp16|int8 lowers each node the target offers it for (int8: Conv, MatMul, Gemm, their\n"
+      "input calibrated on the calibration inputs with --observer), then the accuracy guard measures the\n"
       "model against fp32 on calibration inputs and raises the nodes that break --accuracy-budget to fp32;\n"
       "the decisions (per node: precision, sensitivity, reason) go into the model and the report. Without\n"
-      "bf16/fp16 hardware they are emulated: accuracy as on hardware, no speedup (docs/precision.md).");
+      "bf16/fp16 hardware they are emulated: accuracy as on hardware, no speedup; int8 is always emulated\n"
+      "(fake quantization) for now (docs/precision.md).");
   sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
       ->required()
       ->type_name("FILE|DIR");
@@ -358,7 +368,8 @@ Action add_convert_command(CLI::App& app) {
   sub->add_option("--accuracy-budget", opts->accuracy_budget,
                   "what the lowered model must keep against fp32 on the calibration inputs, e.g.\n"
                   "cosine>=0.999,max_rel<=1e-2 (terms: cosine>=, max_rel<=, max_abs<=, top1>=; default per mode:\n"
-                  "bf16 cosine>=0.999,max_rel<=0.05, fp16 cosine>=0.999,max_rel<=0.01); nodes that break it stay fp32")
+                  "bf16 cosine>=0.999,max_rel<=0.05, fp16 cosine>=0.999,max_rel<=0.01, int8 cosine>=0.99); nodes that\n"
+                  "break it stay fp32")
       ->type_name("TERMS");
   sub->add_option("--samples", opts->samples, "calibration: N seeded random inputs (default 8; --shape fixes dims)")
       ->type_name("N");

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cli_common.h"
+#include "precision/calibrate_int8.h"
 #include "runtime/random_inputs.h"
 
 namespace ferry::cli {
@@ -43,11 +44,17 @@ void add_precision_flags(CLI::App* sub, PrecisionFlags* flags) {
   sub->add_option("--force", flags->force, "NODE=bf16: this node's precision whatever the mode (repeatable)")
       ->type_name("NODE=MODE")
       ->allow_extra_args(false);
+  sub->add_option("--observer", flags->observer,
+                  "int8 calibration of each int8 node's input: minmax (default) or percentile (0.01% / 99.99%)")
+      ->type_name("NAME");
 }
 
 std::string apply_precision_flags(const PrecisionFlags& flags, CompileOptions* co) {
   if (!flags.precision.empty() && flags.precision != "auto" && !parse_precision(flags.precision).ok())
     return "--precision: unknown mode '" + flags.precision + "' (modes: " + precision_modes() + ")";
+  if (!parse_int8_observer(flags.observer).ok())
+    return "--observer: unknown observer '" + flags.observer + "' (observers: minmax, percentile)";
+  co->int8_observer = flags.observer;
   co->precision = flags.precision;
   co->keep_fp32 = flags.keep_fp32;
   co->force = flags.force;

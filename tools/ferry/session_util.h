@@ -47,6 +47,7 @@ struct PrecisionFlags {
   std::string precision;
   std::vector<std::string> keep_fp32;
   std::vector<std::string> force;
+  std::string observer = "minmax";
 };
 void add_precision_flags(CLI::App* sub, PrecisionFlags* flags);
 /// Copies the flags into `co`; a usage error message for an unknown mode ("" if fine).

@@ -6,10 +6,10 @@
 //         allowing it (FERRY_CPU_MAX_ISA / --isa, and oneDNN's ONEDNN_MAX_CPU_ISA), a oneDNN
 //         implementation that is not ref:* (probed by its impl name) and ferry's bf16 steps;
 //   f16   the same with avx512_fp16;
-//   int8  not offered yet.
-// ferry has no bf16 / f16 steps yet, so on every host both are storage emulation (outputs
-// and weights rounded, fp32 compute); `why` says what is missing on this one, e.g.
-// "no bf16 hardware: avx2 only".
+//   int8  fake quantization (precision/emulate_precision.h) for Conv / MatMul / Gemm; `why`
+//         names the int8 hardware (amx_int8, avx512_vnni, avx_vnni) and oneDNN's int8 matmul.
+// ferry has no bf16 / f16 / int8 steps yet, so on every host all three are emulation
+// (fp32 compute); `why` says what is missing on this one, e.g. "no bf16 hardware: avx2 only".
 #pragma once
 
 #include <string>
@@ -26,5 +26,8 @@ TargetPrecisions cpu_precisions(Isa isa);
 /// oneDNN's implementation of a small matmul with `dtype` sources and f32 destination on
 /// this host ("jit:avx512_core_amx", "ref:any"), or "none: <why>" when it has none.
 std::string onednn_matmul_impl(DType dtype);
+
+/// oneDNN's implementation of a small u8 x s8 -> f32 matmul on this host ("brg:avx2", ...).
+std::string onednn_int8_matmul_impl();
 
 }  // namespace ferry

@@ -123,10 +123,44 @@ std::string onednn_matmul_impl(DType dtype) {
   return probe_matmul_impl(dtype);
 }
 
+std::string onednn_int8_matmul_impl() {
+  static const std::string impl = [] {
+    try {
+      using dnnl::memory;
+      const memory::desc a({16, 64}, memory::data_type::u8, memory::format_tag::ab),
+          b({64, 16}, memory::data_type::s8, memory::format_tag::any),
+          c({16, 16}, memory::data_type::f32, memory::format_tag::ab);
+      return std::string(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), onednn::engine()).impl_info_str());
+    } catch (const dnnl::error& e) {
+      return std::string("none: ") + e.what();
+    }
+  }();
+  return impl;
+}
+
+namespace {
+
+/// int8 is fake quantization on every host until ferry has int8 steps; `why` names the
+/// int8 hardware the ISA rule looks for (AMX-INT8, AVX512-VNNI, AVX-VNNI) and the
+/// implementation oneDNN picks for a u8 x s8 matmul here.
+PrecisionSupport int8_support() {
+  const char* hw = nullptr;
+  for (const char* flag : {"amx_int8", "avx512_vnni", "avx_vnni"})
+    if (!hw && cpu_flag_usable(flag)) hw = flag;
+  const std::string have = hw ? std::string("int8 hardware ") + hw
+                              : "no int8 dot-product hardware (VNNI / AMX-INT8): " + std::string(isa_name(host_isa())) + " only";
+  PrecisionSupport s{DType::i8, PrecisionExec::emulated, "", {}, int8_ops()};
+  s.why = "fake quantization (per-channel s8 weights, calibrated u8 activations, fp32 compute): ferry's int8 steps "
+          "are not built yet; " + have + ", oneDNN's u8 x s8 matmul here is " + onednn_int8_matmul_impl();
+  return s;
+}
+
+}  // namespace
+
 TargetPrecisions cpu_precisions(Isa isa) {
   isa = std::min(isa, host_isa());
   return {"cpu", {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, "AMX"}, {"avx512_bf16", Isa::avx512, "BF16"}}),
-          lowered_support(DType::f16, isa, {{"avx512_fp16", Isa::avx512, "FP16"}})}};
+          lowered_support(DType::f16, isa, {{"avx512_fp16", Isa::avx512, "FP16"}}), int8_support()}};
 }
 
 }  // namespace ferry

@@ -1,7 +1,6 @@
 #include "frontends/onnx/import_table.h"
 
 #include <algorithm>
-#include <map>
 
 namespace ferry::onnx_import {
 namespace {
@@ -45,12 +44,7 @@ std::string repair_hint(const std::string& domain, const std::string& op_type) {
            "export the model without ONNX Runtime graph optimizations so it uses standard ONNX ops";
   if (domain == "ai.onnx.ml") return "classical-ML (ai.onnx.ml) ops are not supported; keep this stage outside ferry";
   if (!domain.empty()) return "a custom-domain op: replace it with standard ONNX ops before import";
-  static const std::map<std::string, std::string> kHints = {
-      {"QLinearConv", "quantized models are not supported yet: import the float model"},
-      {"QLinearMatMul", "quantized models are not supported yet: import the float model"},
-  };
-  auto it = kHints.find(op_type);
-  return it == kHints.end() ? "" : it->second;
+  return "";
 }
 
 }  // namespace ferry::onnx_import

@@ -1,0 +1,92 @@
+// int8 calibration (precision/calibrate_int8.h) and the int8 emulation it feeds
+// (precision/emulate_precision.h): scales and zero points worked by hand, then the
+// quantized MatMul against numbers computed from the formulas.
+#include "precision/calibrate_int8.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ir/text_format.h"
+#include "ops/shape_inference.h"
+#include "runtime/interpreter.h"
+
+namespace ferry {
+namespace {
+
+const char* kMatMul = R"(graph g (%x: f32[1,2]) -> (%y) {
+  %w = const f32[2,2] [1, 0.5, -2, 0.25]
+  %y = MatMul(%x, %w) @mm
+})";
+
+std::unique_ptr<Graph> parse(const std::string& text) {
+  auto g = parse_graph(text);
+  EXPECT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_TRUE(infer_shapes(**g).ok());
+  return std::move(g).value();
+}
+
+std::map<std::string, Tensor> sample(std::vector<float> x) {
+  const int64_t n = int64_t(x.size());
+  return {{"x", Tensor::from_vector(x, {1, n})}};
+}
+
+TEST(CalibrateInt8, MinMaxIncludesZero) {
+  auto g = parse(kMatMul);
+  auto r = assign_precision(*g, reference_precisions(), {.mode = "int8"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(needs_int8_calibration(*r));
+  ASSERT_TRUE(calibrate_int8(*g, *r, {sample({-1, 2}), sample({0.5f, 3})}, Int8Observer::minmax, "2 samples").ok());
+  const NodePrecision& d = r->nodes[0];
+  EXPECT_FLOAT_EQ(float(d.act_scale), 4.0f / 255.0f);  // [-1, 3]
+  EXPECT_EQ(d.act_zero_point, 64);                      // round(1 / (4/255)) = round(63.75)
+  EXPECT_NE(d.reason.find("calibrated (minmax on 2 samples)"), std::string::npos) << d.reason;
+  EXPECT_FALSE(needs_int8_calibration(*r));
+  auto positive = assign_precision(*g, reference_precisions(), {.mode = "int8"});
+  ASSERT_TRUE(calibrate_int8(*g, *positive, {sample({1, 2})}, Int8Observer::minmax, "1 sample").ok());
+  EXPECT_EQ(positive->nodes[0].act_zero_point, 0) << "min clamps to 0";
+}
+
+TEST(CalibrateInt8, PercentileIgnoresAnOutlier) {
+  auto g = parse(R"(graph g (%x: f32[1,20001]) -> (%y) {
+    %w = const f32[20001,1] splat(0.5)
+    %y = MatMul(%x, %w) @mm
+  })");
+  std::vector<float> x(20001);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) / 10000.0f;  // 0 .. 2
+  x[7] = 1000.0f;                                                     // one outlier
+  for (Int8Observer how : {Int8Observer::minmax, Int8Observer::percentile}) {
+    auto r = assign_precision(*g, reference_precisions(), {.mode = "int8"});
+    ASSERT_TRUE(calibrate_int8(*g, *r, {sample(x)}, how, "1 sample").ok());
+    const double hi = r->nodes[0].act_scale * 255;
+    if (how == Int8Observer::minmax) EXPECT_NEAR(hi, 1000, 1e-3);
+    else EXPECT_NEAR(hi, 2.0, 0.01) << "the 99.99th percentile of 20001 values: the outlier is above it";
+  }
+  EXPECT_FALSE(parse_int8_observer("entropy").ok());
+}
+
+TEST(EmulateInt8, QuantizesInputAndPerChannelWeights) {
+  auto g = parse(kMatMul);
+  auto r = assign_precision(*g, reference_precisions(), {.mode = "int8"});
+  ASSERT_TRUE(r.ok());
+  auto missing = lower_emulated_precision(*g, lowered_nodes(*r), reference_precisions());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no calibrated activation scale"), std::string::npos);
+  std::map<std::string, ActivationQuant> act = {{"mm", {0.1, 10}}};
+  std::map<const Node*, const Node*> owner;
+  auto n = lower_emulated_precision(*g, lowered_nodes(*r), reference_precisions(), &owner, &act);
+  ASSERT_TRUE(n.ok()) << n.status().to_string();
+  EXPECT_EQ(*n, 1);
+  EXPECT_EQ(owner.size(), 2u) << "QuantizeLinear and DequantizeLinear belong to mm";
+  auto out = interpret(*g, sample({0.33f, -0.5f}));
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  // x: round(x / 0.1) + 10 -> [13, 5] -> [0.3, -0.5]; W column 0 scale 2/127, column 1 0.5/127:
+  const float s0 = 2.0f / 127, s1 = 0.5f / 127;
+  const float w00 = std::nearbyint(1.0f / s0) * s0, w10 = -2.0f, w01 = 0.5f, w11 = std::nearbyint(0.25f / s1) * s1;
+  const float* y = (*out)[0].data<float>();
+  EXPECT_NEAR(y[0], 0.3f * w00 + -0.5f * w10, 1e-5);
+  EXPECT_NEAR(y[1], 0.3f * w01 + -0.5f * w11, 1e-5);
+}
+
+}  // namespace
+}  // namespace ferry
