@@ -19,7 +19,7 @@ const char* kMatMul = R"(graph g (%x: f32[1,2]) -> (%y) {
   %y = MatMul(%x, %w) @mm
 })";
 
-std::unique_ptr<Graph> parse(const std::string& text) {
+std::unique_ptr<Graph> parse_calib(const std::string& text) {
   auto g = parse_graph(text);
   EXPECT_TRUE(g.ok()) << g.status().to_string();
   EXPECT_TRUE(infer_shapes(**g).ok());
@@ -32,7 +32,7 @@ std::map<std::string, Tensor> sample(std::vector<float> x) {
 }
 
 TEST(CalibrateInt8, MinMaxIncludesZero) {
-  auto g = parse(kMatMul);
+  auto g = parse_calib(kMatMul);
   auto r = assign_precision(*g, reference_precisions(), {.mode = "int8"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_TRUE(needs_int8_calibration(*r));
@@ -48,7 +48,7 @@ TEST(CalibrateInt8, MinMaxIncludesZero) {
 }
 
 TEST(CalibrateInt8, PercentileIgnoresAnOutlier) {
-  auto g = parse(R"(graph g (%x: f32[1,20001]) -> (%y) {
+  auto g = parse_calib(R"(graph g (%x: f32[1,20001]) -> (%y) {
     %w = const f32[20001,1] splat(0.5)
     %y = MatMul(%x, %w) @mm
   })");
@@ -66,7 +66,7 @@ TEST(CalibrateInt8, PercentileIgnoresAnOutlier) {
 }
 
 TEST(EmulateInt8, QuantizesInputAndPerChannelWeights) {
-  auto g = parse(kMatMul);
+  auto g = parse_calib(kMatMul);
   auto r = assign_precision(*g, reference_precisions(), {.mode = "int8"});
   ASSERT_TRUE(r.ok());
   auto missing = lower_emulated_precision(*g, lowered_nodes(*r), reference_precisions());
