@@ -452,7 +452,9 @@ Result<Tensor> Parser::tensor_literal() {
     if (size_t(*numel) > kMaxSplatBytes / dtype_size(*dtype))
       return error(splat, "splat constant " + type + " is larger than the text format allows (" +
                               std::to_string(kMaxSplatBytes >> 20) + " MiB)");
-    FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(*dtype, dims));
+    auto zeros = Tensor::zeros(*dtype, dims);  // the tensor size limit (set_tensor_size_limit) applies
+    if (!zeros.ok()) return error(splat, zeros.status().message());
+    Tensor t = std::move(zeros).value();
     for (int64_t i = 0; i < *numel; ++i) FERRY_TRY(set_element(t, i, value));
     return t;
   }
@@ -470,7 +472,9 @@ Result<Tensor> Parser::tensor_literal() {
   if (int64_t(items.size()) != *numel)
     return error(type_tok, "constant " + type + " needs " + std::to_string(*numel) + " values, got " +
                                std::to_string(items.size()));
-  FERRY_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(*dtype, dims));
+  auto zeros = Tensor::zeros(*dtype, dims);
+  if (!zeros.ok()) return error(type_tok, zeros.status().message());
+  Tensor t = std::move(zeros).value();
   for (int64_t i = 0; i < *numel; ++i) FERRY_TRY(set_element(t, i, items[size_t(i)]));
   return t;
 }

@@ -388,5 +388,20 @@ TEST(TextFormat, ErrorsNameTheLineAndColumn) {
   for (const BadText& c : cases) EXPECT_EQ(parse_error(c.text), c.message) << c.text;
 }
 
+TEST(TextFormat, ConstantsOverTheTensorSizeLimitNameTheLine) {
+  // Found by text_ir_fuzz: a splat under the text format's own cap but over the tensor size limit.
+  const size_t saved = tensor_size_limit();
+  set_tensor_size_limit(1 << 20);
+  const std::string splat = parse_error("graph g () -> (%y) {\n  %y = const f32[1000000] splat(0)\n}\n");
+  std::string values = "0";
+  for (int i = 1; i < 300000; ++i) values += ",0";
+  const std::string listed = parse_error("graph g () -> (%y) {\n  %y = const f32[300000] [" + values + "]\n}\n");
+  set_tensor_size_limit(saved);
+  EXPECT_NE(splat.find("line 2, column 27: "), std::string::npos) << splat;
+  EXPECT_NE(splat.find("exceeds the size limit"), std::string::npos) << splat;
+  EXPECT_NE(listed.find("line 2, column 14: "), std::string::npos) << listed.substr(0, 200);
+  EXPECT_NE(listed.find("exceeds the size limit"), std::string::npos) << listed.substr(0, 200);
+}
+
 }  // namespace
 }  // namespace ferry
