@@ -58,6 +58,24 @@ Value* additive_mask(OnnxNode& n, size_t mi, size_t keys_from, float filter) {
   return helper(n, Op::Unsqueeze, {add, n.const_i64({1, 2}, "mask_axes")});
 }
 
+// The fused Attention both contrib attentions become: q, k, v in `ins`, the additive mask made from
+// input `mi` (keys from its dim `keys_from`) plus attention_bias (input 5), ORT's heads, causality and scale.
+Status emit_attention(OnnxNode& n, std::vector<Value*> ins, size_t mi, size_t keys_from) {
+  const int64_t heads = n.int_or("num_heads", 1);
+  const float filter = float(n.float_or("mask_filter_value", -10000.0));
+  Value* mask = n.input(mi) ? additive_mask(n, mi, keys_from, filter) : nullptr;
+  if (n.input(5)) mask = mask ? helper(n, Op::Add, {mask, n.input(5)}) : n.input(5);
+  if (mask) ins.push_back(mask);
+  AttrMap a;
+  a.set("q_num_heads", heads);
+  a.set("kv_num_heads", heads);
+  a.set("is_causal", n.int_or("unidirectional", 0));
+  // ORT's scale 0 (its default) means 1/sqrt(head size), as Attention's own default.
+  if (const double scale = n.float_or("scale", 0.0); scale != 0.0) a.set("scale", scale);
+  n.set_output(0, n.emit(Op::Attention, ins, a)->output(0));
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string why_not_Attention(const OnnxNode& n) {
@@ -78,10 +96,8 @@ std::string why_not_Attention(const OnnxNode& n) {
 }
 
 Status repair_Attention(OnnxNode& n) {
-  const int64_t heads = n.int_or("num_heads", 1);
   n.ignore("qkv_hidden_sizes");
   n.ignore("do_rotary");
-  const float filter = float(n.float_or("mask_filter_value", -10000.0));
   Value* qkv = helper(n, Op::MatMul, {n.input(0), n.input(1)});
   if (n.input(2)) qkv = helper(n, Op::Add, {qkv, n.input(2)});
   AttrMap split;
@@ -89,17 +105,7 @@ Status repair_Attention(OnnxNode& n) {
   split.set("num_outputs", int64_t(3));
   Node* parts = n.emit_helper(Op::Split, {qkv}, split, 3);
   std::vector<Value*> ins = {parts->output(0), parts->output(1), parts->output(2)};
-  Value* mask = n.input(3) ? additive_mask(n, 3, 0, filter) : nullptr;
-  if (n.input(5)) mask = mask ? helper(n, Op::Add, {mask, n.input(5)}) : n.input(5);
-  if (mask) ins.push_back(mask);
-  AttrMap a;
-  a.set("q_num_heads", heads);
-  a.set("kv_num_heads", heads);
-  a.set("is_causal", n.int_or("unidirectional", 0));
-  // ORT's scale 0 (its default) means 1/sqrt(head size), as Attention's own default.
-  if (const double scale = n.float_or("scale", 0.0); scale != 0.0) a.set("scale", scale);
-  n.set_output(0, n.emit(Op::Attention, ins, a)->output(0));
-  return Status::Ok();
+  return emit_attention(n, std::move(ins), 3, 0);
 }
 
 std::string why_not_MultiHeadAttention(const OnnxNode& n) {
@@ -120,8 +126,6 @@ std::string why_not_MultiHeadAttention(const OnnxNode& n) {
 }
 
 Status repair_MultiHeadAttention(OnnxNode& n) {
-  const int64_t heads = n.int_or("num_heads", 1);
-  const float filter = float(n.float_or("mask_filter_value", -10000.0));
   std::vector<Value*> ins = {n.input(0), n.input(1), n.input(2)};
   if (n.input(3)) {  // bias = [q bias, k bias, v bias]
     std::vector<int64_t> sizes;
@@ -131,16 +135,7 @@ Status repair_MultiHeadAttention(OnnxNode& n) {
     Node* parts = n.emit_helper(Op::Split, {n.input(3), n.const_i64(sizes, "bias_sizes")}, split, 3);
     for (size_t i : {0, 1, 2}) ins[i] = helper(n, Op::Add, {ins[i], parts->output(i)});
   }
-  Value* mask = n.input(4) ? additive_mask(n, 4, 1, filter) : nullptr;
-  if (n.input(5)) mask = mask ? helper(n, Op::Add, {mask, n.input(5)}) : n.input(5);
-  if (mask) ins.push_back(mask);
-  AttrMap a;
-  a.set("q_num_heads", heads);
-  a.set("kv_num_heads", heads);
-  a.set("is_causal", n.int_or("unidirectional", 0));
-  if (const double scale = n.float_or("scale", 0.0); scale != 0.0) a.set("scale", scale);
-  n.set_output(0, n.emit(Op::Attention, ins, a)->output(0));
-  return Status::Ok();
+  return emit_attention(n, std::move(ins), 4, 1);
 }
 
 }  // namespace ferry::repair
