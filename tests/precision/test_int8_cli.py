@@ -54,16 +54,6 @@ def ferry_bin():
     return path
 
 
-@pytest.fixture(scope="module")
-def ferry_api():
-    try:
-        import ferry
-        import ferry._ferry  # noqa: F401
-    except ImportError as e:
-        unavailable(f"the ferry Python package is not installed with its extension ({e}); run scripts/setup.sh")
-    return ferry
-
-
 def ferry(bin_path, *args, expect=0):
     r = subprocess.run([str(bin_path), *map(str, args)], capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == expect, f"ferry {' '.join(map(str, args))}: rc {r.returncode}\n{r.stdout}\n{r.stderr}"

@@ -1,6 +1,6 @@
 """pytest setup for the Python package tests: the model generators and the
-malformed-model corpus are importable, and `ferry_api` is the package with its
-compiled extension (a failure under CI=true when it is missing, else a skip)."""
+malformed-model corpus are importable, and `onnx_mod` is onnx (a failure under
+CI=true when it is missing, else a skip; `ferry_api` is in tests/conftest.py)."""
 
 import sys
 from pathlib import Path
@@ -13,17 +13,6 @@ for sub in ("models", "models/gen", "bad_inputs"):
         sys.path.insert(0, str(TESTS / sub))
 
 from model_cache import unavailable  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def ferry_api():
-    """The installed `ferry` package, with ferry._ferry importable."""
-    try:
-        import ferry
-        import ferry._ferry  # noqa: F401
-    except ImportError as e:
-        unavailable(f"the ferry Python package is not installed with its extension ({e}); run scripts/setup.sh")
-    return ferry
 
 
 @pytest.fixture(scope="session")

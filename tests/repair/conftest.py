@@ -1,6 +1,6 @@
 """pytest setup for the repair tests (docs/repair.md): the model generators are
-importable, and the fixtures hand out the ferry package and ONNX Runtime (a
-failure under CI=true when one is missing, else a skip)."""
+importable, and `ort` hands out ONNX Runtime (a failure under CI=true when it is
+missing, else a skip; `ferry_api` is in tests/conftest.py)."""
 
 import sys
 from pathlib import Path
@@ -13,17 +13,6 @@ for sub in ("models", "models/gen"):
         sys.path.insert(0, str(TESTS / sub))
 
 from model_cache import unavailable  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def ferry_api():
-    """The installed `ferry` package, with ferry._ferry importable."""
-    try:
-        import ferry
-        import ferry._ferry  # noqa: F401
-    except ImportError as e:
-        unavailable(f"the ferry Python package is not installed with its extension ({e}); run scripts/setup.sh")
-    return ferry
 
 
 @pytest.fixture(scope="session")
