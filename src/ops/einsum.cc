@@ -15,6 +15,7 @@
 #include <array>
 
 #include "ops/conv_util.h"
+#include "ops/einsum_equation.h"
 #include "ops/shape_util.h"
 
 namespace ferry {
@@ -31,17 +32,8 @@ char label_char(int l) { return l < 26 ? char('a' + l) : char('A' + (l - 26)); }
 // ASCII order of labels: 'A'..'Z' before 'a'..'z'.
 int ascii_rank(int l) { return l < 26 ? 26 + l : l - 26; }
 
-/// One side of the equation: labels in order, and where "..." sits among them.
-struct Term {
-  std::vector<int> labels;
-  int ellipsis = -1;  ///< index into labels where "..." goes, -1 if absent
-};
-
-struct Equation {
-  std::vector<Term> inputs;
-  Term output;
-  bool explicit_output = false;
-};
+using Term = EinsumTerm;
+using Equation = EinsumEquation;
 
 Result<Term> parse_term(const std::string& s, const std::string& where) {
   Term t;
@@ -207,6 +199,10 @@ void einsum_loop(const std::vector<const Acc*>& ops, const std::vector<std::vect
 }
 
 }  // namespace
+
+Result<EinsumEquation> parse_einsum_equation(const std::string& equation, size_t num_inputs) {
+  return parse_equation(equation, num_inputs);
+}
 
 Status infer_Einsum(InferContext& ctx) {
   const DType t = ctx.input_dtype(0);

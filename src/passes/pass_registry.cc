@@ -38,6 +38,7 @@ constexpr NamedPass kPasses[] = {
     FERRY_FUSION(fuse_rmsnorm, RMSNormalization),
     FERRY_FUSION(fuse_swish, Swish),
     FERRY_PASS(inline_constant_if),
+    FERRY_PASS(lower_einsum),
     FERRY_PASS(propagate_transposes),
     FERRY_PASS(share_duplicate_constants),
 };

@@ -47,6 +47,8 @@ Status canonicalize_batchnorm(Graph& g, PassStats& stats);
 Status canonicalize_gemm(Graph& g, PassStats& stats);
 /// x / c -> x * (1/c) for floating-point constants c.
 Status canonicalize_div_const(Graph& g, PassStats& stats);
+/// A two-operand Einsum that is a (batched) matrix product -> Transpose / Reshape + MatMul.
+Status lower_einsum(Graph& g, PassStats& stats);
 
 // --- fuse: Conv / ConvTranspose / MatMul ---------------------------------------------
 /// Per-output-channel constant Mul / Add / Sub after Conv, ConvTranspose, MatMul -> folded into weights and bias.

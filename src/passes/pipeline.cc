@@ -45,6 +45,7 @@ constexpr const char* kPipeline[] = {
     "fuse_rmsnorm",
     "fuse_gelu",
     "fuse_attention",
+    "lower_einsum",  // the Einsums attention did not take, as MatMul (epilogues fuse next)
     // Conv / MatMul: fold affines into weights first (Conv+BN), then epilogues
     // (GELU must be one op by now for MatMul+Gelu).
     "fuse_affine_into_conv",
