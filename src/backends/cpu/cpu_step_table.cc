@@ -95,6 +95,17 @@ Result<Made> binary(const StepRequest& r) {
   return onednn::make_binary(r.node, r.ops, r.out_dims);
 }
 
+/// PRelu on a blocked input: oneDNN's prelu primitive, or its eltwise relu with alpha for
+/// one constant slope (LeakyRelu); a plain input goes to ferry's kernel.
+Result<Made> prelu(const StepRequest& r) {
+  if (r.ops.size() != 2 || !any_blocked({r.ops[0]})) return unsupported("plain operand: own kernel");
+  const Tensor* slope = r.ops[1].constant;
+  if (slope && slope->numel() == 1 && slope->dtype() == DType::f32 && r.ops[0].dims == r.out_dims)
+    return onednn::make_eltwise({r.ops[0]}, {{PostOp::kEltwise, dnnl::algorithm::eltwise_relu,
+                                              slope->data<float>()[0], 0.f}});
+  return onednn::make_prelu(r.ops, r.out_dims);
+}
+
 /// Piecewise-linear activations on a blocked input: oneDNN's (exact) eltwise primitive.
 Result<Made> exact_eltwise(const StepRequest& r) {
   if (r.ops.empty() || !any_blocked({r.ops[0]})) return unsupported("plain operand: own kernel");
@@ -203,6 +214,7 @@ const std::vector<StepRow>& step_table() {
       {Op::Div, binary, -1, "oneDNN binary on blocked operands"},
       {Op::Max, binary, -1, "oneDNN binary on blocked operands"},
       {Op::Min, binary, -1, "oneDNN binary on blocked operands"},
+      {Op::PRelu, prelu, 1, "oneDNN prelu on a blocked operand (constant slope)"},
       {Op::Relu, exact_eltwise, 1, "oneDNN eltwise on a blocked operand"},
       {Op::LeakyRelu, exact_eltwise, 1, "oneDNN eltwise on a blocked operand"},
       {Op::Clip, exact_eltwise, 1, "oneDNN eltwise on a blocked operand"},

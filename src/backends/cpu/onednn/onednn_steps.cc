@@ -484,6 +484,39 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
   });
 }
 
+Result<Made> make_prelu(const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims) {
+  if (ops.size() != 2 || ops[0].dtype != DType::f32 || ops[1].dtype != DType::f32)
+    return unsupported("oneDNN prelu: two f32 operands");
+  const Operand &X = ops[0], &S = ops[1];
+  if (!S.constant) return unsupported("oneDNN prelu: computed slope");
+  if (X.dims != out_dims || X.constant) return unsupported("oneDNN prelu: computed x of the output's shape");
+  const std::vector<int64_t> e1 = expand_rank(S.dims, out_dims.size());
+  return guarded([&]() -> Result<Made> {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const memory::desc any_w(e1, memory::data_type::f32, memory::format_tag::any);
+    dnnl::prelu_forward::desc d(dnnl::prop_kind::forward_inference, X.layout, any_w);
+    dnnl::prelu_forward::primitive_desc pd(d, attr, engine());
+    if (is_reference_impl(impl_name(pd)))
+      return unsupported("oneDNN prelu: only " + impl_name(pd) + " for " + layout_name(X.layout));
+    std::vector<std::shared_ptr<AlignedBlock>> owned{reorder_to(S.constant->raw(), plain_desc(DType::f32, e1),
+                                                                pd.weights_desc())};
+    ArgSource w{DNNL_ARG_WEIGHTS, pd.weights_desc()};
+    w.fixed = owned.back()->data;
+    std::vector<ArgSource> args{{DNNL_ARG_SRC, X.layout, 0}, w, {DNNL_ARG_DST, pd.dst_desc(), -1, 0}};
+    size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    made.want[0] = X.layout;
+    made.out = pd.dst_desc();
+    std::string name = "onednn_prelu_f32_" + layout_name(X.layout) + "[" + impl_name(pd) + "]";
+    made.step = std::make_unique<PrimitiveStep>(name, dnnl::prelu_forward(pd), std::move(args), scratch,
+                                                std::move(owned), true);
+    return made;
+  });
+}
+
 Result<Made> make_softmax(const Node& n, const std::vector<Operand>& ops) {
   const Operand& X = ops[0];
   if (X.dtype != DType::f32 || X.dims.empty() || !is_plain(X.layout)) return unsupported("oneDNN softmax: f32 plain");

@@ -72,6 +72,9 @@ Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std
 Result<Made> make_eltwise(const std::vector<Operand>& ops, const std::vector<PostOp>& post);
 /// Add/Sub/Mul/Div/Max/Min with numpy broadcasting.
 Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims);
+/// PRelu(x, slope) with a constant slope (broadcast unidirectionally onto x): oneDNN's
+/// prelu primitive in x's layout (blocked or plain); declines where oneDNN has only its reference.
+Result<Made> make_prelu(const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims);
 /// Softmax over the last axis.
 Result<Made> make_softmax(const Node& n, const std::vector<Operand>& ops);
 /// LayerNormalization over the last axis with constant scale (and bias).
