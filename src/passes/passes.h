@@ -50,6 +50,10 @@ Status canonicalize_div_const(Graph& g, PassStats& stats);
 /// A two-operand Einsum that is a (batched) matrix product -> Transpose / Reshape + MatMul.
 Status lower_einsum(Graph& g, PassStats& stats);
 
+/// A Conv padded wider than target.conv_pad_limit along its innermost spatial axis ->
+/// Pad + Conv (that axis unpadded): the target's direct convolution takes it.
+Status pad_wide_convs_for(Graph& g, PassStats& stats, const Target& target);
+
 // --- fuse: Conv / ConvTranspose / MatMul ---------------------------------------------
 /// Per-output-channel constant Mul / Add / Sub after Conv, ConvTranspose, MatMul -> folded into weights and bias.
 Status fuse_affine_into_conv(Graph& g, PassStats& stats);

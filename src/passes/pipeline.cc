@@ -48,6 +48,7 @@ constexpr const char* kPipeline[] = {
     "lower_einsum",  // the Einsums attention did not take, as MatMul (epilogues fuse next)
     // Conv / MatMul: fold affines into weights first (Conv+BN), then epilogues
     // (GELU must be one op by now for MatMul+Gelu).
+    "pad_wide_convs",  // before the epilogues: the Conv they fuse is the unpadded one
     "fuse_affine_into_conv",
     "fuse_conv_epilogue",
     "fuse_matmul_epilogue",

@@ -45,7 +45,8 @@ std::string target_summary(const Target& t) {
   return "target " + t.name + (t.isa.empty() ? "" : " (" + t.isa + ")") + ": forms " +
          list(t.ops, [](Op op) { return std::string(op_name(op)); }) + "; conv epilogues " +
          list(t.conv_epilogues, act) + "; matmul epilogues " + list(t.matmul_epilogues, act) + "; dtypes " +
-         list(t.dtypes, [](DType d) { return std::string(dtype_name(d)); }) + "; layout " + t.layout;
+         list(t.dtypes, [](DType d) { return std::string(dtype_name(d)); }) + "; layout " + t.layout +
+         (t.conv_pad_limit < 0 ? std::string() : "; conv pads up to " + std::to_string(t.conv_pad_limit));
 }
 
 }  // namespace ferry

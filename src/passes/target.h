@@ -38,6 +38,11 @@ struct Target {
   /// Activation layout its convolution chains prefer: "plain" (as the graph says) or
   /// "blocked" (the backend picks a blocked layout per chain and reorders at the edges).
   std::string layout = "plain";
+  /// The widest padding of a convolution's innermost spatial axis its convolution kernels
+  /// take at full speed (-1: any). A Conv padded wider gets an explicit Pad before it
+  /// (passes/pad_wide_convs.cc): oneDNN's AVX2 direct convolution takes at most 3 and
+  /// otherwise falls to im2col + GEMM, ~4x slower (basic-pitch's 3x39 kernel, pad 19).
+  int64_t conv_pad_limit = -1;
 
   /// The target runs `op` natively, so a fusion may form it.
   bool executes(Op op) const;

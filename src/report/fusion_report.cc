@@ -108,6 +108,7 @@ nlohmann::ordered_json target_json(const Target& t) {
   j["dtypes"] = nlohmann::ordered_json::array();
   for (DType d : t.dtypes) j["dtypes"].push_back(dtype_name(d));
   j["layout"] = t.layout;
+  if (t.conv_pad_limit >= 0) j["conv_pad_limit"] = t.conv_pad_limit;
   return j;
 }
 

@@ -38,6 +38,10 @@ Target cpu_target(Isa isa) {
     }
   t.dtypes = {DType::f32};
   t.layout = "blocked";
+  // oneDNN's jit direct convolution takes a left/right pad up to its register block of
+  // output columns (ur_w, 3 at AVX2); measured (AVX2): pad 3 jit:avx2, pad 4+ x64:gemm:jit.
+  // Kept for AVX-512 too (its limit is not measured here; an explicit Pad costs one copy).
+  t.conv_pad_limit = 3;
   return t;
 }
 
