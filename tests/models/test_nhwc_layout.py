@@ -195,12 +195,17 @@ def test_optimizing_adds_no_transpose(source, name):
     import onnx
 
     meta = ensure_model(source, name, "small")
-    counts = []
+    counts, einsums = [], []
     for flags in ([], ["--optimized"]):
         proc = ferry("inspect", meta["path"], "--json", *flags)
         if proc.returncode != 0 and "not supported yet" in proc.stderr:
             pytest.skip(f"ferry cannot load {name} yet: {proc.stderr.strip()[-300:]}")
         assert proc.returncode == 0, proc.stderr
-        counts.append(json.loads(proc.stdout)["op_histogram"].get("Transpose", 0))
+        histogram = json.loads(proc.stdout)["op_histogram"]
+        counts.append(histogram.get("Transpose", 0))
+        einsums.append(histogram.get("Einsum", 0))
     allowed = counts[0] + gemm_transposes(onnx.load(str(meta["path"]), load_external_data=False))
+    # lower_einsum writes the data movement an Einsum did implicitly as up to three
+    # Transposes (operand A, operand B, the output) around its MatMul.
+    allowed += 3 * (einsums[0] - einsums[1])
     assert counts[1] <= allowed, f"{name}: {counts[0]} Transposes imported, {counts[1]} after optimizing"
