@@ -18,6 +18,7 @@ struct StepInfo {
   std::string kernel;  ///< implementation: "onednn_conv_f32[jit:avx2]+sum", "add_f32__avx2", "ref_Resize"
   std::string shapes;  ///< "f32[1,3,224,224] -> f32[1,64,112,112]"
   bool reference = false;  ///< a reference kernel (ours, or oneDNN's ref:any): no fast implementation took the node
+  bool serial = false;     ///< runs on the calling thread alone: too small to gain from more (cpu_step_work.h)
 };
 
 struct PlanInfo {

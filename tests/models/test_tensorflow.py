@@ -89,8 +89,9 @@ def _params():
 # [N*H*W, C], MatMul over C), so after the last convolution the NCHW result must
 # be put back in channel-last order once; it is a [0,2,1] Transpose of the
 # flattened sequence, between the last Conv and the MatMul, not between convolutions.
+# raw_ops: einsum "abc,abd->acd" sums over b, so lower_einsum moves A's b last for the MatMul.
 EXPECTED_TRANSPOSES = {"mobilenet_v2": 1, "resnet50": 1, "grouped_conv": 1, "mixed_ops": 2,
-                       "transformer_encoder": 0, "transformer_encoder_dynamic": 0, "raw_ops": 0}
+                       "transformer_encoder": 0, "transformer_encoder_dynamic": 0, "raw_ops": 1}
 CONV_LIKE = {"Conv", "FusedConv", "ConvTranspose", "AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool"}
 
 

@@ -180,7 +180,7 @@ int run_bench(const BenchOptions& o) {
                         {"pid", 0},
                         {"tid", 0},
                         {"args", {{"nodes", si.nodes}, {"kernel", si.kernel}, {"shapes", si.shapes},
-                                  {"reference", si.reference}}}});
+                                  {"reference", si.reference}, {"serial", si.serial}}}});
       ts += med[k];
     }
     Json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
@@ -239,7 +239,7 @@ int run_bench(const BenchOptions& o) {
       std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  ", step_med[idx[r]] / 1000.0,
                     total > 0 ? 100.0 * step_med[idx[r]] / total : 0.0);
       out << line << si.op << " '" << si.nodes << "'  " << si.kernel << (si.reference ? " [reference kernel]" : "")
-          << "  " << si.shapes << "\n";
+          << (si.serial ? " [1 thread]" : "") << "  " << si.shapes << "\n";
     }
   }
   return kExitOk;

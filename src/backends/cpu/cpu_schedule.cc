@@ -15,6 +15,7 @@
 
 #include "backends/cpu/cpu_plan.h"
 #include "backends/cpu/cpu_step_table.h"
+#include "backends/cpu/cpu_step_work.h"
 #include "backends/cpu/native/strided_copy.h"
 #include "backends/cpu/onednn/onednn_steps.h"
 #include "ir/subgraph.h"
@@ -108,6 +109,7 @@ class Scheduler {
   void add_inputs(const std::vector<const Value*>& values, const std::vector<std::vector<int64_t>>& dims);
   /// False when `n`'s output shape depends on data: the segment ends before it.
   Result<bool> schedule(const Node& n);
+  Result<bool> schedule_steps(const Node& n);
   Status finish_outputs();
   /// Ends the segment before order[end]: the values order[end..] and the graph outputs read.
   Status carry_from(const std::vector<const Node*>& order, size_t end);
@@ -136,6 +138,8 @@ class Scheduler {
   const SessionOptions& opt_;
   const bool fast_;
   std::unordered_map<const Value*, int> slot_of_;
+  std::vector<int> node_slots_;           ///< the node being scheduled: a slot per input (-1: absent)
+  std::vector<OutputInfo> node_outs_;     ///< and its outputs' types
 };
 
 bool slot_is_plain(const Slot& s) { return s.layout.is_zero() || onednn::is_plain(s.layout); }
@@ -409,8 +413,37 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
   return Status::Ok();
 }
 
+/// Marks the steps [first, end) that scheduled `n` (its reorders and its step) serial when
+/// the node is too small to share out among threads (cpu_step_work.h).
+void mark_serial(CpuSession::Signature& sig, size_t first, const Node& n, const std::vector<int>& ins,
+                 const std::vector<OutputInfo>& outs) {
+  std::vector<std::vector<int64_t>> in_dims;
+  double bytes = 0;
+  for (int s : ins) {
+    in_dims.push_back(s >= 0 ? sig.slots[size_t(s)].dims : std::vector<int64_t>{});
+    if (s >= 0) bytes += double(numel(sig.slots[size_t(s)].dims)) * double(dtype_size(sig.slots[size_t(s)].dtype));
+  }
+  std::vector<int64_t> out0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].shape.is_static()) return;
+    const std::vector<int64_t> d = outs[i].shape.static_dims();
+    bytes += double(numel(d)) * double(dtype_size(outs[i].dtype));
+    if (i == 0) out0 = d;
+  }
+  if (!runs_serial(step_flops(n, in_dims, out0), bytes)) return;
+  for (size_t i = first; i < sig.steps.size(); ++i) sig.steps[i].info.serial = true;
+}
+
 Result<bool> Scheduler::schedule(const Node& n) {
-  std::vector<OutputInfo> outs;
+  const size_t first_step = sig_.steps.size();
+  FERRY_ASSIGN_OR_RETURN(bool scheduled, schedule_steps(n));
+  if (scheduled && fast_) mark_serial(sig_, first_step, n, node_slots_, node_outs_);
+  return scheduled;
+}
+
+Result<bool> Scheduler::schedule_steps(const Node& n) {
+  std::vector<OutputInfo>& outs = node_outs_;
+  outs.clear();
   FERRY_ASSIGN_OR_RETURN(Facts facts, infer_or_fold(n, &outs));
   if (facts == Facts::kDataDependent) return false;
   if (facts == Facts::kFolded) return true;
@@ -419,6 +452,7 @@ Result<bool> Scheduler::schedule(const Node& n) {
   std::vector<int> ins(n.num_inputs(), -1);
   for (size_t i = 0; i < n.num_inputs(); ++i)
     if (n.input(i)) ins[i] = slot_for(n.input(i));
+  node_slots_ = ins;
   // A kernel override (a plugin, ops/registry.h) takes its op's nodes before the step table does.
   const bool overridden =
       fast_ && !ins.empty() && ins[0] >= 0 && kernel_override(n.op(), sig_.slots[size_t(ins[0])].dtype);

@@ -162,6 +162,9 @@ Status CpuSession::run_segment(Signature& sig, const std::vector<Tensor>& inputs
   std::vector<double>* step_us = observer ? observer->step_us : nullptr;
   if (st.ok() && capture) st = report_known(sig, *ctx, *observer);
   for (size_t i = 0; i < ctx->bound.size() && st.ok(); ++i) {
+    // A step too small to share out runs on this thread alone (cpu_step_work.h).
+    const bool serial = sig.steps[i].info.serial && threads_ > 1;
+    if (serial) omp_set_num_threads(1);
     if (step_us) {
       auto t0 = std::chrono::steady_clock::now();
       st = ctx->bound[i]->run();
@@ -169,6 +172,7 @@ Status CpuSession::run_segment(Signature& sig, const std::vector<Tensor>& inputs
     } else {
       st = ctx->bound[i]->run();
     }
+    if (serial) omp_set_num_threads(threads_);
     if (st.ok() && capture) st = report_step(sig, *ctx, i, *observer);
   }
   // The values the next segment reads leave the arena (the context goes back to the pool).
