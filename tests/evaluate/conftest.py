@@ -6,7 +6,8 @@ several), generated from tasks/flash_attention/baseline.py by the task's own
 make_baseline_onnx.py; its template/ is the shipped task's.
 
 plugin(mode): tests/evaluate/plugins/test_attention.cc built with -DMODE=mode.
-evaluate(task, sub, ...): `ferry evaluate` with small trial and timing counts.
+evaluate(task, sub, ...): `ferry evaluate` with small trial and timing counts, no peers
+unless the extra arguments name some (--peers).
 """
 
 from __future__ import annotations
@@ -134,7 +135,9 @@ def evaluate(ferry_bin, tmp_path):
     def run(task, sub, *extra, json_out=True, timeout=600):
         counter[0] += 1
         out = tmp_path / f"result{counter[0]}.json"
-        args = [str(ferry_bin), "evaluate", str(task), "--submission", str(sub), "--no-peers", "--quiet", *extra]
+        # No peers unless the test names some (--no-peers would override its --peers).
+        peers = [] if "--peers" in extra else ["--no-peers"]
+        args = [str(ferry_bin), "evaluate", str(task), "--submission", str(sub), *peers, "--quiet", *extra]
         if json_out:
             args += ["--json", str(out)]
         p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)

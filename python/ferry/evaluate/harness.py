@@ -28,7 +28,7 @@ import numpy as np
 
 from . import metrics, quality, score
 from .inputs import make_inputs, save_inputs
-from .submission import build_plugin, find_include_dir, load_submission
+from .submission import build_plugin, find_include_dir, load_submission, plugin_env
 from .task import PEERS, EvaluateError, load_task
 from .workers import CandidateFailure, Worker, python_worker_argv, worker_env
 
@@ -396,7 +396,7 @@ class Harness:
             env["FERRY_INCLUDE_DIR"] = str(find_include_dir())
         except EvaluateError:
             pass
-        return env
+        return plugin_env(env)
 
     # --- the result --------------------------------------------------------------------
     def stats(self, c):

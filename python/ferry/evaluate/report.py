@@ -42,18 +42,19 @@ def format_result(r):
     tm = r["timing"]
     out.append(f"latency ({tm['rounds']} alternating rounds x {tm['iters']} iterations, {tm['warmup']} warm-up, "
                f"{tm['threads']} thread{'s' if tm['threads'] != 1 else ''})")
-    out.append(f"  {'candidate':<44}{'p50 ms':>10}{'p90 ms':>10}{'runs/s':>10}{'items/s':>11}{'vs baseline':>13}")
+    w = min(64, max([44] + [len(c["label"]) + 1 for c in tm["candidates"].values()]))  # the label column
+    out.append(f"  {'candidate':<{w}}{'p50 ms':>10}{'p90 ms':>10}{'runs/s':>10}{'items/s':>11}{'vs baseline':>13}")
     base = tm["candidates"]["baseline"]["latency"]
     key = "mean_ns" if tm["statistic"] == "mean" else f"{tm['statistic']}_ns"
     for c in tm["candidates"].values():
         lat = c["latency"]
-        label = c["label"][:43]
+        label = c["label"][:w - 1]
         if lat is None:
             why = (c.get("failure") or "not timed").splitlines()[0]
-            out.append(f"  {label:<44}{why[:70]}")
+            out.append(f"  {label:<{w}}{why[:70]}")
             continue
         rel = f"{base[key] / lat[key]:.2f}x" if base and lat[key] else "-"
-        out.append(f"  {label:<44}{_ms(lat['p50_ns']):>10}{_ms(lat['p90_ns']):>10}{lat['throughput_per_s']:>10.1f}"
+        out.append(f"  {label:<{w}}{_ms(lat['p50_ns']):>10}{_ms(lat['p90_ns']):>10}{lat['throughput_per_s']:>10.1f}"
                    f"{lat['items_per_s']:>11.1f}{rel:>13}")
     out.append("")
 

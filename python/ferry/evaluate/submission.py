@@ -141,6 +141,26 @@ def find_include_dir():
     raise EvaluateError("cannot find ferry/kernel_plugin.h (set FERRY_INCLUDE_DIR to ferry's include/ directory)")
 
 
+def find_source_dir():
+    """A ferry checkout (its src/ and include/), for plugins that compile ferry's own kernels
+    (tasks/flash_attention/example_submission): $FERRY_SOURCE_DIR, else the checkout this
+    package runs from; None for an installed package."""
+    here = Path(__file__).resolve().parent.parent.parent.parent  # <checkout>/python/ferry/evaluate
+    for c in (os.environ.get("FERRY_SOURCE_DIR"), here):
+        if c and (Path(c) / "src" / "backends").is_dir() and (Path(c) / "include" / "ferry").is_dir():
+            return Path(c).resolve()
+    return None
+
+
+def plugin_env(env=None):
+    """The environment of a plugin's build and tests: FERRY_SOURCE_DIR when there is a checkout."""
+    env = dict(os.environ if env is None else env)
+    src = find_source_dir()
+    if src is not None:
+        env.setdefault("FERRY_SOURCE_DIR", str(src))
+    return env
+
+
 WARNING = re.compile(r"\bwarning:")
 
 
@@ -165,7 +185,7 @@ def build_plugin(sub, build_dir, log, jobs=2, timeout_s=900):
     for cmd in (configure, build):
         try:
             r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout_s,
-                               stdin=subprocess.DEVNULL)
+                               stdin=subprocess.DEVNULL, env=plugin_env())
         except subprocess.TimeoutExpired:
             raise EvaluateError(f"building the plugin took longer than {timeout_s} s: {' '.join(cmd)}",
                                 sub.plugin_source) from None

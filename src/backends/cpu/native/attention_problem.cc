@@ -41,13 +41,6 @@ bool describe_mask(const Tensor& m, Problem* p) {
 
 }  // namespace
 
-int64_t Problem::key_end(int64_t last_row) const {
-  int64_t end = total();
-  if (has_mask()) end = std::min(end, mask_keys);
-  if (causal) end = std::min(end, last_row + 1 + past);  // key j is visible to query i when j <= i + past
-  return std::max<int64_t>(end, 0);
-}
-
 bool describe(KernelContext& ctx, Problem* p) {
   const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
   if (!is_f32(q) || !is_f32(k) || !is_f32(v) || ctx.num_outputs() > 3) return false;

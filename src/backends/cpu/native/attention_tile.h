@@ -1,6 +1,6 @@
 // backends/cpu/native/attention_tile.h — the FlashAttention-2 forward for one
 // block of query rows of one head, written once over a vector width W and
-// compiled per ISA (attention_f32.cc instantiates it inside target-attributed
+// compiled per ISA (attention_kernel.cc instantiates it inside target-attributed
 // functions; GCC vector extensions take the ISA of the function they are
 // inlined into, so the AVX2 build that runs on AVX2-only hosts executes the
 // same code as the AVX-512 one).
@@ -24,7 +24,7 @@
 #include <cstring>
 #include <limits>
 
-#include "backends/cpu/native/attention_problem.h"
+#include "backends/cpu/native/attention_view.h"
 #include "backends/cpu/native/simd_math.h"
 
 #pragma GCC diagnostic push

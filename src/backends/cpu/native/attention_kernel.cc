@@ -1,0 +1,122 @@
+// backends/cpu/native/attention_kernel.cc — the f32 FlashAttention-2 forward
+// on an attn::Problem (attention_tile.h has the algorithm, attention_row.h the
+// decode rows); attention_f32.cc is ferry's Attention kernel around it.
+//
+// Work items are (batch, query head, block of L query rows), split over the
+// OpenMP pool dynamically (causal blocks differ in cost; each item is computed
+// by one thread in a fixed order, so results do not depend on the schedule).
+// Up to kRowQueries queries (decode) take the row kernel (attention_row.h); a
+// single query that sees every key writes present_key/present_value as it
+// streams the cache (one read of the cache instead of two).
+// Each thread keeps one scratch block of L (D + N + Dv + 4) floats, grown and
+// never shrunk (thread_local: a FnStep gets no scratch from the session), so
+// steady-state runs do not allocate.
+//
+// It includes nothing of ferry but attention_*.h and simd_math.h (plain data
+// and math): the FlashAttention task's reference plugin compiles this file as
+// is.
+#include "backends/cpu/native/attention_kernel.h"
+
+#include <cstdlib>
+#include <memory>
+
+#include "backends/cpu/native/attention_row.h"
+
+namespace ferry::attn {
+namespace {
+
+using BlockFn = void (*)(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, float* scratch);
+
+// AVX2: 16 ymm = 4 x 3 accumulators + 3 B vectors + 1 broadcast. AVX-512: 32
+// zmm = 8 x 3 + 3 + 1.
+using CfgAvx2 = Config<8, 4, 3, 48, 64>;
+using CfgAvx512 = Config<16, 8, 3, 96, 64>;
+// At most one vector of queries: one lane vector a tile, so a short block costs
+// W lanes of work instead of C*W; 12 (AVX2) / 24 (AVX-512) key rows a strip.
+using CfgAvx2Narrow = Config<8, 12, 1, 8, 64>;
+using CfgAvx512Narrow = Config<16, 24, 1, 16, 64>;
+
+// At most kRowQueries queries (decode steps): one query row at a time,
+// vectorized along the head dimension (attention_row.h); reading K/V once per
+// query beats padding a tile of query lanes.
+constexpr int64_t kRowQueries = 4;
+using RowFn = void (*)(const Problem& p, int64_t b, int64_t h, int64_t i, float* scratch, float* const* present);
+FERRY_TARGET_AVX2 void row__avx2(const Problem& p, int64_t b, int64_t h, int64_t i, float* s, float* const* present) {
+  query_row<8>(p, b, h, i, s, present);
+}
+FERRY_TARGET_AVX512 void row__avx512(const Problem& p, int64_t b, int64_t h, int64_t i, float* s,
+                                     float* const* present) {
+  query_row<16>(p, b, h, i, s, present);
+}
+
+#define FERRY_ATTENTION_BLOCK(name, target, cfg)                                                 \
+  target void name(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, float* s) { \
+    query_block<cfg>(p, b, h, i0, rows, s);                                                      \
+  }
+FERRY_ATTENTION_BLOCK(block__avx2, FERRY_TARGET_AVX2, CfgAvx2)
+FERRY_ATTENTION_BLOCK(block_narrow__avx2, FERRY_TARGET_AVX2, CfgAvx2Narrow)
+FERRY_ATTENTION_BLOCK(block__avx512, FERRY_TARGET_AVX512, CfgAvx512)
+FERRY_ATTENTION_BLOCK(block_narrow__avx512, FERRY_TARGET_AVX512, CfgAvx512Narrow)
+#undef FERRY_ATTENTION_BLOCK
+
+/// This thread's scratch of at least `floats` floats, 64-byte aligned.
+float* thread_scratch(int64_t floats) {
+  struct Free {
+    void operator()(float* f) const { std::free(f); }
+  };
+  thread_local std::unique_ptr<float, Free> buf;
+  thread_local int64_t cap = 0;
+  if (cap < floats) {
+    const size_t bytes = (size_t(floats) * sizeof(float) + 63) / 64 * 64;
+    buf.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    cap = floats;
+  }
+  return buf.get();
+}
+
+template <class Cfg>
+void run_blocks(const Problem& p, BlockFn block) {
+  const int64_t blocks = (p.q_len + Cfg::L - 1) / Cfg::L, items = p.batch * p.q_heads * blocks;
+  const int64_t floats = Block<Cfg>::floats(p);
+#pragma omp parallel for schedule(dynamic, 1) if (items > 1)
+  for (int64_t it = 0; it < items; ++it) {
+    const int64_t bh = it / blocks, i0 = (it % blocks) * Cfg::L;
+    block(p, bh / p.q_heads, bh % p.q_heads, i0, std::min<int64_t>(Cfg::L, p.q_len - i0), thread_scratch(floats));
+  }
+}
+
+void run_rows(const Problem& p, float* const* present, RowFn row) {
+  const bool fused = present != nullptr;
+  const int64_t items = p.batch * p.q_heads * p.q_len, group = p.q_heads / p.kv_heads;
+  const int64_t floats = p.head_dim + p.v_dim + kRowKeys;
+#pragma omp parallel for schedule(dynamic, 1) if (items > 1)
+  for (int64_t it = 0; it < items; ++it) {
+    const int64_t bh = it / p.q_len, b = bh / p.q_heads, h = bh % p.q_heads;
+    // The first query head of each kv group copies that kv head's rows into
+    // present.
+    float* mine[2] = {nullptr, nullptr};
+    if (fused && h % group == 0) {
+      const int64_t r = b * p.kv_heads + h / group;
+      mine[0] = present[0] + r * p.total() * p.head_dim, mine[1] = present[1] + r * p.total() * p.v_dim;
+    }
+    row(p, b, h, it % p.q_len, thread_scratch(floats), mine[0] ? mine : nullptr);
+  }
+}
+
+template <class Wide, class Narrow>
+void run(const Problem& p, float* const* present, RowFn row, BlockFn narrow, BlockFn wide) {
+  if (p.q_len <= kRowQueries) return run_rows(p, present, row);
+  if (p.q_len <= Narrow::L) return run_blocks<Narrow>(p, narrow);
+  run_blocks<Wide>(p, wide);
+}
+
+}  // namespace
+
+void run_f32__avx2(const Problem& p, float* const* present) {
+  run<CfgAvx2, CfgAvx2Narrow>(p, present, row__avx2, block_narrow__avx2, block__avx2);
+}
+void run_f32__avx512(const Problem& p, float* const* present) {
+  run<CfgAvx512, CfgAvx512Narrow>(p, present, row__avx512, block_narrow__avx512, block__avx512);
+}
+
+}  // namespace ferry::attn
