@@ -182,6 +182,19 @@ TEST(TorchImporter, DirectRowMapsTheTensorArgumentsInOrder) {
       << report.unsupported[0].reason;
 }
 
+TEST(TorchImporter, DirectRowIgnoresAMemoryFormat) {
+  // clone(x, memory_format=channels_last): ferry's tensors are dense, so only x counts.
+  Json p = program();
+  auto& g = p["graph_module"]["graph"];
+  g["nodes"][1] = node("aten.clone.default", "relu", {{"self", targ("add")}, {"memory_format", {{"as_memory_format", 3}}}});
+  auto m = import(entries(p));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  const Node* clone = (*m)->outputs()[0]->producer();
+  ASSERT_NE(clone, nullptr);
+  EXPECT_EQ(clone->op(), Op::Identity);
+  EXPECT_EQ(clone->num_inputs(), 1u);
+}
+
 TEST(TorchImporter, TruncatedAndGarbageArchives) {
   const std::string zip = write_zip(entries());
   for (size_t n : {size_t(0), size_t(10), zip.size() / 2, zip.size() - 1}) {
