@@ -1,5 +1,7 @@
 #include "ir/op_attrs.h"
 
+#include "ir/graph.h"
+
 namespace ferry {
 namespace {
 
@@ -37,5 +39,20 @@ void read(const AttrMap& m, const char* name, std::optional<T>& out) {
 #undef ATTR
 #undef REQ
 #undef OPT
+
+namespace {
+template <class A>
+EpilogueAttrs epilogue_of(const A& a) {
+  return {a.activation, a.alpha, a.beta};
+}
+}  // namespace
+
+EpilogueAttrs epilogue_attrs(const Node& n) {
+  switch (n.op()) {
+    case Op::FusedConv: return epilogue_of(n.attrs<FusedConvAttrs>());
+    case Op::FusedConvTranspose: return epilogue_of(n.attrs<FusedConvTransposeAttrs>());
+    default: return epilogue_of(n.attrs<FusedMatMulAttrs>());  // checks the op
+  }
+}
 
 }  // namespace ferry

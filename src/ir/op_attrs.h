@@ -44,4 +44,14 @@ using ArgReduceAttrs = ArgMaxAttrs;     ///< ArgMax, ArgMin
 using CumulativeAttrs = CumSumAttrs;    ///< CumSum, CumProd
 // SoftmaxAttrs also reads LogSoftmax and Hardmax nodes.
 
+class Node;
+
+/// The epilogue attributes FusedConv, FusedConvTranspose and FusedMatMul share.
+struct EpilogueAttrs {
+  const std::string& activation;
+  double alpha, beta;
+};
+/// The epilogue of a fused node (another op is a FERRY_CHECK failure).
+EpilogueAttrs epilogue_attrs(const Node& n);
+
 }  // namespace ferry

@@ -1,5 +1,7 @@
 #include "ir/subgraph.h"
 
+#include "ir/op_attrs.h"
+
 namespace ferry {
 
 std::vector<SubgraphUse> node_subgraphs(const Node& n) {
@@ -80,7 +82,7 @@ Status check_loop_arity(const Node& n, size_t formal) {
 
 Status check_scan_arity(const Node& n, size_t formal) {
   const Graph& body = n.attr_graph("body");
-  const int64_t m = n.attr_int("num_scan_inputs");
+  const int64_t m = n.attrs<ScanAttrs>().num_scan_inputs;
   if (m < 1 || size_t(m) > formal)
     return invalid_model("num_scan_inputs is " + std::to_string(m) + ", the node has " + arity_count_text(formal, "input"));
   if (formal != body.inputs().size())

@@ -35,27 +35,8 @@ struct FusedLayout {
 constexpr FusedLayout kConvLayout{3, -1, 3};
 constexpr FusedLayout kMatMulLayout{2, 2, 3};
 
-/// The epilogue attributes, which the three fused ops share.
-struct EpilogueAttrs {
-  const std::string& activation;
-  double alpha, beta;
-};
-
-template <class A>
-EpilogueAttrs epilogue_of(const A& a) {
-  return {a.activation, a.alpha, a.beta};
-}
-
-EpilogueAttrs epilogue_attrs(const NodeContext& ctx) {
-  switch (ctx.node().op()) {
-    case Op::FusedConv: return epilogue_of(ctx.attrs<FusedConvAttrs>());
-    case Op::FusedConvTranspose: return epilogue_of(ctx.attrs<FusedConvTransposeAttrs>());
-    default: return epilogue_of(ctx.attrs<FusedMatMulAttrs>());
-  }
-}
-
 Result<Activation> read_activation(const NodeContext& ctx) {
-  const std::string& name = epilogue_attrs(ctx).activation;
+  const std::string& name = epilogue_attrs(ctx.node()).activation;
   auto a = activation_from_name(name);
   if (!a)
     return invalid_model("unknown activation '" + name + "' (expected none or one of" + activation_names() + ")");
@@ -136,7 +117,7 @@ Status ref_fused(KernelContext& ctx, KernelFn core, const FusedLayout& layout) {
   }
   if (act != Activation::kNone) {
     // Float attributes are f32 in ONNX; read them as the standalone ops do (ew::as_f32).
-    const EpilogueAttrs e = epilogue_attrs(ctx);
+    const EpilogueAttrs e = epilogue_attrs(ctx.node());
     const double alpha = ew::as_f32(e.alpha), beta = ew::as_f32(e.beta);
     for (double& x : v) x = apply_activation(act, x, alpha, beta);
   }

@@ -44,19 +44,14 @@ class NodeContext {
  public:
   explicit NodeContext(const Node& node) : node_(node) {}
   const Node& node() const { return node_; }
-  /// The node's typed attributes (ir/op_attrs.h): ctx.attrs<SoftmaxAttrs>().axis.
+  /// The node's typed attributes (ir/op_attrs.h): ctx.attrs<SoftmaxAttrs>().axis. Shape
+  /// functions and kernels read attributes only this way (there are no getters by
+  /// name here), so a misspelled attribute does not compile; a subgraph is
+  /// ctx.node().attr_graph("body").
   template <class T>
   const T& attrs() const {
     return node_.attrs<T>();
   }
-  int64_t attr_int(const std::string& n) const { return node_.attr_int(n); }
-  double attr_float(const std::string& n) const { return node_.attr_float(n); }
-  const std::string& attr_string(const std::string& n) const { return node_.attr_string(n); }
-  const std::vector<int64_t>& attr_ints(const std::string& n) const { return node_.attr_ints(n); }
-  const std::vector<double>& attr_floats(const std::string& n) const { return node_.attr_floats(n); }
-  const std::vector<std::string>& attr_strings(const std::string& n) const { return node_.attr_strings(n); }
-  const Tensor& attr_tensor(const std::string& n) const { return node_.attr_tensor(n); }
-  bool has_attr(const std::string& n) const { return node_.has_attr(n); }
   /// An invalid-model error; the caller adds "node 'x' (Op)" context.
   Status error(std::string msg) const { return invalid_model(std::move(msg)); }
   Status unsupported_here(std::string msg) const { return unsupported(std::move(msg)); }

@@ -21,17 +21,18 @@ struct ScanLayout {
 };
 
 ScanLayout scan_layout(const Node& n) {
+  const ScanAttrs& a = n.attrs<ScanAttrs>();
   ScanLayout l;
-  l.inputs = size_t(n.attr_int("num_scan_inputs"));
+  l.inputs = size_t(a.num_scan_inputs);
   l.states = n.attr_graph("body").inputs().size() - l.inputs;
   l.outputs = n.num_outputs() - l.states;
-  auto ints_or = [&](const char* a, size_t count) {
-    return n.has_attr(a) ? n.attr_ints(a) : std::vector<int64_t>(count, 0);
+  auto ints_or = [](const std::optional<std::vector<int64_t>>& v, size_t count) {
+    return v ? *v : std::vector<int64_t>(count, 0);
   };
-  l.in_axes = ints_or("scan_input_axes", l.inputs);
-  l.in_dirs = ints_or("scan_input_directions", l.inputs);
-  l.out_axes = ints_or("scan_output_axes", l.outputs);
-  l.out_dirs = ints_or("scan_output_directions", l.outputs);
+  l.in_axes = ints_or(a.scan_input_axes, l.inputs);
+  l.in_dirs = ints_or(a.scan_input_directions, l.inputs);
+  l.out_axes = ints_or(a.scan_output_axes, l.outputs);
+  l.out_dirs = ints_or(a.scan_output_directions, l.outputs);
   return l;
 }
 

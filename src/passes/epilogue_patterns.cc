@@ -1,5 +1,6 @@
 #include "passes/epilogue_patterns.h"
 
+#include "ir/op_attrs.h"
 #include "passes/fusion_util.h"
 
 namespace ferry {
@@ -8,7 +9,7 @@ namespace {
 /// The activation a host already applies ("" for the plain ops).
 std::string applied_activation(const Node& host) {
   const bool plain = host.op() == Op::Conv || host.op() == Op::ConvTranspose || host.op() == Op::MatMul;
-  return plain ? std::string() : host.attr_string("activation");
+  return plain ? std::string() : epilogue_attrs(host).activation;
 }
 
 bool has_unknown_dim(const Shape& s) {

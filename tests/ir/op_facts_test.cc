@@ -12,6 +12,7 @@
 #include "frontends/onnx/import_table.h"
 #include "frontends/onnx/onnx_importer.h"
 #include "frontends/tensorflow/import_table.h"
+#include "frontends/torch/import_table.h"
 
 namespace ferry {
 namespace {
@@ -91,8 +92,12 @@ TEST(OpFacts, DefaultDomainOpsAreImportableAtTheirExportOpset) {
 
 // A DIRECT row reads every attribute the IR op declares from the source node: its
 // IR op must be the one the source op is named after (ONNX) or one of the table's.
+// TensorFlow and torch DIRECT rows set no attributes, so none may be required.
 TEST(OpFacts, DirectRowsNameTheirIrOp) {
-  size_t onnx_direct = 0, tf_direct = 0;
+  auto no_required_attrs = [](Op op, const char* row) {
+    for (const AttrSpec& a : op_schema(op).attrs) EXPECT_FALSE(a.required) << row << ": " << a.name;
+  };
+  size_t onnx_direct = 0, tf_direct = 0, torch_direct = 0;
   for (const onnx_import::ImportRow& r : onnx_import::import_rows()) {
     if (r.fn) continue;
     ++onnx_direct;
@@ -103,9 +108,19 @@ TEST(OpFacts, DirectRowsNameTheirIrOp) {
     ++tf_direct;
     EXPECT_EQ(r.fn, nullptr) << r.op_type;
     EXPECT_EQ(name(*r.direct), r.ferry) << r.op_type;
+    no_required_attrs(*r.direct, r.op_type);
+  }
+  for (const torch_import::ImportRow& r : torch_import::import_rows()) {
+    if (!r.direct) continue;
+    ++torch_direct;
+    EXPECT_EQ(r.fn, nullptr) << r.target;
+    EXPECT_FALSE(r.skip) << r.target;
+    EXPECT_EQ(name(*r.direct), r.ferry) << r.target;
+    no_required_attrs(*r.direct, r.target);
   }
   EXPECT_GT(onnx_direct, 100u);
   EXPECT_GT(tf_direct, 20u);
+  EXPECT_GT(torch_direct, 20u);
 }
 
 }  // namespace

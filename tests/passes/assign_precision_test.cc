@@ -8,6 +8,7 @@
 #include "env/host_info.h"
 #include "ir/text_format.h"
 #include "ops/shape_inference.h"
+#include "pass_test_util.h"
 
 namespace ferry {
 namespace {
@@ -20,12 +21,7 @@ const char* kMlp = R"(graph g (%x: f32[2,4]) -> (%y, %n) {
   %y = Softmax(%r) @softmax
 })";
 
-std::unique_ptr<Graph> parse(const std::string& text) {
-  auto g = parse_graph(text);
-  EXPECT_TRUE(g.ok()) << g.status().to_string();
-  EXPECT_TRUE(infer_shapes(**g).ok());
-  return std::move(g).value();
-}
+using testing::parse_ir;
 
 const NodePrecision& decision(const PrecisionReport& r, const std::string& node) {
   for (const NodePrecision& d : r.nodes)
@@ -35,7 +31,7 @@ const NodePrecision& decision(const PrecisionReport& r, const std::string& node)
 }
 
 TEST(AssignPrecision, Fp16LowersEveryFloatingNodeAndSaysEmulated) {
-  auto g = parse(kMlp);
+  auto g = parse_ir(kMlp);
   auto r = assign_precision(*g, reference_precisions(), {.mode = "fp16"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->nodes.size(), 3u) << "Shape has no floating output and is not listed";
@@ -49,7 +45,7 @@ TEST(AssignPrecision, Fp16LowersEveryFloatingNodeAndSaysEmulated) {
 }
 
 TEST(AssignPrecision, AutoKeepsFp32WhereNothingIsAccelerated) {
-  auto g = parse(kMlp);
+  auto g = parse_ir(kMlp);
   auto r = assign_precision(*g, cpu_precisions(host_isa()), {.mode = "auto"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   bool bf16_hw = false;
@@ -67,7 +63,7 @@ TEST(AssignPrecision, AutoKeepsFp32WhereNothingIsAccelerated) {
 }
 
 TEST(AssignPrecision, Int8CoversTheMatrixProductsOnly) {
-  auto g = parse(kMlp);
+  auto g = parse_ir(kMlp);
   auto r = assign_precision(*g, cpu_precisions(host_isa()), {.mode = "int8"});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(decision(*r, "mm").precision, DType::i8);
@@ -81,7 +77,7 @@ TEST(AssignPrecision, Int8CoversTheMatrixProductsOnly) {
 }
 
 TEST(AssignPrecision, OverridesPinNodes) {
-  auto g = parse(kMlp);
+  auto g = parse_ir(kMlp);
   auto r = assign_precision(*g, reference_precisions(),
                             {.mode = "bf16", .keep_fp32 = {"softmax"}, .force = {"relu=fp16"}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
@@ -94,7 +90,7 @@ TEST(AssignPrecision, OverridesPinNodes) {
 }
 
 TEST(AssignPrecision, BadRequestsAreErrorsNamingTheProblem) {
-  auto g = parse(kMlp);
+  auto g = parse_ir(kMlp);
   auto mode = assign_precision(*g, reference_precisions(), {.mode = "fp8"});
   ASSERT_FALSE(mode.ok());
   EXPECT_NE(mode.status().message().find("unknown precision mode 'fp8'"), std::string::npos);
@@ -118,12 +114,12 @@ TEST(AssignPrecision, BadRequestsAreErrorsNamingTheProblem) {
 }
 
 TEST(AssignPrecision, SavedDecisionsAreReadBack) {
-  auto g = parse(kMlp);
+  auto g = parse_ir(kMlp);
   auto r = assign_precision(*g, reference_precisions(), {.mode = "fp16", .keep_fp32 = {"softmax"}});
   ASSERT_TRUE(r.ok());
   r->nodes[0].sensitivity = 0.25;
   const std::string saved = save_precision_metadata(*r);
-  auto fresh = parse(kMlp);
+  auto fresh = parse_ir(kMlp);
   auto back = assign_precision(*fresh, reference_precisions(), {.saved = saved});
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   EXPECT_EQ(back->mode, "saved");

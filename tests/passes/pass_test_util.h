@@ -92,6 +92,13 @@ inline std::string rewrite(const std::string& text, const PassFunction& pass, Pa
   return ir(*after);
 }
 
+/// The nodes of op `op` in `g`.
+inline int count_ops(const Graph& g, Op op) {
+  int n = 0;
+  for (const Node* node : g.nodes()) n += node->op() == op;
+  return n;
+}
+
 /// Occurrences of `needle` in `text` (nodes of an op: count(out, "= Conv(")).
 inline int count(const std::string& text, const std::string& needle) {
   int n = 0;

@@ -15,18 +15,8 @@
 namespace ferry {
 namespace {
 
-std::unique_ptr<Graph> parse_checked(const std::string& text) {
-  auto g = parse_graph(text);
-  EXPECT_TRUE(g.ok()) << g.status().to_string();
-  EXPECT_TRUE(infer_shapes(**g).ok());
-  return std::move(g).value();
-}
-
-int ops_of(const Graph& g, Op op) {
-  int n = 0;
-  for (const Node* node : g.nodes()) n += node->op() == op;
-  return n;
-}
+using testing::count_ops;
+using testing::parse_ir;
 
 const char* kConvSigmoidGelu = R"(graph g (%x: f32[1,2,4,4]) -> (%y) {
   %w = const f32[3,2,3,3] splat(0.25)
@@ -44,12 +34,12 @@ const char* kConvSigmoidGelu = R"(graph g (%x: f32[1,2,4,4]) -> (%y) {
 )";
 
 TEST(Target, ReferenceTargetTakesEveryFusion) {
-  auto g = parse_checked(kConvSigmoidGelu);
+  auto g = parse_ir(kConvSigmoidGelu);
   PassStats stats;
   ASSERT_TRUE(optimize(*g, reference_target(), {}, &stats).ok());
-  EXPECT_EQ(ops_of(*g, Op::FusedConv), 1);
-  EXPECT_EQ(ops_of(*g, Op::Gelu), 1);
-  EXPECT_EQ(ops_of(*g, Op::Sigmoid), 0);
+  EXPECT_EQ(count_ops(*g, Op::FusedConv), 1);
+  EXPECT_EQ(count_ops(*g, Op::Gelu), 1);
+  EXPECT_EQ(count_ops(*g, Op::Sigmoid), 0);
 }
 
 TEST(Target, FusionsFormOnlyWhatTheTargetExecutes) {
@@ -57,12 +47,12 @@ TEST(Target, FusionsFormOnlyWhatTheTargetExecutes) {
   t.name = "tiny";
   t.ops = {Op::FusedConv};                                    // no Gelu
   t.conv_epilogues = {Activation::kNone, Activation::kRelu};  // no Sigmoid
-  auto g = parse_checked(kConvSigmoidGelu);
+  auto g = parse_ir(kConvSigmoidGelu);
   PassStats stats;
   ASSERT_TRUE(optimize(*g, t, {}, &stats).ok());
-  EXPECT_EQ(ops_of(*g, Op::Gelu), 0) << "the target does not execute Gelu";
-  EXPECT_EQ(ops_of(*g, Op::FusedConv), 0) << "nothing for the conv to absorb but a Sigmoid it cannot apply";
-  EXPECT_EQ(ops_of(*g, Op::Sigmoid), 1);
+  EXPECT_EQ(count_ops(*g, Op::Gelu), 0) << "the target does not execute Gelu";
+  EXPECT_EQ(count_ops(*g, Op::FusedConv), 0) << "nothing for the conv to absorb but a Sigmoid it cannot apply";
+  EXPECT_EQ(count_ops(*g, Op::Sigmoid), 1);
   const PatternStats s = testing::stats_of(stats, "fuse_conv_epilogue", "activation");
   ASSERT_EQ(s.near_misses.size(), 1u);
   EXPECT_NE(s.near_misses[0].reason.find("target tiny does not apply Sigmoid in a FusedConv epilogue"),
@@ -74,7 +64,7 @@ TEST(Target, WithoutTheFusedOpTheEpilogueStaysApart) {
   Target t;
   t.name = "no_fused";
   t.conv_epilogues = {Activation::kRelu};
-  auto g = parse_checked(R"(graph g (%x: f32[1,2,4,4]) -> (%y) {
+  auto g = parse_ir(R"(graph g (%x: f32[1,2,4,4]) -> (%y) {
   %w = const f32[3,2,3,3] splat(0.25)
   %c = Conv(%x, %w) {pads=[1,1,1,1]} @conv
   %y = Relu(%c) @relu
@@ -82,7 +72,7 @@ TEST(Target, WithoutTheFusedOpTheEpilogueStaysApart) {
 )");
   PassStats stats;
   ASSERT_TRUE(optimize(*g, t, {}, &stats).ok());
-  EXPECT_EQ(ops_of(*g, Op::FusedConv), 0);
+  EXPECT_EQ(count_ops(*g, Op::FusedConv), 0);
   const PatternStats s = testing::stats_of(stats, "fuse_conv_epilogue", "activation");
   ASSERT_EQ(s.near_misses.size(), 1u);
   EXPECT_NE(s.near_misses[0].reason.find("does not execute FusedConv"), std::string::npos);

@@ -3,6 +3,7 @@
 - from_torch(module, args, dynamic_shapes) exports in-process, imports without
   ONNX or pickle, and the compiled session matches eager at <= 1e-4 relative on
   the cpu and reference backends, at a batch other than the example's;
+- the 1:1 (DIRECT) rows, Det's among them, import a real program and match eager;
 - ferry.load reads the archive torch.export.save wrote;
 - an archive needing unpickling raises UnsupportedError with the re-save recipe.
 """
@@ -70,6 +71,33 @@ def test_from_torch_matches_eager_with_a_dynamic_batch(ferry_api, torch, backend
         ref = [t.numpy() for t in net(torch.from_numpy(x))]
     out = model.compile(backend=backend).run({x_info.name: x})
     got = list(out.values())
+    assert len(got) == 2
+    for g, r in zip(got, ref):
+        assert g.shape == r.shape and close(g, r) <= RTOL
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+def test_direct_rows_match_eager(ferry_api, torch, backend):
+    """The 1:1 rows (DIRECT in frontends/torch/import_table.def): linalg_det -> Det, bmm and
+    matmul -> MatMul, type_as -> CastLike, their tensor arguments in schema order."""
+
+    class Net(torch.nn.Module):
+        def forward(self, a, b, c):
+            return torch.linalg.det(torch.bmm(a, b)), a @ c.type_as(a)
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    b = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    c = rng.integers(-3, 4, size=(3,)).astype(np.int64)
+    net = Net().eval()
+    ep = torch.export.export(net, tuple(torch.from_numpy(v) for v in (a, b, c)))
+    targets = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert {"aten.linalg_det.default", "aten.bmm.default", "aten.matmul.default", "aten.type_as.default"} <= targets
+    model = ferry_api.from_torch(net, tuple(torch.from_numpy(v) for v in (a, b, c)))
+    with torch.no_grad():
+        ref = [t.numpy() for t in net(*(torch.from_numpy(v) for v in (a, b, c)))]
+    names = [i.name for i in model.inputs]
+    got = list(model.compile(backend=backend).run(dict(zip(names, (a, b, c)))).values())
     assert len(got) == 2
     for g, r in zip(got, ref):
         assert g.shape == r.shape and close(g, r) <= RTOL

@@ -239,7 +239,8 @@ Scheduler::Facts Scheduler::fold_shape_root(const Node& n) {
   } else {
     const int64_t r = int64_t(d.size());
     auto norm = [&](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t(0), r); };
-    int64_t start = norm(n.attr_int("start")), end = n.has_attr("end") ? norm(n.attr_int("end")) : r;
+    const ShapeAttrs& a = n.attrs<ShapeAttrs>();
+    int64_t start = norm(a.start), end = a.end ? norm(*a.end) : r;
     std::vector<int64_t> v(d.begin() + start, d.begin() + std::max(start, end));
     t = Tensor::from_vector<int64_t>(v, {int64_t(v.size())});
   }

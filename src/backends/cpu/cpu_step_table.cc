@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_epilogue.h"
 #include "backends/cpu/native/activation.h"
 #include "backends/cpu/native/strided_copy.h"
+#include "ir/op_attrs.h"
 
 namespace ferry {
 namespace {
@@ -24,9 +25,10 @@ struct FusedEpilogue {
 };
 
 Result<FusedEpilogue> read_epilogue(const Node& n) {
-  auto a = activation_from_name(n.attr_string("activation"));
-  if (!a) return invalid_model("node " + n.describe() + ": unknown activation '" + n.attr_string("activation") + "'");
-  return FusedEpilogue{*a, float(n.attr_float("alpha")), float(n.attr_float("beta"))};
+  const EpilogueAttrs e = epilogue_attrs(n);
+  auto a = activation_from_name(e.activation);
+  if (!a) return invalid_model("node " + n.describe() + ": unknown activation '" + e.activation + "'");
+  return FusedEpilogue{*a, float(e.alpha), float(e.beta)};
 }
 
 /// Z (operand `z`): accumulate onto it when it has the output's shape (sum), else add it broadcast.
@@ -124,8 +126,8 @@ Result<Made> native_activation_step(const StepRequest& r) {
   switch (n.op()) {
     case Op::Sigmoid: a = Activation::kSigmoid; break;
     case Op::Tanh: a = Activation::kTanh; break;
-    case Op::Swish: a = Activation::kSiLU, alpha = float(n.attr_float("alpha")); break;
-    case Op::Gelu: a = n.attr_string("approximate") == "tanh" ? Activation::kGeluTanh : Activation::kGelu; break;
+    case Op::Swish: a = Activation::kSiLU, alpha = float(n.attrs<SwishAttrs>().alpha); break;
+    case Op::Gelu: a = n.attrs<GeluAttrs>().approximate == "tanh" ? Activation::kGeluTanh : Activation::kGelu; break;
     default: return unsupported("not a native activation");
   }
   const Operand& x = r.ops[0];

@@ -5,7 +5,9 @@
 // the file of its family: import_nn.cc (convolution, normalization, pooling,
 // softmax, dropout), import_elementwise.cc (and casts), import_reduce.cc,
 // import_shape.cc (shape and data movement), import_resize.cc, import_recurrent.cc,
-// import_vision.cc, import_signal.cc, import_quantize.cc, import_loss.cc.
+// import_vision.cc, import_signal.cc, import_quantize.cc, import_loss.cc,
+// import_control_flow.cc (If, Loop, Scan). Nodes of domain "ferry" bypass the
+// table (import_ferry_domain.h).
 #pragma once
 
 #include <span>

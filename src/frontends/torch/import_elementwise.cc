@@ -240,13 +240,6 @@ Status import_to_copy(TorchNode& n) {  // a copy, maybe to another dtype or devi
   return Status::Ok();
 }
 
-Status import_type_as(TorchNode& n) {
-  FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor("self"));
-  FERRY_ASSIGN_OR_RETURN(Value* other, n.tensor("other"));
-  n.set_output(0, n.emit1(Op::CastLike, {x, other}));
-  return n.arg_status();
-}
-
 Status import_dropout(TorchNode& n) {  // dropout(input, p, train), dropout_(self, p, train)
   FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor(n.arg("self") ? "self" : "input"));
   if (n.bool_or("train", false) && n.float_or("p", 0.5) > 0)

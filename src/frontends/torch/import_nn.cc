@@ -102,13 +102,6 @@ Status import_addmm(TorchNode& n) {  // beta * self + alpha * mat1 @ mat2
   return Status::Ok();
 }
 
-Status import_matmul(TorchNode& n) {  // matmul, mm, bmm
-  FERRY_ASSIGN_OR_RETURN(Value* a, n.tensor("self"));
-  FERRY_ASSIGN_OR_RETURN(Value* b, n.tensor(n.arg("mat2") ? "mat2" : "other"));
-  n.set_output(0, n.emit1(Op::MatMul, {a, b}));
-  return n.arg_status();
-}
-
 namespace {
 
 /// Ones of the per-channel length of `like` (a running statistic), when weight / bias is None.

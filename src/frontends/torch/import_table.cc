@@ -7,13 +7,13 @@ namespace ferry::torch_import {
 namespace {
 
 constexpr ImportRow kTorchRows[] = {
-#define UNARY(target, ir_op) {target, nullptr, #ir_op, Op::ir_op, false},
+#define DIRECT(target, ir_op) {target, nullptr, #ir_op, Op::ir_op, false},
 #define ROW(target, fn, ferry) {target, import_##fn, ferry, std::nullopt, false},
 #define SKIP(target, why) {target, nullptr, why, std::nullopt, true},
 #include "frontends/torch/import_table.def"
 #undef SKIP
 #undef ROW
-#undef UNARY
+#undef DIRECT
 };
 
 }  // namespace
@@ -22,8 +22,8 @@ std::span<const ImportRow> import_rows() { return kTorchRows; }
 
 Status import_by_row(const ImportRow& row, TorchNode& n) {
   if (row.fn) return row.fn(n);
-  FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor("self"));
-  n.set_output(0, n.emit1(*row.unary, {x}));
+  FERRY_ASSIGN_OR_RETURN(std::vector<Value*> inputs, n.tensor_args());
+  n.set_output(0, n.emit1(*row.direct, std::move(inputs)));
   return n.arg_status();
 }
 
@@ -35,14 +35,14 @@ const ImportRow* find_import(std::string_view target) {
 }
 
 std::string repair_hint(const std::string& target) {
+  // Only for targets without a row: a row's import function gives its own repair
+  // (batch_norm and dropout in training mode: export in eval mode).
   static const std::map<std::string, std::string> kHints = {
       {"aten.conv_transpose2d.input", "transposed convolutions are not imported from torch yet: export via ONNX"},
       {"aten.upsample_nearest2d.vec", "resizing is not imported from torch yet: export via ONNX (torch.onnx.export)"},
       {"aten.upsample_bilinear2d.vec", "resizing is not imported from torch yet: export via ONNX (torch.onnx.export)"},
       {"aten.index.Tensor", "advanced indexing is not supported: use index_select / gather or slicing"},
       {"aten.copy_.default", "in-place copies into a tensor are not supported: build the result out of place"},
-      {"aten.batch_norm.default", "export the model in eval mode (model.eval())"},
-      {"aten.dropout.default", "export the model in eval mode (model.eval())"},
   };
   auto it = kHints.find(target);
   if (it != kHints.end()) return it->second;

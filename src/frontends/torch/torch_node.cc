@@ -77,6 +77,7 @@ TorchNode::TorchNode(TorchImportState& st, const Json& def, std::string target, 
       return;
     }
     args_[n->get<std::string>()] = &*a;
+    arg_order_.push_back(n->get<std::string>());
   }
 }
 
@@ -130,6 +131,19 @@ Result<std::vector<Value*>> TorchNode::tensors(const std::string& a) {
     if (it == st_.tensors.end())
       return invalid_model("argument '" + a + "' reads tensor '" + t["name"].get<std::string>() + "', which no earlier node produces");
     out.push_back(it->second);
+  }
+  return out;
+}
+
+Result<std::vector<Value*>> TorchNode::tensor_args() {
+  std::vector<Value*> out;
+  for (const std::string& a : arg_order_) {
+    const std::string kind = union_kind(*arg(a));
+    if (kind == "as_memory_format") continue;
+    if (kind != "as_tensor") return unsupported("argument '" + a + "' (" + kind + ") is not imported: ferry maps " + target_ +
+                                                "'s tensor arguments 1:1 and nothing else");
+    FERRY_ASSIGN_OR_RETURN(Value* v, tensor(a));
+    out.push_back(v);
   }
   return out;
 }

@@ -70,6 +70,9 @@ class TorchNode {
   Value* opt_tensor(const std::string& a);
   /// A Tensor[] argument.
   Result<std::vector<Value*>> tensors(const std::string& a);
+  /// Every argument, in schema order, as the inputs of a 1:1 import (a DIRECT row):
+  /// each must be a tensor; a memory format is ignored (ferry's tensors are dense).
+  Result<std::vector<Value*>> tensor_args();
   int64_t int_or(const std::string& a, int64_t def);
   double float_or(const std::string& a, double def);
   bool bool_or(const std::string& a, bool def);
@@ -127,6 +130,7 @@ class TorchNode {
   std::string target_, name_;
   bool main_emitted_ = false;
   std::map<std::string, const Json*> args_;
+  std::vector<std::string> arg_order_;  ///< argument names as the node lists them (schema order)
   std::vector<Value*> outputs_;
   std::vector<std::optional<SymVal>> sym_outputs_;
   std::unordered_set<const Node*> emitted_;

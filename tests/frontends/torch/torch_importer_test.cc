@@ -155,6 +155,46 @@ TEST(TorchImporter, InPlaceOpIsFunctionalOnlyWhenItsInputIsNotReadLater) {
   EXPECT_NE(r2.unsupported[0].reason.find("graph input"), std::string::npos) << r2.unsupported[0].reason;
 }
 
+TEST(TorchImporter, DirectRowMapsTheTensorArgumentsInOrder) {
+  // mm(x, w) as a DIRECT row: self, mat2 -> MatMul's A, B whatever the schema calls them.
+  Json p = program();
+  auto& g = p["graph_module"]["graph"];
+  g["nodes"] = Json::array({node("aten.mm.default", "mm", {{"self", targ("x")}, {"mat2", targ("p_w")}})});
+  g["outputs"] = Json::array({targ("mm")});
+  g["tensor_values"] = {{"x", meta({1, 4})}, {"p_w", meta({4, 1})}, {"mm", meta({1, 1})}};
+  p["graph_module"]["signature"]["output_specs"][0]["user_output"]["arg"] = targ("mm");
+  auto m = import(entries(p, weights_config(false, meta({4, 1}))));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  const Node* mm = (*m)->outputs()[0]->producer();
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->op(), Op::MatMul);
+  EXPECT_EQ(mm->input(0)->name(), "x");
+  auto out = interpret(**m, {{"x", Tensor::from_vector<float>({1, 2, 3, 4}, {1, 4})}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], 0.5f - 2.f + 6.f);  // w = [0.5, -1, 2, 0]
+
+  // An argument that is not a tensor has no place in a 1:1 import: refused, named.
+  g["nodes"][0]["inputs"].push_back({{"name", "alpha"}, {"arg", {{"as_float", 2.0}}}});
+  ImportReport report;
+  EXPECT_FALSE(import(entries(p, weights_config(false, meta({4, 1}))), &report).ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_NE(report.unsupported[0].reason.find("argument 'alpha' (as_float) is not imported"), std::string::npos)
+      << report.unsupported[0].reason;
+}
+
+TEST(TorchImporter, DirectRowIgnoresAMemoryFormat) {
+  // clone(x, memory_format=channels_last): ferry's tensors are dense, so only x counts.
+  Json p = program();
+  auto& g = p["graph_module"]["graph"];
+  g["nodes"][1] = node("aten.clone.default", "relu", {{"self", targ("add")}, {"memory_format", {{"as_memory_format", 3}}}});
+  auto m = import(entries(p));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  const Node* clone = (*m)->outputs()[0]->producer();
+  ASSERT_NE(clone, nullptr);
+  EXPECT_EQ(clone->op(), Op::Identity);
+  EXPECT_EQ(clone->num_inputs(), 1u);
+}
+
 TEST(TorchImporter, TruncatedAndGarbageArchives) {
   const std::string zip = write_zip(entries());
   for (size_t n : {size_t(0), size_t(10), zip.size() / 2, zip.size() - 1}) {
@@ -171,13 +211,8 @@ TEST(TorchImportTable, RowsAreSortedUniqueAndNamed) {
     EXPECT_LT(std::string(rows[i - 1].target), std::string(rows[i].target)) << rows[i].target;
   for (const auto& r : rows) {
     EXPECT_EQ(torch_import::find_import(r.target), &r) << r.target;
-    EXPECT_TRUE(r.fn || r.unary || r.skip) << r.target;
+    EXPECT_TRUE(r.fn || r.direct || r.skip) << r.target;
     EXPECT_NE(std::string(r.ferry), "") << r.target;
-    if (!r.unary) continue;
-    // A UNARY row emits its IR op on "self" alone, with no attributes.
-    const OpSchema& s = op_schema(*r.unary);
-    EXPECT_LE(s.min_inputs, 1) << r.target;
-    for (const AttrSpec& a : s.attrs) EXPECT_FALSE(a.required) << r.target << ": " << a.name;
   }
   EXPECT_EQ(torch_import::find_import("aten.relu_.default"), nullptr);  // in-place: through the functional row
 }

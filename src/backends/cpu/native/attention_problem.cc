@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ir/op_attrs.h"
 #include "ops/shape_util.h"
 
 namespace ferry::attn {
@@ -45,10 +46,11 @@ bool describe(KernelContext& ctx, Problem* p) {
   const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
   if (!is_f32(q) || !is_f32(k) || !is_f32(v) || ctx.num_outputs() > 3) return false;
   if (q.rank() != k.rank() || q.rank() != v.rank() || (q.rank() != 3 && q.rank() != 4)) return false;
+  const AttentionAttrs& a = ctx.attrs<AttentionAttrs>();
   const bool three_d = q.rank() == 3;
   if (three_d) {
-    if (!ctx.has_attr("q_num_heads") || !ctx.has_attr("kv_num_heads")) return false;
-    p->q_heads = ctx.attr_int("q_num_heads"), p->kv_heads = ctx.attr_int("kv_num_heads");
+    if (!a.q_num_heads || !a.kv_num_heads) return false;
+    p->q_heads = *a.q_num_heads, p->kv_heads = *a.kv_num_heads;
     if (p->q_heads <= 0 || p->kv_heads <= 0 || q.dim(2) % p->q_heads || k.dim(2) % p->kv_heads ||
         v.dim(2) % p->kv_heads)
       return false;
@@ -94,9 +96,9 @@ bool describe(KernelContext& ctx, Problem* p) {
   else
     p->out_sb = p->q_heads * p->q_len * p->v_dim, p->out_sh = p->q_len * p->v_dim, p->out_ss = p->v_dim;
   // The reference rounds scale and softcap to float first; so do we.
-  p->scale = ctx.has_attr("scale") ? float(ctx.attr_float("scale")) : float(1.0 / std::sqrt(double(p->head_dim)));
-  p->softcap = float(ctx.attr_float("softcap"));
-  p->causal = ctx.attr_int("is_causal") != 0;
+  p->scale = a.scale ? float(*a.scale) : float(1.0 / std::sqrt(double(p->head_dim)));
+  p->softcap = float(a.softcap);
+  p->causal = a.is_causal != 0;
   return true;
 }
 

@@ -62,7 +62,7 @@ bool cast_native_dtype(DType t) { return cast_visit_native(t, [](auto) {}); }
 
 bool cpu_kernel_accepts_cast(const Node& n, const std::vector<const Tensor*>&, const std::vector<std::vector<int64_t>>&) {
   if (!n.input(0) || !cast_native_dtype(n.input(0)->dtype())) return false;
-  std::optional<DType> to = dtype_from_name(n.attr_string("to"));
+  std::optional<DType> to = dtype_from_name(n.attrs<CastAttrs>().to);
   return to && cast_native_dtype(*to);
 }
 

@@ -31,7 +31,10 @@ using BinaryChunk = void (*)(const float* a, const float* b, float* y, int64_t n
 
 /// Op parameters a unary body may read as p[0], p[1].
 std::array<float, 2> unary_params(const KernelContext& c) {
-  if (c.node().op() == Op::HardSigmoid) return {float(c.attr_float("alpha")), float(c.attr_float("beta"))};
+  if (c.node().op() == Op::HardSigmoid) {
+    const HardSigmoidAttrs& a = c.attrs<HardSigmoidAttrs>();
+    return {float(a.alpha), float(a.beta)};
+  }
   return {0.f, 0.f};
 }
 
@@ -226,10 +229,10 @@ FERRY_UNARY_KERNEL(hard_swish, v * simd::min(1.f, simd::max(0.f, v / 6.f + 0.5f)
 FERRY_UNARY_KERNEL(gelu_erf, 0.5f * v * (1.f + simd::erf(v * 0.70710678118654752f)))
 FERRY_UNARY_KERNEL(gelu_tanh, 0.5f * v * (1.f + simd::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))))
 Status gelu_f32__avx512(KernelContext& c) {
-  return c.attr_string("approximate") == "tanh" ? gelu_tanh_f32__avx512(c) : gelu_erf_f32__avx512(c);
+  return c.attrs<GeluAttrs>().approximate == "tanh" ? gelu_tanh_f32__avx512(c) : gelu_erf_f32__avx512(c);
 }
 Status gelu_f32__avx2(KernelContext& c) {
-  return c.attr_string("approximate") == "tanh" ? gelu_tanh_f32__avx2(c) : gelu_erf_f32__avx2(c);
+  return c.attrs<GeluAttrs>().approximate == "tanh" ? gelu_tanh_f32__avx2(c) : gelu_erf_f32__avx2(c);
 }
 
 }  // namespace ferry

@@ -38,7 +38,7 @@ Status gather__generic(KernelContext& ctx) {
   const Tensor& indices = ctx.input(1);
   Tensor& y = ctx.output(0);
   if (data.rank() == 0) return ctx.error("cannot gather from a scalar");
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), data.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<GatherAttrs>().axis, data.rank()));
   const int64_t dim = data.dim(axis);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= data.dim(d);

@@ -61,7 +61,7 @@ bool cpu_kernel_accepts_pad(const Node& n, const std::vector<const Tensor*>& kno
                             const std::vector<std::vector<int64_t>>& dims) {
   PadModeNative mode;
   if (dims.empty() || dims[0].empty() || dims[0].size() > size_t(kPadMaxRank)) return false;
-  if (!pad_mode_native(n.attr_string("mode"), &mode)) return false;
+  if (!pad_mode_native(n.attrs<PadAttrs>().mode, &mode)) return false;
   // The reference's errors (an empty axis padded by reflection, a bad constant) stay its own.
   for (int64_t d : dims[0])
     if (d == 0) return false;
@@ -80,7 +80,7 @@ Status pad__generic(KernelContext& ctx) {
   Tensor& y = ctx.output(0);
   PadModeNative mode;
   const int r = int(x.rank());
-  if (r == 0 || r > kPadMaxRank || y.rank() != r || y.dtype() != x.dtype() || !pad_mode_native(ctx.attr_string("mode"), &mode))
+  if (r == 0 || r > kPadMaxRank || y.rank() != r || y.dtype() != x.dtype() || !pad_mode_native(ctx.attrs<PadAttrs>().mode, &mode))
     return op_reference_kernel(Op::Pad)(ctx);
   // Per-axis begin / end pads from the pads (and axes) input.
   int64_t begin[kPadMaxRank] = {}, end[kPadMaxRank] = {};

@@ -51,7 +51,7 @@ Status reduce_native(KernelContext& ctx, ReduceKindNative kind) {
   bool red[kReduceMaxRank] = {};
   const int64_t naxes = ctx.has_input(1) ? ctx.input(1).numel() : 0;
   if (naxes == 0) {
-    if (ctx.attr_int("noop_with_empty_axes") != 0) return op_reference_kernel(op)(ctx);
+    if (ctx.attrs<ReduceAttrs>().noop_with_empty_axes != 0) return op_reference_kernel(op)(ctx);
     std::fill(red, red + rank, true);
   } else {
     if (ctx.input(1).dtype() != DType::i64) return op_reference_kernel(op)(ctx);
@@ -145,7 +145,7 @@ bool cpu_kernel_accepts_reduce(const Node& n, const std::vector<const Tensor*>& 
   if (has_axes && (known.size() < 2 || !known[1] || known[1]->dtype() != DType::i64)) return false;
   const int64_t naxes = has_axes ? known[1]->numel() : 0;
   if (naxes == 0) {
-    if (n.attr_int("noop_with_empty_axes") != 0) return false;
+    if (n.attrs<ReduceAttrs>().noop_with_empty_axes != 0) return false;
     std::fill(red, red + rank, true);
   }
   for (int64_t i = 0; i < naxes; ++i) {

@@ -89,24 +89,26 @@ bool linear_scales(const Tensor* scales, const Tensor* sizes, const std::vector<
   return true;
 }
 
-bool linear_attrs_ok(const Node& n) {
-  LinearCoord c;
-  return n.attr_string("mode") == "linear" && !n.has_attr("axes") && n.attr_int("antialias") == 0 &&
-         n.attr_int("exclude_outside") == 0 && linear_coord(n.attr_string("coordinate_transformation_mode"), &c);
+/// Bilinear over the last two axes, without antialiasing; `c` gets the coordinate mode.
+bool linear_attrs_ok(const ResizeAttrs& a, LinearCoord* c) {
+  return a.mode == "linear" && !a.axes && a.antialias == 0 && a.exclude_outside == 0 &&
+         linear_coord(a.coordinate_transformation_mode, c);
 }
 
 }  // namespace
 
 bool resize_linear_accepts(const Node& n, const std::vector<const Tensor*>& known,
                            const std::vector<std::vector<int64_t>>& dims) {
-  if (!linear_attrs_ok(n) || dims.empty() || dims[0].size() < 2) return false;
+  const ResizeAttrs& a = n.attrs<ResizeAttrs>();
+  LinearCoord c;
+  if (!linear_attrs_ok(a, &c) || dims.empty() || dims[0].size() < 2) return false;
   for (int64_t v : dims[0])
     if (v <= 0) return false;
   auto input = [&](size_t i) -> const Tensor* { return n.num_inputs() > i && n.input(i) && known.size() > i ? known[i] : nullptr; };
   if (n.num_inputs() > 2 && n.input(2) && !input(2)) return false;  // computed scales
   if (n.num_inputs() > 3 && n.input(3) && !input(3)) return false;  // computed sizes
   const Tensor* sizes = input(3);
-  if (sizes && sizes->numel() > 0 && n.attr_string("keep_aspect_ratio_policy") != "stretch") return false;
+  if (sizes && sizes->numel() > 0 && a.keep_aspect_ratio_policy != "stretch") return false;
   float sh, sw;
   bool from_scales;
   return linear_scales(input(2), sizes, dims[0], &sh, &sw, &from_scales);
@@ -120,7 +122,7 @@ Status resize_linear_f32(KernelContext& ctx) {
   bool from_scales;
   LinearCoord c;
   if (x.dtype() != DType::f32 || y.dtype() != DType::f32 || r < 2 || y.rank() != r || x.numel() == 0 ||
-      !linear_attrs_ok(ctx.node()) || !linear_coord(ctx.attr_string("coordinate_transformation_mode"), &c) ||
+      !linear_attrs_ok(ctx.attrs<ResizeAttrs>(), &c) ||
       !linear_scales(ctx.has_input(2) ? &ctx.input(2) : nullptr, ctx.has_input(3) ? &ctx.input(3) : nullptr, x.dims(),
                      &sh, &sw, &from_scales))
     return op_reference_kernel(Op::Resize)(ctx);
@@ -162,7 +164,7 @@ bool cpu_kernel_accepts_resize(const Node& n, const std::vector<const Tensor*>& 
 }
 
 Status resize_f32__generic(KernelContext& ctx) {
-  return ctx.attr_string("mode") == "linear" ? resize_linear_f32(ctx) : resize_nearest_f32(ctx);
+  return ctx.attrs<ResizeAttrs>().mode == "linear" ? resize_linear_f32(ctx) : resize_nearest_f32(ctx);
 }
 
 }  // namespace ferry

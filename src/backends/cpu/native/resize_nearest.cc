@@ -19,10 +19,11 @@ namespace {
 
 constexpr int64_t kResizeParallelMin = 1 << 15;
 
-bool resize_nearest_whole_factor_ok(const KernelContext& ctx) {
-  if (ctx.attr_string("mode") != "nearest" || ctx.has_attr("axes")) return false;
-  const std::string& c = ctx.attr_string("coordinate_transformation_mode");
-  const std::string& n = ctx.attr_string("nearest_mode");
+/// Nearest resizing over all axes whose whole-factor copy matches the reference's rounding.
+bool resize_nearest_modes_ok(const ResizeAttrs& a) {
+  if (a.mode != "nearest" || a.axes) return false;
+  const std::string& c = a.coordinate_transformation_mode;
+  const std::string& n = a.nearest_mode;
   if (c == "asymmetric") return n == "floor";
   if (c == "half_pixel" || c == "pytorch_half_pixel") return n == "round_prefer_floor" || n == "round_prefer_ceil";
   return false;
@@ -32,13 +33,8 @@ bool resize_nearest_whole_factor_ok(const KernelContext& ctx) {
 
 bool resize_nearest_accepts(const Node& n, const std::vector<const Tensor*>& known,
                             const std::vector<std::vector<int64_t>>& dims) {
-  if (n.attr_string("mode") != "nearest" || n.has_attr("axes") || dims.empty()) return false;
-  const std::string& c = n.attr_string("coordinate_transformation_mode");
-  const std::string& nm = n.attr_string("nearest_mode");
-  const bool modes = c == "asymmetric" ? nm == "floor"
-                                       : (c == "half_pixel" || c == "pytorch_half_pixel") &&
-                                             (nm == "round_prefer_floor" || nm == "round_prefer_ceil");
-  if (!modes) return false;
+  const ResizeAttrs& a = n.attrs<ResizeAttrs>();
+  if (!resize_nearest_modes_ok(a) || dims.empty()) return false;
   const std::vector<int64_t>& x = dims[0];
   const size_t r = x.size();
   if (r < 2) return false;
@@ -57,7 +53,7 @@ bool resize_nearest_accepts(const Node& n, const std::vector<const Tensor*>& kno
   }
   if (given(3)) {  // sizes: the leading axes kept, the last two whole multiples
     const Tensor& z = *known[3];
-    if (z.dtype() != DType::i64 || z.numel() != int64_t(r) || n.attr_string("keep_aspect_ratio_policy") != "stretch")
+    if (z.dtype() != DType::i64 || z.numel() != int64_t(r) || a.keep_aspect_ratio_policy != "stretch")
       return false;
     for (size_t d = 0; d < r; ++d) {
       const int64_t v = z.data<int64_t>()[d];
@@ -73,7 +69,7 @@ Status resize_nearest_f32(KernelContext& ctx) {
   Tensor& y = ctx.output(0);
   const int64_t r = x.rank();
   if (x.dtype() != DType::f32 || y.dtype() != DType::f32 || r < 2 || y.rank() != r || x.numel() == 0 ||
-      !resize_nearest_whole_factor_ok(ctx))
+      !resize_nearest_modes_ok(ctx.attrs<ResizeAttrs>()))
     return op_reference_kernel(Op::Resize)(ctx);
   for (int64_t d = 0; d < r - 2; ++d)
     if (y.dim(d) != x.dim(d)) return op_reference_kernel(Op::Resize)(ctx);

@@ -35,10 +35,11 @@ FERRY_TARGET_AVX2 void rms_rows__avx2(const float* x, const float* g, float* y, 
 Status run_rms(KernelContext& ctx, RmsRows rows_fn) {
   const Tensor &x = ctx.input(0), &g = ctx.input(1);
   Tensor& y = ctx.output(0);
-  int64_t axis = ctx.attr_int("axis");
+  const RMSNormalizationAttrs& a = ctx.attrs<RMSNormalizationAttrs>();
+  int64_t axis = a.axis;
   if (x.rank() > 0 && axis < 0) axis += x.rank();
   if (x.dtype() != DType::f32 || g.dtype() != DType::f32 || y.dtype() != DType::f32 || x.rank() == 0 || axis < 0 ||
-      axis >= x.rank() || ctx.attr_int("stash_type") != 1 || y.dims() != x.dims())
+      axis >= x.rank() || a.stash_type != 1 || y.dims() != x.dims())
     return ref_RMSNormalization(ctx);
   int64_t n = 1;
   for (int64_t d = axis; d < x.rank(); ++d) n *= x.dim(d);
@@ -49,7 +50,7 @@ Status run_rms(KernelContext& ctx, RmsRows rows_fn) {
   if (g.numel() != n) return ref_RMSNormalization(ctx);
   if (x.numel() == 0) return Status::Ok();
   const int64_t rows = x.numel() / n;
-  const float eps = float(ctx.attr_float("epsilon"));
+  const float eps = float(a.epsilon);
   const float *px = x.data<float>(), *pg = g.data<float>();
   float* py = y.data<float>();
   const int64_t block = std::max<int64_t>(1, 4096 / n);

@@ -41,7 +41,7 @@ Status run_softmax(KernelContext& ctx, SoftmaxRows rows_fn) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   if (x.rank() == 0 || x.dtype() != DType::f32) return internal_error("native softmax: f32 of rank >= 1");
-  int64_t axis = ctx.attr_int("axis");
+  int64_t axis = ctx.attrs<SoftmaxAttrs>().axis;
   if (axis < 0) axis += x.rank();
   int64_t outer = 1, n = x.dim(axis), inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
@@ -87,8 +87,8 @@ Status transpose_f32__generic(KernelContext& ctx) {
   if (x.dtype() != DType::f32 || r > kMaxRank) return internal_error("native transpose: f32 of rank <= 16");
   // Fixed-size scratch: run() allocates nothing.
   int64_t perm[kMaxRank], xs[kMaxRank], yd[kMaxRank], src_stride[kMaxRank];
-  if (ctx.has_attr("perm")) {
-    const std::vector<int64_t>& p = ctx.attr_ints("perm");
+  if (const auto& perm_attr = ctx.attrs<TransposeAttrs>().perm) {
+    const std::vector<int64_t>& p = *perm_attr;
     if (p.size() != r) return internal_error("native transpose: perm size");
     for (size_t i = 0; i < r; ++i) perm[i] = p[i] < 0 ? p[i] + int64_t(r) : p[i];
   } else {

@@ -24,7 +24,7 @@ Status split__generic(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const size_t n = ctx.num_outputs();
   if (x.rank() == 0 || n > kSplitMaxOutputs) return op_reference_kernel(Op::Split)(ctx);
-  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis"), x.rank()));
+  FERRY_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attrs<SplitAttrs>().axis, x.rank()));
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
   for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);

@@ -79,7 +79,7 @@ Result<Made> make_deconv(const Node& n, const std::vector<Operand>& ops, const s
       out_dims.size() != rank || W.constant->dtype() != DType::f32)
     return unsupported("oneDNN deconv: f32 1-D, 2-D or 3-D with constant weights only");
   if (B && (!B->constant || B->constant->dtype() != DType::f32)) return unsupported("oneDNN deconv: constant bias");
-  const int64_t group = n.attr_int("group");
+  const int64_t group = window_attr_source(n).group;
   if (group < 1 || W.dims[0] % group != 0) return unsupported("oneDNN deconv: group");
   FERRY_ASSIGN_OR_RETURN(DeconvGeometry geo, deconv_geometry(n, X.dims, W.dims, out_dims));
   const memory::desc w_onnx = deconv_onnx_weights(W.dims, group);

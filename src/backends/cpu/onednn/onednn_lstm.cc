@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "backends/cpu/onednn/onednn_steps.h"
+#include "ir/op_attrs.h"
 
 namespace ferry::onednn {
 namespace {
@@ -28,10 +29,10 @@ constexpr int kLstmPeepholeSlot[3] = {0, 2, 1};
 
 memory::dims lstm_dims(std::initializer_list<int64_t> v) { return memory::dims(v.begin(), v.end()); }
 
-bool lstm_default_activations(const Node& n, int64_t dirs) {
-  if (n.has_attr("activation_alpha") || n.has_attr("activation_beta")) return false;
-  if (!n.has_attr("activations")) return true;
-  const std::vector<std::string>& a = n.attr_strings("activations");
+bool lstm_default_activations(const LSTMAttrs& attrs, int64_t dirs) {
+  if (attrs.activation_alpha || attrs.activation_beta) return false;
+  if (!attrs.activations) return true;
+  const std::vector<std::string>& a = *attrs.activations;
   if (int64_t(a.size()) != 3 * dirs) return false;
   static const char* const want[3] = {"sigmoid", "tanh", "tanh"};
   for (size_t i = 0; i < a.size(); ++i) {
@@ -95,9 +96,10 @@ std::string lstm_decline(const Node& n, const std::vector<Operand>& ops, int64_t
   }
   for (size_t k : {kLstmH0, kLstmC0})
     if (ops.size() > k && ops[k].present() && ops[k].dtype != DType::f32) return "f32 initial state";
-  if (n.has_attr("clip")) return "clip";
-  if (n.attr_int("input_forget") != 0) return "input_forget";
-  if (!lstm_default_activations(n, D)) return "non-default activations";
+  const LSTMAttrs& a = n.attrs<LSTMAttrs>();
+  if (a.clip) return "clip";
+  if (a.input_forget != 0) return "input_forget";
+  if (!lstm_default_activations(a, D)) return "non-default activations";
   if (T < 1 || N < 1) return "an empty sequence";
   if (N > 1 && D > 1) return "bidirectional with a batch > 1 (Y's layout)";
   if (n.num_outputs() == 2) return "Y_h without Y_c";
@@ -109,11 +111,12 @@ std::string lstm_decline(const Node& n, const std::vector<Operand>& ops, int64_t
 Result<Made> make_lstm(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims) {
   if (ops.size() < 3 || ops[kLstmX].dims.size() != 3 || ops[kLstmR].dims.size() != 3)
     return unsupported("oneDNN lstm: X, W, R of rank 3");
-  const int layout = int(n.attr_int("layout"));
+  const LSTMAttrs& a = n.attrs<LSTMAttrs>();
+  const int layout = int(a.layout);
   const std::vector<int64_t>& xd = ops[kLstmX].dims;
   const int64_t T = layout ? xd[1] : xd[0], N = layout ? xd[0] : xd[1], I = xd[2];
   const int64_t D = ops[kLstmR].dims[0], H = ops[kLstmR].dims[2];
-  const std::string& dir = n.attr_string("direction");
+  const std::string& dir = a.direction;
   if ((dir == "bidirectional") != (D == 2) || D < 1 || D > 2) return unsupported("oneDNN lstm: direction");
   if (std::string why = lstm_decline(n, ops, T, N, D); !why.empty()) return unsupported("oneDNN lstm: " + why);
   if (ops[kLstmW].dims != std::vector<int64_t>{D, 4 * H, I} || ops[kLstmR].dims != std::vector<int64_t>{D, 4 * H, H})

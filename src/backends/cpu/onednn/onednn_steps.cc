@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/op_attrs.h"
 #include "ops/conv_util.h"
 
 namespace ferry::onednn {
@@ -108,19 +109,20 @@ std::optional<std::vector<PostOp>> eltwise_post_ops(const Node& n, const std::ve
   auto in = [&](size_t i) -> const Tensor* { return i < inputs.size() ? inputs[i] : nullptr; };
   switch (n.op()) {
     case Op::Relu: return one(algorithm::eltwise_relu);
-    case Op::LeakyRelu: return one(algorithm::eltwise_relu, float(n.attr_float("alpha")));
+    case Op::LeakyRelu: return one(algorithm::eltwise_relu, float(n.attrs<LeakyReluAttrs>().alpha));
     case Op::Sigmoid: return one(algorithm::eltwise_logistic);
     case Op::Tanh: return one(algorithm::eltwise_tanh);
     case Op::HardSwish: return one(algorithm::eltwise_hardswish);
-    case Op::Elu: return one(algorithm::eltwise_elu, float(n.attr_float("alpha")));
+    case Op::Elu: return one(algorithm::eltwise_elu, float(n.attrs<EluAttrs>().alpha));
     case Op::HardSigmoid: {
       // max(0, min(1, alpha*x + beta)) = clip(linear(x))
-      auto v = one(algorithm::eltwise_linear, float(n.attr_float("alpha")), float(n.attr_float("beta")));
+      const HardSigmoidAttrs& a = n.attrs<HardSigmoidAttrs>();
+      auto v = one(algorithm::eltwise_linear, float(a.alpha), float(a.beta));
       v.push_back({PostOp::kEltwise, algorithm::eltwise_clip, 0.f, 1.f, -1});
       return v;
     }
     case Op::Gelu:
-      return one(n.attr_string("approximate") == "tanh" ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf);
+      return one(n.attrs<GeluAttrs>().approximate == "tanh" ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf);
     case Op::Clip: {
       float lo = -INFINITY, hi = INFINITY;
       if (n.has_input(1) && !scalar_f32(in(1), &lo)) return std::nullopt;
@@ -177,7 +179,7 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
     return unsupported("oneDNN conv: f32 1-D, 2-D or 3-D conv with constant weights only");
   if (B && !B->constant) return unsupported("oneDNN conv: bias must be constant");
   FERRY_ASSIGN_OR_RETURN(ConvGeometry geo, conv_geometry(n, X.dims, W.dims));
-  const int64_t group = n.attr_int("group");
+  const int64_t group = window_attr_source(n).group;
   std::vector<int64_t> wdims = W.dims;
   if (group > 1) {
     wdims.insert(wdims.begin(), group);
@@ -331,8 +333,8 @@ Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std
     FERRY_ASSIGN_OR_RETURN(WindowAttrs w, read_window_attrs(ctx, k));
     for (int64_t d : w.dilations)
       if (d != 1) return unsupported("oneDNN pool: dilations");
-    const bool ceil_mode = n.attr_int("ceil_mode") != 0;
-    bool include_pad = n.op() == Op::AveragePool && n.attr_int("count_include_pad") != 0;
+    const bool ceil_mode = window_attr_source(n).ceil_mode != 0;
+    bool include_pad = n.op() == Op::AveragePool && n.attrs<AveragePoolAttrs>().count_include_pad != 0;
     if (include_pad && ceil_mode) return unsupported("oneDNN pool: ceil_mode with count_include_pad");
     for (size_t a = 0; a < r; ++a) {
       FERRY_ASSIGN_OR_RETURN(AxisGeometry g, window_axis(w, a, X.dims[2 + a], ceil_mode));
@@ -520,7 +522,7 @@ Result<Made> make_prelu(const std::vector<Operand>& ops, const std::vector<int64
 Result<Made> make_softmax(const Node& n, const std::vector<Operand>& ops) {
   const Operand& X = ops[0];
   if (X.dtype != DType::f32 || X.dims.empty() || !is_plain(X.layout)) return unsupported("oneDNN softmax: f32 plain");
-  int64_t axis = n.attr_int("axis");
+  int64_t axis = n.attrs<SoftmaxAttrs>().axis;
   if (axis < 0) axis += int64_t(X.dims.size());
   if (axis != int64_t(X.dims.size()) - 1) return unsupported("oneDNN softmax: last axis only");
   return guarded([&]() -> Result<Made> {
@@ -545,7 +547,8 @@ Result<Made> make_softmax(const Node& n, const std::vector<Operand>& ops) {
 Result<Made> make_layer_norm(const Node& n, const std::vector<Operand>& ops) {
   const Operand& X = ops[0];
   if (X.dtype != DType::f32 || X.dims.size() < 2 || !is_plain(X.layout)) return unsupported("oneDNN layer norm: f32 plain");
-  int64_t axis = n.attr_int("axis");
+  const LayerNormalizationAttrs& a = n.attrs<LayerNormalizationAttrs>();
+  int64_t axis = a.axis;
   if (axis < 0) axis += int64_t(X.dims.size());
   if (axis != int64_t(X.dims.size()) - 1) return unsupported("oneDNN layer norm: last axis only");
   for (size_t o = 1; o < n.num_outputs(); ++o)
@@ -562,7 +565,7 @@ Result<Made> make_layer_norm(const Node& n, const std::vector<Operand>& ops) {
     if (Bi) flags = flags | dnnl::normalization_flags::use_shift;
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, x_md, float(n.attr_float("epsilon")),
+    dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, x_md, float(a.epsilon),
                                               flags);
     dnnl::layer_normalization_forward::primitive_desc pd(d, attr, engine());
     memory::desc c_md = plain_desc(DType::f32, {C});
@@ -589,7 +592,7 @@ Result<Made> make_concat(const Node& n, const std::vector<Operand>& ops, const s
   for (const Operand& o : ops)
     if (!o.present() || o.dtype != DType::f32 || o.dims.size() != out_dims.size() || numel(o.dims) == 0)
       return unsupported("oneDNN concat: f32 operands of the output's rank, none empty");
-  int64_t axis = n.attr_int("axis");
+  int64_t axis = n.attrs<ConcatAttrs>().axis;
   if (axis < 0) axis += int64_t(out_dims.size());
   if (axis < 0 || axis >= int64_t(out_dims.size())) return unsupported("oneDNN concat: axis");
   // One format for every operand and the output: that of the first blocked computed
