@@ -21,8 +21,10 @@ struct NativeCase {
 std::vector<NativeCase> cases_for(Op op) {
   std::vector<NativeCase> cs;
   // Ops with attributes or inputs of several roles have their own sweeps: attention_f32_test.cc,
-  // gelu_test.cc, rms_normalization_test.cc.
+  // gelu_test.cc, rms_normalization_test.cc, quantize_kernels_test.cc.
   if (op == Op::Attention || op == Op::Gelu || op == Op::RMSNormalization) return cs;
+  // Integer outputs (and inputs), compared exactly: quantize_kernels_test.cc.
+  if (op == Op::QuantizeLinear || op == Op::DequantizeLinear) return cs;
   // Data movement, selection and casts over every dtype: data_movement_kernels_test.cc.
   if (op == Op::Split || op == Op::Expand || op == Op::Pad || op == Op::Cast || op == Op::Where || op == Op::Equal ||
       op == Op::Less || op == Op::LessOrEqual || op == Op::Greater || op == Op::GreaterOrEqual || op == Op::Reshape ||

@@ -26,6 +26,8 @@ AcceptsFn cpu_accepts_for(Op op) {
     case Op::Cast: return cpu_kernel_accepts_cast;
     case Op::Where: return cpu_kernel_accepts_where;
     case Op::PRelu: return cpu_kernel_accepts_prelu;
+    case Op::QuantizeLinear:
+    case Op::DequantizeLinear: return cpu_kernel_accepts_quantize;
     case Op::Clip: return cpu_kernel_accepts_clip;
     case Op::Equal:
     case Op::Less:

@@ -31,6 +31,8 @@ bool cpu_kernel_accepts_where(const Node& n, const std::vector<const Tensor*>& k
                               const std::vector<std::vector<int64_t>>& dims);
 bool cpu_kernel_accepts_prelu(const Node& n, const std::vector<const Tensor*>& known,
                               const std::vector<std::vector<int64_t>>& dims);
+bool cpu_kernel_accepts_quantize(const Node& n, const std::vector<const Tensor*>& known,
+                                 const std::vector<std::vector<int64_t>>& dims);
 bool cpu_kernel_accepts_clip(const Node& n, const std::vector<const Tensor*>& known,
                              const std::vector<std::vector<int64_t>>& dims);
 bool cpu_kernel_accepts_compare(const Node& n, const std::vector<const Tensor*>& known,
