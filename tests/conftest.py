@@ -1,7 +1,9 @@
 """Fixtures every suite shares: `ferry_api`, the installed ferry package with its compiled
-extension (a failure under CI=true when it is missing, else a skip)."""
+extension, and `ferry_cli`, the built `ferry` binary (each a failure under CI=true when it is
+missing, else a skip)."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -21,3 +23,15 @@ def ferry_api():
     except ImportError as e:
         _unavailable(f"the ferry Python package is not installed with its extension ({e}); run scripts/setup.sh")
     return ferry
+
+
+@pytest.fixture(scope="session")
+def ferry_cli():
+    """The `ferry` binary: FERRY_BIN (relative paths from the repository root), else build/ferry."""
+    repo = Path(__file__).resolve().parents[1]
+    path = Path(os.environ.get("FERRY_BIN", repo / "build" / "ferry"))
+    if not path.is_absolute():
+        path = repo / path
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        _unavailable(f"ferry binary not found at {path} (build it, or set FERRY_BIN)")
+    return path

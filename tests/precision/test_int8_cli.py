@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -43,15 +42,10 @@ else:
 
 
 @pytest.fixture(scope="module")
-def ferry_bin():
+def ferry_bin(ferry_cli):
     if IMPORT_ERROR:
         unavailable(f"numpy / onnx not importable: {IMPORT_ERROR}")
-    path = Path(os.environ.get("FERRY_BIN", REPO / "build" / "ferry"))
-    if not path.is_absolute():
-        path = REPO / path
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        unavailable(f"ferry binary not found at {path} (build it, or set FERRY_BIN)")
-    return path
+    return ferry_cli
 
 
 def ferry(bin_path, *args, expect=0):
