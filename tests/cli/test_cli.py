@@ -13,11 +13,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 try:
@@ -39,13 +37,8 @@ def unavailable(what):
 
 
 @pytest.fixture(scope="session")
-def ferry_bin():
-    path = Path(os.environ.get("FERRY_BIN", REPO / "build" / "ferry"))
-    if not path.is_absolute():
-        path = REPO / path
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        unavailable(f"ferry binary not found at {path} (build it, or set FERRY_BIN)")
-    return path
+def ferry_bin(ferry_cli):
+    return ferry_cli
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 BASELINE = HERE / "baseline.json"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 sys.path.insert(0, str(HERE))
@@ -38,13 +37,8 @@ def unavailable(what):
 
 
 @pytest.fixture(scope="module")
-def ferry():
-    path = Path(os.environ.get("FERRY_BIN", REPO / "build" / "ferry"))
-    if not path.is_absolute():
-        path = REPO / path
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        unavailable(f"ferry binary not found at {path} (build it, or set FERRY_BIN)")
-    return path
+def ferry(ferry_cli):
+    return ferry_cli
 
 
 @pytest.fixture(scope="module")
