@@ -1,7 +1,8 @@
 """Fixtures every suite shares: `ferry_api`, the installed ferry package with its compiled
-extension, and `ferry_cli`, the built `ferry` binary (each a failure under CI=true when it is
-missing, else a skip)."""
+extension, `ferry_cli`, the built `ferry` binary, and `onnx_mod` / `ort`, onnx and ONNX
+Runtime (each a failure under CI=true when it is missing, else a skip)."""
 
+import importlib
 import os
 from pathlib import Path
 
@@ -35,3 +36,20 @@ def ferry_cli():
     if not (path.is_file() and os.access(path, os.X_OK)):
         _unavailable(f"ferry binary not found at {path} (build it, or set FERRY_BIN)")
     return path
+
+
+def _module(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        _unavailable(f"{name} not importable: {e}")
+
+
+@pytest.fixture(scope="session")
+def onnx_mod():
+    return _module("onnx")
+
+
+@pytest.fixture(scope="session")
+def ort():
+    return _module("onnxruntime")
