@@ -28,6 +28,7 @@ from .errors import (
     InvalidModelError,
     UnsupportedError,
 )
+from .op_library import register_ops
 
 if TYPE_CHECKING:  # the real imports are lazy (__getattr__ below)
     from ._ferry import Model, Session, TensorInfo, backends, inspect, load  # noqa: F401
@@ -39,6 +40,7 @@ _EXTENSION_NAMES = ("load", "inspect", "backends", "Model", "Session", "TensorIn
 __all__ = [
     *_EXTENSION_NAMES,
     "from_torch",
+    "register_ops",
     "FerryError",
     "FileError",
     "InternalError",

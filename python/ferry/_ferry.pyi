@@ -68,10 +68,10 @@ class Model:
     def save(self, path: str, optimize: bool = True) -> None:
         """Writes the model as ONNX (like `ferry convert`)."""
 
-def load(path: str, external_data_dir: str = "") -> Model:
+def load(path: str, external_data_dir: str = "", repair: bool = False, op_library: list[str] = ...) -> Model:
     """Loads a model; raises FileError, InvalidModelError or UnsupportedError (with .unsupported)."""
 
-def inspect(path: str, optimized: bool = False) -> dict[str, Any]:
+def inspect(path: str, optimized: bool = False, repair: bool = False, op_library: list[str] = ...) -> dict[str, Any]:
     """Model.inspect() for a file, also when it does not load ('error' then says why)."""
 
 def backends() -> list[dict[str, str]]:

@@ -520,9 +520,59 @@ def run_torch(model_path, inputs, writer, intermediates):
         writer.add(name, t.numpy(), "intermediates")
 
 
+# --- op libraries ---------------------------------------------------------------------
+
+def run_op_library(model_path, inputs, writer, intermediates, library=None):
+    """A one-node ONNX model of a custom op, computed by the reference function that the
+    Python op library LIBRARY registered for it (ferry.op_library; `--check-repairs`)."""
+    onnx = require("onnx")
+    np = require("numpy")
+    from onnx import helper, numpy_helper
+
+    from . import op_library
+
+    if not library:
+        raise BridgeError("the oplib reference needs --library FILE.py", EXIT_USAGE)
+    try:
+        op_library.run_library_file(library)
+    except Exception as e:  # the user's own file
+        raise BridgeError(f"{library}: {type(e).__name__}: {e}") from None
+    model = onnx.load(str(model_path))
+    if len(model.graph.node) != 1:
+        raise BridgeError(f"{model_path}: the oplib reference runs one-node models")
+    node = model.graph.node[0]
+    fn = op_library.reference_for(node.domain, node.op_type)
+    if fn is None:
+        raise BridgeError(f"{library} registers no reference for {node.domain}.{node.op_type}")
+    writer.manifest["producer"] = f"op library {library}"
+    args = []
+    for name in node.input:
+        if name not in inputs:
+            init = [t for t in model.graph.initializer if t.name == name]
+            if not init:
+                raise BridgeError(f"no value given for input '{name}'")
+            inputs_value = numpy_helper.to_array(init[0])
+        else:
+            inputs_value = inputs[name]
+            writer.add(name, inputs_value, "inputs")
+        args.append(inputs_value)
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+    try:
+        out = fn(*args, **attrs)
+    except Exception as e:
+        raise BridgeError(f"the reference of {node.domain}.{node.op_type} failed: {type(e).__name__}: {e}") from None
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    for name, arr in zip([o for o in node.output], outs):
+        if name:
+            writer.add(name, np.asarray(arr), "outputs")
+    writer.manifest["nodes"][node.name or f"{node.op_type}_0"] = [o for o in node.output if o]
+
+
 # The reference frameworks: name -> function(model_path, inputs, writer, intermediates).
 FRAMEWORKS = {
     "onnxruntime": run_onnxruntime,
+    "oplib": run_op_library,
     "tensorflow": run_tensorflow,
     "torch": run_torch,
 }
@@ -538,6 +588,7 @@ def main(argv=None):
     p.add_argument("--inputs", required=True, help="input values: an .npz file, or a directory of .npy files")
     p.add_argument("--out", required=True, help="the golden directory to write (created)")
     p.add_argument("--intermediates", action="store_true", help="also dump every intermediate tensor")
+    p.add_argument("--library", help="oplib: the Python op library file that registers the op's reference")
     args = p.parse_args(argv)  # exits 2 on a bad command line
 
     try:
@@ -546,7 +597,10 @@ def main(argv=None):
             raise BridgeError(f"{model}: no such file")
         inputs = read_inputs(args.inputs)
         writer = GoldenWriter(args.out, args.framework, model)
-        FRAMEWORKS[args.framework](model, inputs, writer, args.intermediates)
+        if args.framework == "oplib":
+            run_op_library(model, inputs, writer, args.intermediates, args.library)
+        else:
+            FRAMEWORKS[args.framework](model, inputs, writer, args.intermediates)
         writer.close()
     except BridgeError as e:
         print(f"ferry.reference: error: {e}", file=sys.stderr)

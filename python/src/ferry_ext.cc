@@ -250,10 +250,18 @@ py::dict options_dict(const CompileOptions& o) {
 
 // --- the module ------------------------------------------------------------
 
-Model load(const std::string& path, const std::string& external_data_dir, bool repair) {
+// What ferry.register_ops collected (python/ferry/op_library.py), as one library text.
+std::string registered_op_library() {
+  return py::module_::import("ferry.op_library").attr("registered_text")().cast<std::string>();
+}
+
+Model load(const std::string& path, const std::string& external_data_dir, bool repair,
+           const std::vector<std::string>& op_library) {
   LoadOptions opts;
   opts.external_data_dir = external_data_dir;
   opts.repair = repair;
+  opts.op_libraries = op_library;
+  opts.op_library_text = registered_op_library();
   ImportReport report;
   Result<Model> model = internal_error("not loaded");
   {
@@ -422,29 +430,35 @@ PYBIND11_MODULE(_ferry, m) {
       .def("__repr__", &model_repr);
 
   m.def("load", &load, py::arg("path"), py::arg("external_data_dir") = "", py::arg("repair") = false,
-        "load(path, external_data_dir='', repair=False) -> Model\n\n"
+        py::arg("op_library") = std::vector<std::string>{},
+        "load(path, external_data_dir='', repair=False, op_library=[]) -> Model\n\n"
         "Loads a model file (.onnx, a TensorFlow SavedModel or .pb, a torch.export .pt2, or ferry text\n"
         "IR; a .pt2 is read without unpickling anything). Raises FileError (an OSError) when it cannot be\n"
         "read, InvalidModelError when it is malformed, and UnsupportedError when it uses what ferry\n"
         "does not support; UnsupportedError.unsupported then lists every such node (node_name,\n"
         "op_type, domain, opset, reason, proposed_repair). repair=True rewrites ops ferry has no\n"
         "importer for (ONNX Runtime contrib ops, ...) by its repair rules (docs/repair.md);\n"
-        "Model.inspect()['repairs'] lists each repair.");
+        "Model.inspect()['repairs'] lists each repair. op_library names op library files (text, or\n"
+        ".py calling ferry.register_ops) whose decompositions replace custom ops; entries registered\n"
+        "with ferry.register_ops apply too (docs/repair.md, \"Op libraries\").");
   m.def(
       "inspect",
-      [](const std::string& path, bool optimized, bool repair) {
+      [](const std::string& path, bool optimized, bool repair, const std::vector<std::string>& op_library) {
         Inspection in;
+        LoadOptions load;
+        load.repair = repair;
+        load.op_libraries = op_library;
+        load.op_library_text = registered_op_library();
         {
           py::gil_scoped_release release;
-          LoadOptions load;
-          load.repair = repair;
           in = inspect_model(path, optimized, load);
         }
         if (!in.graph && in.error.code() == StatusCode::kIoError) raise_status(in.error);
         return json_to_python(inspection_json(in));
       },
       py::arg("path"), py::arg("optimized") = false, py::arg("repair") = false,
-      "inspect(path, optimized=False, repair=False) -> dict\n\n"
+      py::arg("op_library") = std::vector<std::string>{},
+      "inspect(path, optimized=False, repair=False, op_library=[]) -> dict\n\n"
       "Model.inspect() for a file, also when it does not load: then the dict holds what the\n"
       "frontend learned (source ops, every unsupported node) and 'error'. Raises FileError only\n"
       "when the file cannot be read.");

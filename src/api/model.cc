@@ -10,6 +10,7 @@
 #include "passes/pipeline.h"
 #include "frontends/onnx/onnx_metadata.h"
 #include "precision/calibrate_int8.h"
+#include "repair/op_library.h"
 #include "precision/emulate_precision.h"
 #include "runtime/random_inputs.h"
 
@@ -56,6 +57,7 @@ Result<Model> Model::load(const std::string& path, const LoadOptions& options, I
   iopts.external_data_dir = options.external_data_dir;
   iopts.signature = options.signature;
   iopts.repair = options.repair;
+  FERRY_ASSIGN_OR_RETURN(iopts.op_library, repair::load_op_libraries(options.op_libraries, options.op_library_text));
   auto loaded = load_model(path, &state->report, iopts);
   if (report) *report = state->report;
   if (!loaded.ok()) return loaded.status();

@@ -16,6 +16,10 @@
 
 namespace ferry {
 
+namespace repair {
+class OpLibrary;
+}
+
 /// One source node ferry could not import.
 struct UnsupportedOp {
   std::string node_name;
@@ -59,6 +63,10 @@ struct ImportOptions {
   /// Rewrite ops ferry has no importer for by the repair rules of src/repair/ (`--repair`)
   /// instead of listing them as unsupported; each rewrite lands in ImportReport::repairs.
   bool repair = false;
+  /// User decompositions of custom ops (`--op-library`, repair/op_library.h): a node of an
+  /// op the library defines (and ferry cannot import) is replaced by its graph, recorded
+  /// in ImportReport::repairs. Applies with or without `repair`. ONNX models only.
+  std::shared_ptr<const repair::OpLibrary> op_library;
 };
 
 /// Loads a model, choosing the frontend by content/extension (.onnx, .ferry text IR).

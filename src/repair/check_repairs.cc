@@ -78,16 +78,18 @@ Result<NodeCase> cut_out(const onnx::ModelProto& full, const onnx::NodeProto& no
 }
 
 /// ferry's outputs for the cut-out node file: import with repairs, reference interpreter.
-Result<std::vector<Tensor>> run_ferry(const std::string& path, const std::map<std::string, Tensor>& feeds) {
+Result<std::vector<Tensor>> run_ferry(const std::string& path, const std::map<std::string, Tensor>& feeds,
+                                      const RepairCheckOptions& o) {
   ImportOptions io;
   io.repair = true;
+  io.op_library = o.op_library;
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, import_onnx(path, nullptr, io));
   return interpret(*g, feeds);
 }
 
 /// Compares ferry's outputs with the reference's; fills the record.
 void compare(const std::vector<Tensor>& got, const validate::GoldenSet& want, const onnx::NodeProto& node,
-             const RepairCheckOptions& o, RepairRecord* rec) {
+             const RepairCheckOptions& o, const std::string& who, RepairRecord* rec) {
   double worst = 0;
   size_t k = 0, compared = 0;
   for (const std::string& out : node.output()) {
@@ -98,7 +100,7 @@ void compare(const std::vector<Tensor>& got, const validate::GoldenSet& want, co
     const Tensor &a = got[i], &b = *ref;
     if (a.dims() != b.dims()) {
       rec->check = "failed";
-      rec->check_detail = "output '" + out + "' is " + a.type_string() + ", onnxruntime gives " + b.type_string();
+      rec->check_detail = "output '" + out + "' is " + a.type_string() + ", " + who + " gives " + b.type_string();
       return;
     }
     ++compared;
@@ -107,16 +109,35 @@ void compare(const std::vector<Tensor>& got, const validate::GoldenSet& want, co
       if (std::isnan(x) != std::isnan(y) || d > o.atol + o.rtol * std::fabs(y)) {
         rec->check = "failed";
         rec->check_detail = "output '" + out + "' element " + std::to_string(e) + " is " + fmt(x) +
-                            ", onnxruntime gives " + fmt(y);
+                            ", " + who + " gives " + fmt(y);
         return;
       }
       if (!std::isnan(d)) worst = std::max(worst, d);
     }
   }
   rec->check = compared ? "passed" : "failed";
-  rec->check_detail = compared ? "max |ferry - onnxruntime| " + fmt(worst) + " over " + std::to_string(compared) +
-                                     " output(s), tolerance " + fmt(o.atol) + " + " + fmt(o.rtol) + " |onnxruntime|"
+  rec->check_detail = compared ? "max |ferry - " + who + "| " + fmt(worst) + " over " + std::to_string(compared) +
+                                     " output(s), tolerance " + fmt(o.atol) + " + " + fmt(o.rtol) + " |" + who + "|"
                                : "no output of the node could be compared";
+}
+
+/// The reference for a repaired node: ONNX Runtime, or for an op library entry the
+/// Python reference its library registered; null with `why` when there is none.
+std::unique_ptr<validate::ReferenceProvider> reference_for(const RepairRecord& rec, const validate::PythonBridge& bridge,
+                                                           const RepairCheckOptions& o, std::string* name,
+                                                           std::string* why) {
+  if (rec.rule.rfind("op library ", 0) != 0) {
+    *name = "onnxruntime";
+    return validate::make_python_reference("onnxruntime", bridge);
+  }
+  const OpLibraryEntry* e = o.op_library ? o.op_library->find(rec.domain, rec.op_type) : nullptr;
+  if (!e || e->python_file.empty()) {
+    *why = "op library entries from a text file carry no reference implementation: register the op with "
+           "reference= in a Python op library (docs/repair.md)";
+    return nullptr;
+  }
+  *name = "the reference of " + e->python_file;
+  return validate::make_python_reference("oplib", bridge, {"--library", e->python_file});
 }
 
 }  // namespace
@@ -159,19 +180,24 @@ Status check_repairs(const std::string& model_path, const Graph& repaired, std::
     fs::create_directories(case_dir / "ort", ec);
     const std::string path = (case_dir / "node.onnx").string();
     std::ofstream(path, std::ios::binary) << c->model.SerializeAsString();
-    auto ort = validate::make_python_reference("onnxruntime", *bridge);
-    auto want = ort->run({path, nullptr, c->feeds, false, (case_dir / "ort").string()});
-    if (!want.ok()) {
-      rec.check_detail = "onnxruntime did not run the node: " + want.status().message();
+    std::string ref_name, why;
+    auto ref = reference_for(rec, *bridge, options, &ref_name, &why);
+    if (!ref) {
+      rec.check_detail = why;
       continue;
     }
-    auto got = run_ferry(path, c->feeds);
+    auto want = ref->run({path, nullptr, c->feeds, false, (case_dir / "ort").string()});
+    if (!want.ok()) {
+      rec.check_detail = ref_name + " did not run the node: " + want.status().message();
+      continue;
+    }
+    auto got = run_ferry(path, c->feeds, options);
     if (!got.ok()) {
       rec.check = "failed";
       rec.check_detail = "ferry did not run the repaired node: " + got.status().message();
       continue;
     }
-    compare(*got, *want, *node, options, &rec);
+    compare(*got, *want, *node, options, ref_name, &rec);
   }
   fs::remove_all(dir, ec);
   for (RepairRecord& rec : *repairs)  // one line each (bridge errors carry the end of a log)

@@ -7,7 +7,9 @@
 // (the original contrib node, its initializers, those tensors as inputs) and run
 // twice: by ONNX Runtime, which implements the contrib op itself, and by ferry
 // (import with repairs, reference interpreter). The outputs must agree within
-// |ferry - ort| <= atol + rtol |ort|. Without ONNX Runtime (no Python bridge, the
+// |ferry - ort| <= atol + rtol |ort|. A node an op library entry replaced is checked
+// the same way against the entry's Python reference function instead of ONNX Runtime
+// (python -m ferry.reference oplib). Without ONNX Runtime (no Python bridge, the
 // package missing) the check is "not run", with the reason: never "passed".
 #pragma once
 
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "frontends/frontend.h"
+#include "repair/op_library.h"
 #include "runtime/random_inputs.h"
 
 namespace ferry::repair {
@@ -23,6 +26,9 @@ struct RepairCheckOptions {
   RandomInputOptions inputs;  ///< seed and --shape overrides for the model's inputs
   double rtol = 1e-4;
   double atol = 1e-5;
+  /// The op library the model was loaded with: its entries' repairs are checked against
+  /// the reference function a Python op library registered (none: "not run", said why).
+  std::shared_ptr<const OpLibrary> op_library;
 };
 
 /// Fills check / check_detail of every record in `repairs` (the import report of

@@ -82,8 +82,8 @@ class GoldenReference : public ReferenceProvider {
 
 class PythonReference : public ReferenceProvider {
  public:
-  PythonReference(std::string framework, PythonBridge bridge)
-      : framework_(std::move(framework)), bridge_(std::move(bridge)) {}
+  PythonReference(std::string framework, PythonBridge bridge, std::vector<std::string> extra_args)
+      : framework_(std::move(framework)), bridge_(std::move(bridge)), extra_args_(std::move(extra_args)) {}
   std::string spec() const override { return framework_; }
   Result<GoldenSet> run(const ReferenceRequest& r) override {
     if (r.work_dir.empty()) return internal_error("the " + framework_ + " reference needs a work directory");
@@ -95,6 +95,7 @@ class PythonReference : public ReferenceProvider {
     FERRY_TRY(write_golden_dir(in_dir, in));
     std::vector<std::string> args = {framework_, r.model_path, "--inputs", in_dir, "--out", out_dir};
     if (r.intermediates) args.push_back("--intermediates");
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
     FERRY_TRY(run_python_bridge(bridge_, args, (fs::path(r.work_dir) / "bridge.log").string()));
     return open_golden_dir(out_dir);
   }
@@ -102,6 +103,7 @@ class PythonReference : public ReferenceProvider {
  private:
   std::string framework_;
   PythonBridge bridge_;
+  std::vector<std::string> extra_args_;
 };
 
 }  // namespace
@@ -114,8 +116,9 @@ Result<std::unique_ptr<ReferenceProvider>> make_golden_reference(const std::stri
   return std::unique_ptr<ReferenceProvider>(std::make_unique<GoldenReference>(dir, std::move(set).value()));
 }
 
-std::unique_ptr<ReferenceProvider> make_python_reference(const std::string& framework, PythonBridge bridge) {
-  return std::make_unique<PythonReference>(framework, std::move(bridge));
+std::unique_ptr<ReferenceProvider> make_python_reference(const std::string& framework, PythonBridge bridge,
+                                                         std::vector<std::string> extra_args) {
+  return std::make_unique<PythonReference>(framework, std::move(bridge), std::move(extra_args));
 }
 
 Result<std::unique_ptr<ReferenceProvider>> make_reference_provider(const std::string& spec) {

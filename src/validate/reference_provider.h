@@ -61,7 +61,9 @@ std::unique_ptr<ReferenceProvider> make_interpreter_reference();
 /// A golden directory (read now, so a bad directory fails before anything runs).
 Result<std::unique_ptr<ReferenceProvider>> make_golden_reference(const std::string& dir);
 /// `python -m ferry.reference <framework>` through `bridge`.
-std::unique_ptr<ReferenceProvider> make_python_reference(const std::string& framework, PythonBridge bridge);
+/// `extra_args` follow the bridge's own (e.g. {"--library", "ops.py"} for "oplib").
+std::unique_ptr<ReferenceProvider> make_python_reference(const std::string& framework, PythonBridge bridge,
+                                                         std::vector<std::string> extra_args = {});
 
 /// Parses a --reference spec: "reference", "onnxruntime", "tensorflow", "torch", "golden:DIR".
 /// Python references locate their interpreter here (find_python_bridge).

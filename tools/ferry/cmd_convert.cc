@@ -50,6 +50,7 @@ struct ConvertOptions {
   bool check_passes = false;
   bool repair = false;         ///< apply the repair rules (docs/repair.md)
   bool check_repairs = false;  ///< check each repair against ONNX Runtime on the model's shapes
+  std::vector<std::string> op_libraries;  ///< user decompositions of custom ops (repair/op_library.h)
   std::vector<std::string> shapes;  ///< NAME=DIMS for --check-passes inputs
   int64_t opset = 0;
   PrecisionFlags precision;
@@ -239,9 +240,13 @@ int run_convert(const ConvertOptions& o) {
   for_backend.backend = o.target;
   auto target = backend_target(for_backend);
   if (!target.ok()) return usage_error(kConvertCmd, "--target: " + target.status().message());
-  if (o.check_repairs && !o.repair) return usage_error(kConvertCmd, "--check-repairs checks the repairs --repair applies: add --repair");
+  if (o.check_repairs && !o.repair && o.op_libraries.empty())
+    return usage_error(kConvertCmd, "--check-repairs checks the repairs --repair or --op-library apply: add --repair");
+  auto library = repair::load_op_libraries(o.op_libraries);
+  if (!library.ok()) return model_error("", library.status().with_context("--op-library"));
   ImportReport imported;
-  auto loaded = load_model(o.model, &imported, {.external_data_dir = "", .signature = o.signature, .repair = o.repair});
+  auto loaded = load_model(o.model, &imported,
+                           {.external_data_dir = "", .signature = o.signature, .repair = o.repair, .op_library = *library});
   if (!loaded.ok()) return model_error(o.model, with_repair_hint(loaded.status(), imported));
   Graph& g = **loaded;
   if (Status st = refresh_shapes(g); !st.ok()) return model_error(o.model, st);
@@ -249,6 +254,7 @@ int run_convert(const ConvertOptions& o) {
     repair::RepairCheckOptions co;
     co.inputs = input_options;
     co.inputs.seed = o.seed;
+    co.op_library = *library;
     if (Status st = repair::check_repairs(o.model, g, &imported.repairs, co); !st.ok())
       return model_error(o.model, st.with_context("--check-repairs"));
     for (const RepairRecord& r : imported.repairs)
@@ -300,7 +306,7 @@ int run_convert(const ConvertOptions& o) {
     report["ops_before"] = ops_before;
     report["ops_after"] = op_histogram(g);
     report["passes"] = fusion_report_json(stats)["passes"];
-    if (o.repair) report["repairs"] = repair_report_json(imported.repairs);
+    if (o.repair || !o.op_libraries.empty()) report["repairs"] = repair_report_json(imported.repairs);
     if (precision_asked) {
       report["precision"] = precision_report_json(precision);
       report["precision"]["target"] = target_precisions_json(offered);
@@ -310,7 +316,7 @@ int run_convert(const ConvertOptions& o) {
     f.close();
     if (!f) return model_error(o.report, io_error("cannot write the report"));
   }
-  if (o.repair) std::cout << repair_report_table(imported.repairs) << "\n";
+  if (o.repair || !o.op_libraries.empty()) std::cout << repair_report_table(imported.repairs) << "\n";
   if (!o.no_optimize) std::cout << target_summary(*target) << "\n\n" << fusion_report_table(stats) << "\n";
   if (precision_asked) std::cout << precision_report_table(precision) << "\n";
   std::cout << o.model << ": " << nodes_before << " nodes -> " << g.num_nodes() << " nodes\nwrote " << o.output
@@ -355,6 +361,10 @@ Action add_convert_command(CLI::App& app) {
   sub->add_flag("--repair", opts->repair,
                 "rewrite ops ferry has no importer for (ONNX Runtime contrib ops, ...) by its repair rules\n"
                 "(docs/repair.md); each repair is listed, and recorded in --report");
+  sub->add_option("--op-library", opts->op_libraries,
+                  "decompositions of custom ops: a text-IR op library, or a .py file calling ferry.register_ops\n"
+                  "(docs/repair.md, \"Op libraries\"); each node so replaced is listed like a repair (repeatable)")
+      ->type_name("FILE");
   sub->add_flag("--check-repairs", opts->check_repairs,
                 "with --repair: check each repaired node against ONNX Runtime on the model's own shapes (seeded\n"
                 "random inputs); the result (passed, failed, or not run and why) goes into the listing and --report;\n"

@@ -32,6 +32,7 @@ struct InspectOptions {
   std::string target = "cpu";  ///< the backend whose target the optimizer fuses for
   bool memory = false;     ///< compile for the CPU backend and print the memory plan
   bool repair = false;     ///< apply the repair rules (docs/repair.md) and describe the repaired graph
+  std::vector<std::string> op_libraries;  ///< user decompositions of custom ops
 };
 
 /// Everything inspect learned (ferry/model.h); graph and stats are unset when the import failed.
@@ -160,7 +161,8 @@ int run_inspect(const InspectOptions& o) {
   CompileOptions target;
   target.backend = o.target;
   if (auto t = backend_target(target); !t.ok()) return usage_error("inspect", "--target: " + t.status().message());
-  const LoadOptions load{.external_data_dir = "", .signature = o.signature, .repair = o.repair};
+  const LoadOptions load{.external_data_dir = "", .signature = o.signature, .repair = o.repair,
+                         .op_libraries = o.op_libraries, .op_library_text = ""};
   Findings f = inspect_model(o.model, o.optimized, load, target);
   std::optional<Result<MemoryPlanSummary>> plan;
   if (o.memory && f.error.ok()) plan = cpu_memory_plan(o.model, load);
@@ -202,6 +204,10 @@ Action add_inspect_command(CLI::App& app) {
   sub->add_option("--target", opts->target, "with --optimized: cpu (default) or reference")->type_name("NAME");
   sub->add_flag("--repair", opts->repair,
                 "rewrite ops ferry has no importer for by its repair rules (docs/repair.md) and describe the result");
+  sub->add_option("--op-library", opts->op_libraries,
+                  "decompositions of custom ops: a text-IR op library or a .py file calling ferry.register_ops\n"
+                  "(docs/repair.md); the nodes they replace are listed as repairs (repeatable)")
+      ->type_name("FILE");
   sub->add_flag("--memory", opts->memory,
                 "compile for the CPU backend and print the planned arena peak against the naive sum of buffers");
   return [opts] { return run_inspect(*opts); };

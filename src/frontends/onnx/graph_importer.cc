@@ -24,6 +24,7 @@
 #include "frontends/onnx/onnx_importer.h"
 #include "ir/verifier.h"
 #include "ops/shape_inference.h"
+#include "repair/inline_library_op.h"
 #include "repair/repair_rule.h"
 
 namespace ferry::onnx_import {
@@ -101,6 +102,8 @@ class GraphImporter {
   bool all_typed() const { return st_.all_typed; }
   /// Apply repair rules to nodes without an importer (ImportOptions::repair).
   void set_repair(bool on) { repair_ = on; }
+  /// User decompositions (ImportOptions::op_library); null: none.
+  void set_op_library(std::shared_ptr<const repair::OpLibrary> lib) { library_ = std::move(lib); }
 
  private:
   Status check_model();
@@ -112,6 +115,8 @@ class GraphImporter {
   void import_node(int i);
   Status import_constant(OnnxNode& n);
   Status import_by_repair(const repair::RepairRule& rule, OnnxNode& n, const std::string& why_unsupported);
+  const repair::OpLibraryEntry* library_entry(const std::string& domain, const std::string& op_type) const;
+  Status import_by_library(const repair::OpLibraryEntry& entry, OnnxNode& n);
   Result<SubgraphPtr> import_child(const onnx::GraphProto& sub, const std::vector<InputInfoHint>* hints);
   Status set_outputs();
   Status unsupported_status() const;
@@ -136,6 +141,7 @@ class GraphImporter {
   size_t unsupported_before_ = 0;
   Status first_error_;
   bool repair_ = false;
+  std::shared_ptr<const repair::OpLibrary> library_;
 };
 
 Result<SubgraphPtr> GraphImporter::import_child(const onnx::GraphProto& sub, const std::vector<InputInfoHint>* hints) {
@@ -147,6 +153,7 @@ Result<SubgraphPtr> GraphImporter::import_child(const onnx::GraphProto& sub, con
   g->info().opsets = g_.info().opsets;
   GraphImporter child(model_, sub, *g, report_, st_.data_root, &st_, hints);
   child.set_repair(repair_);
+  child.set_op_library(library_);
   FERRY_TRY(child.run());
   // Untyped captures (an enclosing value typed only later) leave this to the whole
   // graph's inference, which types the captures first (ops/shape_inference.h).
@@ -440,6 +447,28 @@ Status GraphImporter::import_by_repair(const repair::RepairRule& rule, OnnxNode&
   return Status::Ok();
 }
 
+// A node of an op the user's op library defines (and ferry cannot import): its graph inlined.
+const repair::OpLibraryEntry* GraphImporter::library_entry(const std::string& domain, const std::string& op_type) const {
+  if (!library_) return nullptr;
+  const repair::OpLibraryEntry* e = library_->find(domain, op_type);
+  return e && (!domain.empty() || !find_import(op_type)) ? e : nullptr;
+}
+
+Status GraphImporter::import_by_library(const repair::OpLibraryEntry& entry, OnnxNode& n) {
+  const size_t before = g_.num_nodes();
+  if (Status st = repair::inline_library_op(entry, n); !st.ok()) {
+    if (st.code() != StatusCode::kUnsupported) return st;
+    return n.unsupported("no importer for this op", "no repair applies: op library entry " + entry.qualified_name() +
+                                                        " (" + entry.origin + "): " + st.message());
+  }
+  RepairRecord rec{n.proto().name().empty() ? n.name() : n.proto().name(), n.op_type(), normalize_domain(n.proto().domain()),
+                   "op library " + entry.origin, {}, "", ""};
+  const std::vector<Node*> nodes = g_.nodes();
+  for (size_t k = before; k < nodes.size(); ++k) rec.became.push_back(op_name(nodes[k]->op()));
+  report_.repairs.push_back(std::move(rec));
+  return Status::Ok();
+}
+
 void GraphImporter::import_node(int i) {
   const onnx::NodeProto& p = graph_.node(i);
   const std::string domain = normalize_domain(p.domain());
@@ -449,6 +478,8 @@ void GraphImporter::import_node(int i) {
   Status status;
   if (domain == kFerryDomainName) {
     status = import_ferry_domain(n);
+  } else if (const repair::OpLibraryEntry* entry = library_entry(domain, p.op_type())) {
+    status = import_by_library(*entry, n);
   } else if (const repair::RepairRule* rule = repair::find_repair(domain, p.op_type());
              rule && (!domain.empty() || !find_import(p.op_type()) || n.opset() < find_import(p.op_type())->since)) {
     const ImportRow* row = domain.empty() ? find_import(p.op_type()) : nullptr;
@@ -544,6 +575,12 @@ Result<std::unique_ptr<Graph>> import_model_proto(const onnx::ModelProto& model,
   root.proto_owner = std::move(owner);
   GraphImporter importer(model, model.graph(), *g, r, std::move(root));
   importer.set_repair(options.repair);
+  if (options.op_library)
+    for (const repair::OpLibraryEntry& e : options.op_library->entries())
+      if (e.domain.empty() && find_import(e.op_type))
+        return invalid_argument(e.origin + ": op library entry " + e.op_type +
+                                ": ferry imports this op itself (an op library defines ops ferry cannot import)");
+  importer.set_op_library(options.op_library);
   FERRY_TRY(importer.run());
   g->info().source_path = path;
   FERRY_TRY(verify(*g));
