@@ -31,6 +31,8 @@
 #include "report/precision_report.h"
 #include "repair/repair_report.h"
 #include "repair/check_repairs.h"
+#include "repair/narrow_f64.h"
+#include "ir/graph_clone.h"
 #include "runtime/interpreter.h"
 #include "runtime/random_inputs.h"
 #include "validate/input_files.h"
@@ -51,6 +53,7 @@ struct ConvertOptions {
   bool repair = false;         ///< apply the repair rules (docs/repair.md)
   bool check_repairs = false;  ///< check each repair against ONNX Runtime on the model's shapes
   std::vector<std::string> op_libraries;  ///< user decompositions of custom ops (repair/op_library.h)
+  bool narrow_f64 = false;     ///< compute a float64 graph in float32 (repair/narrow_f64.h)
   std::vector<std::string> shapes;  ///< NAME=DIMS for --check-passes inputs
   int64_t opset = 0;
   PrecisionFlags precision;
@@ -206,6 +209,29 @@ std::map<std::string, int64_t> op_histogram(const Graph& g) {
   return h;
 }
 
+/// --narrow-f64: the graph computed in f32, the error against f64 measured and recorded as a
+/// repair; -1 to go on, else the exit code (the error over the tolerance stops convert).
+int narrow_if_asked(Graph& g, const ConvertOptions& o, RandomInputOptions input_options, ImportReport* imported) {
+  if (!o.narrow_f64) return -1;
+  auto original = clone_graph(g);
+  if (!original.ok()) return model_error(o.model, original.status());
+  auto counts = repair::narrow_f64(g);
+  if (!counts.ok()) return model_error(o.model, counts.status().with_context("--narrow-f64"));
+  if (!counts->changed()) {
+    std::cout << "--narrow-f64: the model has no float64 tensors; nothing narrowed\n";
+    return -1;
+  }
+  input_options.seed = o.seed;
+  auto rec = repair::check_narrowing(**original, g, *counts, input_options);
+  if (!rec.ok()) return model_error(o.model, rec.status().with_context("--narrow-f64: measuring the error"));
+  imported->repairs.push_back(*rec);
+  if (rec->check == "failed") {
+    std::cout << repair_report_table(imported->repairs) << std::flush;
+    return model_error(o.model, internal_error("--narrow-f64: float32 is not close enough to float64: " + rec->check_detail));
+  }
+  return -1;
+}
+
 int run_convert(const ConvertOptions& o) {
   RandomInputOptions input_options;
   for (const std::string& text : o.shapes) {
@@ -264,6 +290,8 @@ int run_convert(const ConvertOptions& o) {
                                                    r.rule + ") does not match onnxruntime: " + r.check_detail));
       }
   }
+  if (int rc = narrow_if_asked(g, o, input_options, &imported); rc >= 0) return rc;
+  const bool repairs_listed = o.repair || !o.op_libraries.empty() || o.narrow_f64;
   const size_t nodes_before = g.num_nodes();
   const auto ops_before = op_histogram(g);
   PassStats stats;
@@ -306,7 +334,7 @@ int run_convert(const ConvertOptions& o) {
     report["ops_before"] = ops_before;
     report["ops_after"] = op_histogram(g);
     report["passes"] = fusion_report_json(stats)["passes"];
-    if (o.repair || !o.op_libraries.empty()) report["repairs"] = repair_report_json(imported.repairs);
+    if (repairs_listed) report["repairs"] = repair_report_json(imported.repairs);
     if (precision_asked) {
       report["precision"] = precision_report_json(precision);
       report["precision"]["target"] = target_precisions_json(offered);
@@ -316,7 +344,7 @@ int run_convert(const ConvertOptions& o) {
     f.close();
     if (!f) return model_error(o.report, io_error("cannot write the report"));
   }
-  if (o.repair || !o.op_libraries.empty()) std::cout << repair_report_table(imported.repairs) << "\n";
+  if (repairs_listed) std::cout << repair_report_table(imported.repairs) << "\n";
   if (!o.no_optimize) std::cout << target_summary(*target) << "\n\n" << fusion_report_table(stats) << "\n";
   if (precision_asked) std::cout << precision_report_table(precision) << "\n";
   std::cout << o.model << ": " << nodes_before << " nodes -> " << g.num_nodes() << " nodes\nwrote " << o.output
@@ -365,6 +393,10 @@ Action add_convert_command(CLI::App& app) {
                   "decompositions of custom ops: a text-IR op library, or a .py file calling ferry.register_ops\n"
                   "(docs/repair.md, \"Op libraries\"); each node so replaced is listed like a repair (repeatable)")
       ->type_name("FILE");
+  sub->add_flag("--narrow-f64", opts->narrow_f64,
+                "compute a float64 model in float32 (constants rounded once, Casts at the f64 inputs and outputs, so\n"
+                "the interface stays f64); the error against f64 on seeded random inputs is measured and recorded\n"
+                "as a repair, and one over 1e-5 + 1e-3 |f64| stops convert (docs/repair.md)");
   sub->add_flag("--check-repairs", opts->check_repairs,
                 "with --repair: check each repaired node against ONNX Runtime on the model's own shapes (seeded\n"
                 "random inputs); the result (passed, failed, or not run and why) goes into the listing and --report;\n"
