@@ -44,7 +44,7 @@ TEST(RepairTable, RulesAreUniqueAndFound) {
     EXPECT_EQ(repair::find_repair(r.domain, r.op_type), &r);
   }
   EXPECT_NE(repair::find_repair("com.microsoft", "Attention"), nullptr);
-  EXPECT_EQ(repair::find_repair("com.microsoft", "MatMulNBits"), nullptr);
+  EXPECT_EQ(repair::find_repair("com.microsoft", "GroupQueryAttention"), nullptr);
   EXPECT_EQ(repair::find_repair("", "Attention"), nullptr);
 }
 
@@ -91,7 +91,7 @@ TEST(RepairImport, RefusedFormSaysWhy) {
 }
 
 TEST(RepairImport, OpWithoutRuleSaysSo) {
-  onnx::ModelProto m = contrib_model("MatMulNBits", {"x"});
+  onnx::ModelProto m = contrib_model("GroupQueryAttention", {"x"});
   ImportReport report;
   ASSERT_FALSE(import_with(m, true, &report).ok());
   ASSERT_EQ(report.unsupported.size(), 1u);

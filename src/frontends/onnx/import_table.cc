@@ -32,8 +32,6 @@ std::string repair_hint(const std::string& domain, const std::string& op_type) {
   static const std::map<std::string, std::string> kNoRule = {
       {"GroupQueryAttention", "no repair rule: a decoder attention over a KV cache (past/present, seqlens_k, "
                               "rotary caches inside the op); export the model without ORT's transformer optimizer"},
-      {"MatMulNBits", "no repair rule: weights quantized to 4 (or N) bits in blocks, and ferry has no low-bit "
-                      "kernels yet; export the float model"},
       {"RotaryEmbedding", "no repair rule yet (ONNX RotaryEmbedding-23 takes its inputs in another order); "
                           "export the model without ORT's transformer optimizer"},
   };
@@ -43,7 +41,9 @@ std::string repair_hint(const std::string& domain, const std::string& op_type) {
     return "an ONNX Runtime contrib op ferry has no repair rule for (docs/repair.md lists the ones it has): "
            "export the model without ONNX Runtime graph optimizations so it uses standard ONNX ops";
   if (domain == "ai.onnx.ml") return "classical-ML (ai.onnx.ml) ops are not supported; keep this stage outside ferry";
-  if (!domain.empty()) return "a custom-domain op: replace it with standard ONNX ops before import";
+  if (!domain.empty())
+    return "a custom-domain op: give ferry its decomposition (--op-library FILE, docs/repair.md) or replace it with "
+           "standard ONNX ops before import";
   return "";
 }
 
