@@ -139,3 +139,52 @@ Status repair_MultiHeadAttention(OnnxNode& n) {
 }
 
 }  // namespace ferry::repair
+
+// --- RotaryEmbedding ----------------------------------------------------------
+// ONNX Runtime's RotaryEmbedding(input, position_ids, cos_cache, sin_cache) is ONNX's
+// RotaryEmbedding-23(X, cos_cache, sin_cache, position_ids) with the inputs in another
+// order (measured equal on 3-D and 4-D inputs, interleaved or not, partial rotary dims),
+// plus one form of its own: position_ids of shape [1] is the first position of every
+// sequence (positions offset .. offset + S - 1), expanded here to [B, S].
+
+namespace ferry::repair {
+
+std::string why_not_RotaryEmbedding(const onnx_import::OnnxNode& n) {
+  std::string r = first_of({unknown_attribute(n, {"interleaved", "is_packed_batching", "num_heads",
+                                                  "rotary_embedding_dim", "scale"}),
+                            input_count(n, 4, 4), not_f32(n, {0, 2, 3})});
+  if (!r.empty()) return r;
+  if (attr_int(n, "is_packed_batching").value_or(0) != 0) return "is_packed_batching = 1 (packed sequences) is not handled";
+  if (attr_float(n, "scale").value_or(1.0) != 1.0) return "scale other than 1 is not handled";
+  const int64_t xr = input_rank(n, 0), pr = input_rank(n, 1);
+  if (xr != 3 && xr != 4) return "input of known rank 3 or 4 is required";
+  if (pr != 1 && pr != 2) return "position_ids of known rank 1 ([1]: an offset) or 2 ([B, S]) is required";
+  if (pr == 1 && n.input(1)->shape()[0].is_static() && n.input(1)->shape()[0].value() != 1)
+    return "position_ids of rank 1 must have one element (the offset)";
+  return "";
+}
+
+Status repair_RotaryEmbedding(onnx_import::OnnxNode& n) {
+  AttrMap a;
+  for (const char* attr : {"interleaved", "num_heads", "rotary_embedding_dim"}) n.copy(a, attr, Op::RotaryEmbedding);
+  n.ignore("is_packed_batching");
+  n.ignore("scale");
+  Value* x = n.input(0);
+  Value* pos = n.input(1);
+  if (input_rank(n, 1) == 1) {  // an offset: positions offset .. offset + S - 1 for every batch row
+    Value* shape = n.shape_of(x);
+    Value* seq = helper(n, Op::Gather, {shape, n.const_i64({x->shape().rank() == 3 ? 1 : 2}, "seq_axis")});
+    Value* batch = helper(n, Op::Gather, {shape, n.const_i64({0}, "batch_axis")});
+    Value* start = helper(n, Op::Squeeze, {pos});
+    Value* limit = helper(n, Op::Add, {start, helper(n, Op::Squeeze, {seq})});
+    Value* range = helper(n, Op::Range, {start, limit, n.constant(Tensor::scalar<int64_t>(1), "one")});
+    Value* row = helper(n, Op::Unsqueeze, {range, n.const_i64({0}, "axis0")});
+    AttrMap cat;
+    cat.set("axis", int64_t(0));
+    pos = helper(n, Op::Expand, {row, helper(n, Op::Concat, {batch, seq}, cat)});
+  }
+  n.set_output(0, n.emit(Op::RotaryEmbedding, {x, n.input(2), n.input(3), pos}, a)->output(0));
+  return Status::Ok();
+}
+
+}  // namespace ferry::repair

@@ -90,6 +90,30 @@ TEST(RepairImport, RefusedFormSaysWhy) {
                   "no repair applies: rule com.microsoft.FusedMatMul transBatchA = 1 is not handled");
 }
 
+TEST(RepairImport, RefusedRotaryAndNBitsFormsSayWhy) {
+  onnx::ModelProto m = contrib_model("RotaryEmbedding", {"x", "pos", "cos", "sin"});
+  add_input(m, "pos", onnx::TensorProto::INT64, {1, 1});
+  add_initializer(m, f32_tensor("cos", {4, 2}, std::vector<float>(8, 1.f)));
+  add_initializer(m, f32_tensor("sin", {4, 2}, std::vector<float>(8, 0.f)));
+  set_int(m.mutable_graph()->mutable_node(0), "is_packed_batching", 1);
+  ImportReport report;
+  ASSERT_FALSE(import_with(m, true, &report).ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_CONTAINS(report.unsupported[0].proposed_repair, "is_packed_batching = 1 (packed sequences) is not handled");
+
+  onnx::ModelProto q = contrib_model("MatMulNBits", {"x", "b", "s", "", "g"});
+  add_input(q, "b", onnx::TensorProto::UINT8, {2, 1, 8});
+  add_input(q, "s", onnx::TensorProto::FLOAT, {2});
+  add_input(q, "g", onnx::TensorProto::INT32, {4});
+  auto* node = q.mutable_graph()->mutable_node(0);
+  set_int(node, "K", 4);
+  set_int(node, "N", 2);
+  set_int(node, "block_size", 16);
+  ASSERT_FALSE(import_with(q, true, &report).ok());
+  ASSERT_EQ(report.unsupported.size(), 1u);
+  EXPECT_CONTAINS(report.unsupported[0].proposed_repair, "B is not a constant (initializer)");
+}
+
 TEST(RepairImport, OpWithoutRuleSaysSo) {
   onnx::ModelProto m = contrib_model("GroupQueryAttention", {"x"});
   ImportReport report;

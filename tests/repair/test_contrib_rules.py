@@ -126,6 +126,24 @@ def cases():
                                                           num_heads=NH, unidirectional=1)
     yield "Attention_bias", node_model("Attention", [*qkv(), None, None, ("attn_bias", rnd(rng, 1, NH, S, S), False)],
                                        ["y"], num_heads=NH)
+    yield from rotary_cases(rng)
+
+
+def rotary_cases(rng):
+    """com.microsoft.RotaryEmbedding(input, position_ids, cos_cache, sin_cache): 3-D with num_heads and
+    4-D inputs, interleaved or not, a partial rotary dim, position ids [B, S] or an offset [1]."""
+    B, S, NH, HD, MAX = 2, 5, 3, 8, 16
+    caches = lambda r: [("cos", rnd(rng, MAX, r // 2), True), ("sin", rnd(rng, MAX, r // 2), True)]  # noqa: E731
+    pos = lambda: ("pos", rng.integers(0, MAX - S, (B, S)).astype(np.int64), False)  # noqa: E731
+    x3 = lambda: ("x", rnd(rng, B, S, NH * HD), False)  # noqa: E731
+    x4 = lambda: ("x", rnd(rng, B, NH, S, HD), False)  # noqa: E731
+    yield "RotaryEmbedding_3d", node_model("RotaryEmbedding", [x3(), pos(), *caches(HD)], ["y"], num_heads=NH)
+    yield "RotaryEmbedding_3d_interleaved_partial", node_model(
+        "RotaryEmbedding", [x3(), pos(), *caches(4)], ["y"], num_heads=NH, interleaved=1, rotary_embedding_dim=4)
+    yield "RotaryEmbedding_4d", node_model("RotaryEmbedding", [x4(), pos(), *caches(HD)], ["y"], interleaved=1)
+    yield "RotaryEmbedding_offset", node_model(
+        "RotaryEmbedding", [x3(), ("pos", np.array([4], np.int64), False), *caches(HD)], ["y"], num_heads=NH)
+
 
 CASES = dict(cases())
 

@@ -32,8 +32,6 @@ std::string repair_hint(const std::string& domain, const std::string& op_type) {
   static const std::map<std::string, std::string> kNoRule = {
       {"GroupQueryAttention", "no repair rule: a decoder attention over a KV cache (past/present, seqlens_k, "
                               "rotary caches inside the op); export the model without ORT's transformer optimizer"},
-      {"RotaryEmbedding", "no repair rule yet (ONNX RotaryEmbedding-23 takes its inputs in another order); "
-                          "export the model without ORT's transformer optimizer"},
   };
   if (domain == "com.microsoft")
     if (auto it = kNoRule.find(op_type); it != kNoRule.end()) return it->second;
