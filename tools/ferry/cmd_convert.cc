@@ -32,6 +32,7 @@
 #include "repair/repair_report.h"
 #include "repair/check_repairs.h"
 #include "repair/narrow_f64.h"
+#include "repair/static_shapes.h"
 #include "ir/graph_clone.h"
 #include "runtime/interpreter.h"
 #include "runtime/random_inputs.h"
@@ -54,6 +55,7 @@ struct ConvertOptions {
   bool check_repairs = false;  ///< check each repair against ONNX Runtime on the model's shapes
   std::vector<std::string> op_libraries;  ///< user decompositions of custom ops (repair/op_library.h)
   bool narrow_f64 = false;     ///< compute a float64 graph in float32 (repair/narrow_f64.h)
+  bool static_shapes = false;  ///< write the --shape dims into the model (repair/static_shapes.h)
   std::vector<std::string> shapes;  ///< NAME=DIMS for --check-passes inputs
   int64_t opset = 0;
   PrecisionFlags precision;
@@ -291,6 +293,14 @@ int run_convert(const ConvertOptions& o) {
       }
   }
   if (int rc = narrow_if_asked(g, o, input_options, &imported); rc >= 0) return rc;
+  if (o.static_shapes) {
+    if (input_options.shapes.empty()) return usage_error(kConvertCmd, "--static-shapes writes the dims of --shape: give --shape NAME=DIMS");
+    auto bound = repair::bind_input_shapes(g, input_options.shapes);
+    if (!bound.ok()) return model_error(o.model, bound.status());
+    std::cout << "static shapes: " << input_options.shapes.size() << " input(s) fixed";
+    for (const std::string& b : *bound) std::cout << ", " << b;
+    std::cout << "\n";
+  }
   const bool repairs_listed = o.repair || !o.op_libraries.empty() || o.narrow_f64;
   const size_t nodes_before = g.num_nodes();
   const auto ops_before = op_histogram(g);
@@ -393,6 +403,9 @@ Action add_convert_command(CLI::App& app) {
                   "decompositions of custom ops: a text-IR op library, or a .py file calling ferry.register_ops\n"
                   "(docs/repair.md, \"Op libraries\"); each node so replaced is listed like a repair (repeatable)")
       ->type_name("FILE");
+  sub->add_flag("--static-shapes", opts->static_shapes,
+                "write the dims of --shape into the converted model: those inputs become static, a symbol they bind\n"
+                "(N=1) is bound in every input, and shapes are inferred again before optimizing");
   sub->add_flag("--narrow-f64", opts->narrow_f64,
                 "compute a float64 model in float32 (constants rounded once, Casts at the f64 inputs and outputs, so\n"
                 "the interface stays f64); the error against f64 on seeded random inputs is measured and recorded\n"
