@@ -161,7 +161,7 @@ def _image(batch, hw=32):
     return [input_spec("x", (batch, 3, hw, hw))]
 
 
-def _tv(ctor, **kw):
+def _tv(ctor, hw=32, **kw):
     def build(batch):
         import torch
         from torchvision import models
@@ -169,7 +169,7 @@ def _tv(ctor, **kw):
 
         torch.manual_seed(0)
         m = getattr(models, ctor)(weights=None, num_classes=10, **kw).eval()
-        ins = _image(batch)
+        ins = _image(batch, hw)
         calibrate_bn(m, ins[0]["shape"])
         return m, ins
 
@@ -186,6 +186,37 @@ def _vit(batch):
     torch.nn.init.normal_(m.heads.head.weight, 0.0, 0.05)  # torchvision zero-initialises it
     torch.nn.init.normal_(m.heads.head.bias, 0.0, 0.05)
     return m.eval(), _image(batch)
+
+
+def _onnx_set(name):
+    """A family of the ONNX end-to-end set (export_models.BUILDERS at its small size: the
+    same networks and calibrated batch norm), at `batch`, inputs named as forward's arguments."""
+
+    def build(batch):
+        import inspect
+
+        import torch
+        from export_models import BUILDERS
+
+        torch.manual_seed(0)
+        built = BUILDERS[name]("small")
+        args = list(inspect.signature(built.module.forward).parameters)
+        return built.module.eval(), [dict(s, name=a, shape=[batch] + s["shape"][1:])
+                                     for a, s in zip(args, built.inputs)]
+
+    return build
+
+
+def _ssdlite(batch):
+    import torch
+    from export_models import calibrate_bn
+    from torch_nets import SsdLiteRaw
+
+    torch.manual_seed(0)
+    m = SsdLiteRaw(num_classes=5, width_mult=0.5)
+    ins = _image(batch, 96)
+    calibrate_bn(m, ins[0]["shape"])
+    return m.eval(), ins
 
 
 def _bert(batch):
@@ -229,6 +260,12 @@ FAMILIES = {
     "bert": _bert,
     "gpt2": _gpt2,
     "llama": _llama,
+    "efficientnet_b0": _tv("efficientnet_b0", hw=64),
+    "regnet_y_400mf": _tv("regnet_y_400mf"),
+    "convnext": _onnx_set("convnext_tiny"),
+    "swin": _onnx_set("swin_t"),
+    "deeplabv3_mobilenet_v3": _onnx_set("deeplabv3_mobilenet_v3"),
+    "ssdlite_head": _ssdlite,
 }
 FIXTURES = {
     "inplace_read_later": _plain("InplaceReadLater", lambda b: input_spec("x", (b, 8))),
