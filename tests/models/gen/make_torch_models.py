@@ -3,7 +3,12 @@
 Each model NAME is a torch module with seeded random weights (torchvision
 classifiers with weights=None and calibrated batch-norm statistics, and
 transformers written in plain torch: tests/models/gen/torch_nets.py and the
-GPT-2 / LLaMA blocks below), at a small size, written as
+GPT-2 / LLaMA blocks below), at a small size. ConvNeXt, Swin and DeepLabV3 are
+the small configurations of the ONNX set (export_models.BUILDERS: ConvNeXt and
+Swin with narrow stages, DeepLabV3-MobileNetV3 at 64x64); EfficientNet-B0 runs
+at 64x64 (at 32x32 its random logits reach ~45 and fp32 noise alone exceeds
+1e-4); ssdlite_head is SSDlite's backbone and head without anchors or NMS
+(torch_nets.SsdLiteRaw, width 0.5, 96x96). Each is written as
 
     OUT/NAME.pt2            torch.export.save of torch.export.export(model.eval(), args),
                             with ep.example_inputs = None (the one pickle stays empty)
@@ -145,10 +150,10 @@ def _nets():
             return v + 1.0
 
     class UnsupportedOps(nn.Module):
-        """Two ops outside ferry's table: nearest upsampling and a cumulative sum."""
+        """Two ops outside ferry's table: rounding and flipping."""
 
         def forward(self, x):
-            return torch.cumsum(F.interpolate(x, scale_factor=2.0, mode="nearest"), dim=1)
+            return torch.flip(torch.round(x * 4.0), dims=[1])
 
     return {"Gpt2Sdpa": Gpt2Sdpa, "LlamaBlock": LlamaBlock, "InplaceReadLater": InplaceReadLater,
             "UnsupportedOps": UnsupportedOps}
