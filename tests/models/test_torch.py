@@ -282,3 +282,17 @@ def test_bench_and_convert_take_pt2(tmp_path):
     r = run_ferry("convert", meta["path"], "-o", onnx_file)
     assert r.returncode == 0, f"ferry convert failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
     run_and_compare(dict(meta, path=onnx_file), tmp_path, "cpu")
+
+
+def test_dynamic_batch_outside_its_range_is_refused(tmp_path):
+    """Dim("batch", min=1, max=64): `ferry run --shape` at batch 64 runs; at 65 it is refused,
+    naming the input, the dim's symbol and its range."""
+    meta = ensure_torch_model("resnet18_dynamic")
+    info = json.loads(run_ferry("inspect", meta["path"], "--json").stdout)
+    sym = info["inputs"][0]["shape"][0]
+    assert info["dim_ranges"][sym] == [1, 64], info["dim_ranges"]
+    ok = run_ferry("run", meta["path"], "--shape", "x=64x3x32x32", "--output-dir", tmp_path / "ok")
+    assert ok.returncode == 0, ok.stderr
+    bad = run_ferry("run", meta["path"], "--shape", "x=65x3x32x32", "--output-dir", tmp_path / "bad")
+    assert bad.returncode == 2, bad.stdout + bad.stderr
+    assert "input 'x'" in bad.stderr and f"('{sym}')" in bad.stderr and "[1, 64]" in bad.stderr, bad.stderr
