@@ -144,6 +144,7 @@ Result<Session> Model::compile(const CompileOptions& options) const {
   if (!options.isa.empty()) { FERRY_TRY(api::parse_isa(options.isa).status()); }
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
+  impl->dim_ranges = state_->report.dim_ranges;
   impl->target = backend->target(options);
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g,
                          prepared_copy(*state_->graph, options.optimize ? &impl->target : nullptr, &impl->stats));

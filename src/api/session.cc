@@ -14,6 +14,11 @@ std::string describe_inputs(const std::vector<TensorSpec>& inputs) {
   return list.empty() ? "none" : list;
 }
 
+/// "[1, 64]", or "[2, inf)" without an upper bound.
+std::string range_text(const std::pair<int64_t, int64_t>& r) {
+  return "[" + std::to_string(r.first) + ", " + (r.second == INT64_MAX ? "inf)" : std::to_string(r.second) + "]");
+}
+
 }  // namespace
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -52,6 +57,11 @@ Status Session::check_inputs(const std::map<std::string, Tensor>& inputs) const 
     for (size_t d = 0; d < size_t(s.rank()); ++d) {
       if (!s[d].is_symbol()) continue;
       int64_t v = t.dim(int64_t(d));
+      if (auto r = impl_->dim_ranges.find(s[d].symbol());
+          r != impl_->dim_ranges.end() && (v < r->second.first || v > r->second.second))
+        return invalid_argument("input '" + in->name() + "' has shape " + t.shape().to_string() + ", but dim " +
+                                std::to_string(d) + " ('" + s[d].symbol() + "') must lie in " + range_text(r->second) +
+                                ", the range the program was exported with");
       auto [b, fresh] = bound.emplace(s[d].symbol(), std::make_pair(v, in->name()));
       if (!fresh && b->second.first != v)
         return invalid_argument("input '" + in->name() + "' has shape " + t.shape().to_string() + ", but dim " +

@@ -1,6 +1,7 @@
 // api/session_impl.h — Session's state (shared by model.cc, which builds it, and session.cc).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -16,6 +17,8 @@ struct Session::Impl {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   PassStats stats;
+  /// Symbolic dim -> [min, max] (torch.export's range_constraints): inputs outside are refused.
+  std::map<std::string, std::pair<int64_t, int64_t>> dim_ranges;
   Target target;
   PrecisionReport precision;
   std::unique_ptr<api::Executor> executor;

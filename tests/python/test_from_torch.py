@@ -76,6 +76,25 @@ def test_from_torch_matches_eager_with_a_dynamic_batch(ferry_api, torch, backend
         assert g.shape == r.shape and close(g, r) <= RTOL
 
 
+def test_run_refuses_a_batch_outside_the_dims_range(ferry_api, torch):
+    """Dim("batch", min=2, max=8): batches 2 and 8 run; 1 and 9 raise, naming input, symbol and range."""
+    net = small_net(torch)
+    model = ferry_api.from_torch(net, (torch.randn(2, 3, 8, 8),),
+                                 dynamic_shapes=({0: torch.export.Dim("batch", min=2, max=8)},))
+    (x_info,) = model.inputs
+    sym = x_info.shape[0]
+    assert model.inspect()["dim_ranges"][sym] == [2, 8]
+    session = model.compile()
+    rng = np.random.default_rng(0)
+    for b in (2, 8):
+        with torch.no_grad():
+            ref = net(torch.from_numpy(x := rng.standard_normal((b, 3, 8, 8)).astype(np.float32)))[0].numpy()
+        assert close(list(session.run({x_info.name: x}).values())[0], ref) <= RTOL
+    for b in (1, 9):
+        with pytest.raises(ferry_api.InvalidArgumentError, match=rf"input '{x_info.name}'.*\('{sym}'\) must lie in \[2, 8\]"):
+            session.run({x_info.name: np.zeros((b, 3, 8, 8), np.float32)})
+
+
 @pytest.mark.parametrize("backend", ["cpu", "reference"])
 def test_direct_rows_match_eager(ferry_api, torch, backend):
     """The 1:1 rows (DIRECT in frontends/torch/import_table.def): linalg_det -> Det, bmm and

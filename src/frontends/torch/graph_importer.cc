@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "frontends/torch/import_table.h"
+#include "frontends/torch/slice_fill.h"
 #include "frontends/torch/torch_importer.h"
 #include "ir/verifier.h"
 #include "ops/shape_inference.h"
@@ -163,7 +164,10 @@ class ProgramImporter {
   Result<Tensor> payload(const std::string& fqn, bool constant_dir);
   Status import_inputs(const Json& graph, const Json& specs);
   Status check_in_place(size_t i, const std::string& target, const Json& node);
+  std::optional<Status> fill_of_slice(size_t i, const Json& node, const std::string& target, const std::string& name);
   void import_node(size_t i, const Json& node);
+  /// Fills the dims ferry's inference left unknown from the program's tensor_values.
+  void complete_shape(Value* v, const std::string& torch_name);
   Status import_outputs(const Json& specs);
   Status unsupported_status() const;
   void add_unsupported(const std::string& node, const std::string& op, const std::string& reason, const std::string& repair) {
@@ -181,6 +185,7 @@ class ProgramImporter {
   std::unordered_map<std::string, size_t> produced_at_;  ///< tensor -> index of the node making it
   std::unordered_set<std::string> state_names_;  ///< graph inputs, parameters, buffers, constants
   AliasGroups aliases_;
+  std::unordered_map<std::string, StaticSlice> slices_;  ///< slice outputs with static bounds
   Status first_error_;
 };
 
@@ -296,6 +301,47 @@ Status ProgramImporter::check_in_place(size_t i, const std::string& target, cons
   return Status::Ok();
 }
 
+/// fill_(v, value) with v a chain of static slices of a fresh tensor B (x[a:b, c:d] = value):
+/// B is rebound to Where(region, value, B). nullopt when the node is not that pattern.
+std::optional<Status> ProgramImporter::fill_of_slice(size_t i, const Json& node, const std::string& target,
+                                                     const std::string& name) {
+  std::vector<std::string> self;
+  const Json& ins = node.at("inputs");
+  if (ins.is_array() && !ins.empty() && ins[0].is_object() && ins[0].contains("arg")) tensor_names(ins[0]["arg"], &self);
+  if (self.size() != 1 || !slices_.count(self[0])) return std::nullopt;
+  std::vector<StaticSlice> chain;
+  std::unordered_set<std::string> chain_names;
+  std::string base = self[0];
+  for (auto it = slices_.find(base); it != slices_.end(); it = slices_.find(base)) {
+    chain_names.insert(base);
+    chain.insert(chain.begin(), it->second);
+    base = it->second.self;
+  }
+  auto bit = st_.tensors.find(base);
+  if (bit == st_.tensors.end()) return invalid_model("fill_ writes into '" + base + "', which no earlier node produces");
+  Value* b = bit->second;
+  if (state_names_.count(base))
+    return unsupported("modifies '" + base + "' (a graph input or weight) in place through a slice");
+  if (!b->shape().is_static()) return unsupported("fill_ on a slice of '" + base + "', whose shape is not static");
+  for (const std::string& m : aliases_.members(self[0])) {
+    if (m == base) continue;
+    auto p = produced_at_.find(m);
+    auto u = last_use_.find(m);
+    if ((p == produced_at_.end() || p->second < i) && u != last_use_.end() && u->second > i)
+      return unsupported("modifies '" + self[0] + "' in place, and '" + m + "' (the same storage) is read afterwards");
+  }
+  auto mask = slice_region_mask(b->shape().static_dims(), chain);
+  if (!mask) return invalid_model("a slice of '" + base + "' has a dim or step out of range");
+  TorchNode n(st_, node, target, name);
+  auto v = n.scalar("value");
+  FERRY_TRY(n.arg_status());
+  if (!v) return invalid_model("fill_ has no value");
+  st_.tensors[base] = n.emit1(Op::Where, {n.constant(std::move(*mask), "region"), n.scalar_like(*v, b, "value"), b});
+  for (const OutName& o : output_names(node))
+    if (!o.name.empty()) st_.unbound_reason[o.name] = "the output of fill_ on a slice view (node '" + name + "') is not imported";
+  return Status::Ok();
+}
+
 void ProgramImporter::import_node(size_t i, const Json& node) {
   const std::string target = short_target(node.at("target").get<std::string>());
   const std::string name = node.contains("name") && node["name"].is_string() ? node["name"].get<std::string>() : target;
@@ -311,6 +357,11 @@ void ProgramImporter::import_node(size_t i, const Json& node) {
     if (s.code() == StatusCode::kUnsupported) add_unsupported(name, target, s.message(), repair);
     else if (first_error_.ok()) first_error_ = s.with_context("node '" + name + "' (" + target + ")");
   };
+  if (target == "aten.fill_.Scalar")
+    if (auto s = fill_of_slice(i, node, target, name)) {
+      if (!s->ok()) fail(*s, "build the tensor out of place (torch.where, torch.cat) instead of writing into slices");
+      return;
+    }
   const std::string functional = functional_form(target);
   const ImportRow* row = find_import(target);
   if (!row && !functional.empty()) row = find_import(functional);
@@ -346,8 +397,27 @@ void ProgramImporter::import_node(size_t i, const Json& node) {
       st_.value_names.erase(v->name());
       v->set_name(st_.fresh_value_name(o.name));
     }
+    complete_shape(v, o.name);
     st_.tensors[o.name] = v;
   }
+}
+
+void ProgramImporter::complete_shape(Value* v, const std::string& torch_name) {
+  if (!v->producer() || v->is_graph_input() || v->is_constant() || v->shape().is_static()) return;
+  auto it = tensor_values_->find(torch_name);
+  if (it == tensor_values_->end()) return;
+  auto type = type_from_tensor_meta(*it);
+  if (!type.ok() || !type->second.rank_known()) return;
+  const Shape& meta = type->second;
+  if (!v->shape().rank_known()) {
+    v->set_shape(meta);
+    return;
+  }
+  if (v->shape().rank() != meta.rank()) return;
+  Shape merged = v->shape();
+  for (size_t d = 0; d < merged.dims().size(); ++d)
+    if (merged[d].is_unknown()) merged[d] = meta[d];
+  v->set_shape(std::move(merged));
 }
 
 Status ProgramImporter::import_outputs(const Json& specs) {
@@ -460,6 +530,9 @@ Status ProgramImporter::run() {
         if (in.is_object() && in.contains("arg")) tensor_names(in["arg"], &reads);
       for (const std::string& r : reads) last_use_[r] = i;
       const std::string target = short_target(node.at("target").get<std::string>());
+      if (auto sl = static_slice(node))
+        for (const OutName& o : output_names(node))
+          if (!o.name.empty() && !o.is_sym) slices_[o.name] = *sl;
       const bool aliasing = is_view_op(target) || !functional_form(target).empty();
       for (const OutName& o : output_names(node)) {
         if (o.name.empty() || o.is_sym) continue;

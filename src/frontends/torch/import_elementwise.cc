@@ -119,6 +119,12 @@ Status import_pow(TorchNode& n) {
 
 Status import_eq(TorchNode& n) { return binary(n, Op::Equal); }
 
+Status import_ne(TorchNode& n) {  // Not(Equal)
+  FERRY_ASSIGN_OR_RETURN(auto xy, operands(n));
+  n.set_output(0, n.emit1(Op::Not, {n.helper1(Op::Equal, {xy.first, xy.second})}));
+  return n.arg_status();
+}
+
 Status import_rsqrt(TorchNode& n) {
   FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor("self"));
   n.set_output(0, n.emit1(Op::Reciprocal, {n.helper1(Op::Sqrt, {x})}));

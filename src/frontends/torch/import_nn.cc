@@ -44,7 +44,35 @@ Status conv_common(TorchNode& n, Value* x, Value* w, Value* b, size_t k, const s
   return Status::Ok();
 }
 
+/// ConvTranspose: torch's weight [C_in, C_out / groups, k...] is ONNX's layout too.
+Status conv_transpose_common(TorchNode& n, Value* x, Value* w, Value* b, size_t k) {
+  const auto stride = n.ints_or("stride", std::vector<int64_t>(k, 1), k);
+  const auto dilation = n.ints_or("dilation", std::vector<int64_t>(k, 1), k);
+  const auto pad = n.ints_or("padding", std::vector<int64_t>(k, 0), k);
+  const auto out_pad = n.ints_or("output_padding", std::vector<int64_t>(k, 0), k);
+  FERRY_TRY(n.arg_status());
+  if (stride.size() != k || dilation.size() != k || pad.size() != k || out_pad.size() != k)
+    return invalid_model("stride / padding / output_padding / dilation do not match the weight's rank");
+  AttrMap a;
+  a.set("strides", stride);
+  a.set("dilations", dilation);
+  a.set("group", n.int_or("groups", 1));
+  a.set("pads", onnx_pads(pad));
+  a.set("output_padding", out_pad);
+  std::vector<Value*> ins = {x, w};
+  if (b) ins.push_back(b);
+  n.set_output(0, n.emit1(Op::ConvTranspose, ins, a));
+  return n.arg_status();
+}
+
 }  // namespace
+
+Status import_conv_transpose(TorchNode& n) {
+  FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor("input"));
+  FERRY_ASSIGN_OR_RETURN(Value* w, n.tensor("weight"));
+  FERRY_ASSIGN_OR_RETURN(size_t k, spatial_rank(n, w));
+  return conv_transpose_common(n, x, w, n.opt_tensor("bias"), k);
+}
 
 Status import_conv(TorchNode& n) {
   FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor("input"));
@@ -59,8 +87,7 @@ Status import_convolution(TorchNode& n) {
   FERRY_ASSIGN_OR_RETURN(Value* x, n.tensor("input"));
   FERRY_ASSIGN_OR_RETURN(Value* w, n.tensor("weight"));
   FERRY_ASSIGN_OR_RETURN(size_t k, spatial_rank(n, w));
-  if (n.bool_or("transposed", false))
-    return n.unsupported("transposed convolution is not imported from torch yet", "export via ONNX (torch.onnx.export)");
+  if (n.bool_or("transposed", false)) return conv_transpose_common(n, x, w, n.opt_tensor("bias"), k);
   const auto stride = n.ints_or("stride", std::vector<int64_t>(k, 1), k);
   const auto dilation = n.ints_or("dilation", std::vector<int64_t>(k, 1), k);
   return conv_common(n, x, w, n.opt_tensor("bias"), k, stride, dilation, n.int_or("groups", 1));

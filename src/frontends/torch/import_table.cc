@@ -38,10 +38,7 @@ std::string repair_hint(const std::string& target) {
   // Only for targets without a row: a row's import function gives its own repair
   // (batch_norm and dropout in training mode: export in eval mode).
   static const std::map<std::string, std::string> kHints = {
-      {"aten.conv_transpose2d.input", "transposed convolutions are not imported from torch yet: export via ONNX"},
-      {"aten.upsample_nearest2d.vec", "resizing is not imported from torch yet: export via ONNX (torch.onnx.export)"},
-      {"aten.upsample_bilinear2d.vec", "resizing is not imported from torch yet: export via ONNX (torch.onnx.export)"},
-      {"aten.index.Tensor", "advanced indexing is not supported: use index_select / gather or slicing"},
+      {"aten.index_put_.default", "writing through advanced indexing is not supported: build the result out of place (torch.where)"},
       {"aten.copy_.default", "in-place copies into a tensor are not supported: build the result out of place"},
   };
   auto it = kHints.find(target);

@@ -204,6 +204,25 @@ std::vector<int64_t> TorchNode::ints_or(const std::string& a, std::vector<int64_
   return out;
 }
 
+std::optional<std::vector<double>> TorchNode::floats(const std::string& a) {
+  const Json* j = arg(a);
+  if (!j || union_kind(*j) == "as_none") return std::nullopt;
+  if (union_kind(*j) != "as_floats" || !j->begin()->is_array() || j->begin()->size() > 64) {
+    arg_error(a, "is not a float list of at most 64 entries (" + union_kind(*j) + ")");
+    return std::nullopt;
+  }
+  std::vector<double> out;
+  for (const Json& e : *j->begin()) {
+    auto f = json_float(e);
+    if (!f) {
+      arg_error(a, "has a non-float entry");
+      return std::nullopt;
+    }
+    out.push_back(*f);
+  }
+  return out;
+}
+
 std::optional<SymVal> TorchNode::sym_of(const Json& s, const std::string& a) {
   const std::string kind = union_kind(s);
   if ((kind == "as_int") && s.begin()->is_number_integer()) return SymVal{s.begin()->get<int64_t>(), nullptr};

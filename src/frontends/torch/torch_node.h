@@ -79,6 +79,8 @@ class TorchNode {
   std::string string_or(const std::string& a, std::string def);
   /// int[] (a single int is repeated `repeat` times, as int[2] stride=2 means [2, 2]).
   std::vector<int64_t> ints_or(const std::string& a, std::vector<int64_t> def, size_t repeat = 1);
+  /// float[] (nullopt when omitted or None).
+  std::optional<std::vector<double>> floats(const std::string& a);
   /// A SymInt argument.
   std::optional<SymVal> sym_int(const std::string& a);
   /// A SymInt[] argument (each element known or computed).

@@ -3,7 +3,12 @@
 Each model NAME is a torch module with seeded random weights (torchvision
 classifiers with weights=None and calibrated batch-norm statistics, and
 transformers written in plain torch: tests/models/gen/torch_nets.py and the
-GPT-2 / LLaMA blocks below), at a small size, written as
+GPT-2 / LLaMA blocks below), at a small size. ConvNeXt, Swin and DeepLabV3 are
+the small configurations of the ONNX set (export_models.BUILDERS: ConvNeXt and
+Swin with narrow stages, DeepLabV3-MobileNetV3 at 64x64); EfficientNet-B0 runs
+at 64x64 (at 32x32 its random logits reach ~45 and fp32 noise alone exceeds
+1e-4); ssdlite_head is SSDlite's backbone and head without anchors or NMS
+(torch_nets.SsdLiteRaw, width 0.5, 96x96). Each is written as
 
     OUT/NAME.pt2            torch.export.save of torch.export.export(model.eval(), args),
                             with ep.example_inputs = None (the one pickle stays empty)
@@ -145,10 +150,10 @@ def _nets():
             return v + 1.0
 
     class UnsupportedOps(nn.Module):
-        """Two ops outside ferry's table: nearest upsampling and a cumulative sum."""
+        """Two ops outside ferry's table: rounding and flipping."""
 
         def forward(self, x):
-            return torch.cumsum(F.interpolate(x, scale_factor=2.0, mode="nearest"), dim=1)
+            return torch.flip(torch.round(x * 4.0), dims=[1])
 
     return {"Gpt2Sdpa": Gpt2Sdpa, "LlamaBlock": LlamaBlock, "InplaceReadLater": InplaceReadLater,
             "UnsupportedOps": UnsupportedOps}
@@ -161,7 +166,7 @@ def _image(batch, hw=32):
     return [input_spec("x", (batch, 3, hw, hw))]
 
 
-def _tv(ctor, **kw):
+def _tv(ctor, hw=32, **kw):
     def build(batch):
         import torch
         from torchvision import models
@@ -169,7 +174,7 @@ def _tv(ctor, **kw):
 
         torch.manual_seed(0)
         m = getattr(models, ctor)(weights=None, num_classes=10, **kw).eval()
-        ins = _image(batch)
+        ins = _image(batch, hw)
         calibrate_bn(m, ins[0]["shape"])
         return m, ins
 
@@ -186,6 +191,37 @@ def _vit(batch):
     torch.nn.init.normal_(m.heads.head.weight, 0.0, 0.05)  # torchvision zero-initialises it
     torch.nn.init.normal_(m.heads.head.bias, 0.0, 0.05)
     return m.eval(), _image(batch)
+
+
+def _onnx_set(name):
+    """A family of the ONNX end-to-end set (export_models.BUILDERS at its small size: the
+    same networks and calibrated batch norm), at `batch`, inputs named as forward's arguments."""
+
+    def build(batch):
+        import inspect
+
+        import torch
+        from export_models import BUILDERS
+
+        torch.manual_seed(0)
+        built = BUILDERS[name]("small")
+        args = list(inspect.signature(built.module.forward).parameters)
+        return built.module.eval(), [dict(s, name=a, shape=[batch] + s["shape"][1:])
+                                     for a, s in zip(args, built.inputs)]
+
+    return build
+
+
+def _ssdlite(batch):
+    import torch
+    from export_models import calibrate_bn
+    from torch_nets import SsdLiteRaw
+
+    torch.manual_seed(0)
+    m = SsdLiteRaw(num_classes=5, width_mult=0.5)
+    ins = _image(batch, 96)
+    calibrate_bn(m, ins[0]["shape"])
+    return m.eval(), ins
 
 
 def _bert(batch):
@@ -229,6 +265,12 @@ FAMILIES = {
     "bert": _bert,
     "gpt2": _gpt2,
     "llama": _llama,
+    "efficientnet_b0": _tv("efficientnet_b0", hw=64),
+    "regnet_y_400mf": _tv("regnet_y_400mf"),
+    "convnext": _onnx_set("convnext_tiny"),
+    "swin": _onnx_set("swin_t"),
+    "deeplabv3_mobilenet_v3": _onnx_set("deeplabv3_mobilenet_v3"),
+    "ssdlite_head": _ssdlite,
 }
 FIXTURES = {
     "inplace_read_later": _plain("InplaceReadLater", lambda b: input_spec("x", (b, 8))),

@@ -10,6 +10,9 @@
     Yolo        small YOLO-style detector: Conv-BN-SiLU backbone with split/concat
                 blocks, SPPF max pools, nearest 2x upsampling (Resize) + concat neck,
                 and a decode head (sigmoid, reshape/permute, grid add, pow).
+    SsdLiteRaw  torchvision's SSDlite (MobileNetV3-Large backbone + extra blocks + SSDLiteHead)
+                without its transform, anchors and post-processing: images -> the head's raw
+                (bbox_regression, cls_logits).
 """
 
 from __future__ import annotations
@@ -253,3 +256,23 @@ class Yolo(nn.Module):
         o4 = self.n4(torch.cat([self.d3(o3), h4], 1))
         o5 = self.n5(torch.cat([self.d4(o4), p5], 1))
         return self.detect([o3, o4, o5])
+
+
+# --- SSDlite detection head --------------------------------------------------------
+
+
+class SsdLiteRaw(nn.Module):
+    """images [B, 3, S, S] -> (bbox_regression [B, N, 4], cls_logits [B, N, num_classes]): the
+    backbone's feature maps through SSDLiteHead; resizing, anchors and NMS stay outside."""
+
+    def __init__(self, num_classes, width_mult=1.0):
+        super().__init__()
+        from torchvision.models.detection import ssdlite320_mobilenet_v3_large
+
+        ssd = ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=num_classes,
+                                            width_mult=width_mult)
+        self.backbone, self.head = ssd.backbone, ssd.head
+
+    def forward(self, x):
+        out = self.head(list(self.backbone(x).values()))
+        return out["bbox_regression"], out["cls_logits"]
