@@ -55,7 +55,9 @@ def attention():
             m.node("Attention", [q3, k3, v3, mask], f"att3_mask_{tag}", **heads, **w)
             m.node("Attention", [q4, k4, v4, "", "", "", nonpad4], f"att4_nonpad_{tag}", **w)
     for mode in range(4):
-        m.node("Attention", [q3, k3, v3, mask, "", "", nonpad], [f"att3_mode{mode}_{o}" for o in ("y", "present_k", "present_v", "qk")],
+        # present_key/value are named (the Model helper makes every output a graph output), which
+        # rules out nonpad_kv_seqlen here (the spec forbids the two together).
+        m.node("Attention", [q3, k3, v3, mask], [f"att3_mode{mode}_{o}" for o in ("y", "present_k", "present_v", "qk")],
                **heads, left_window_size=2, right_window_size=1, qk_matmul_output_mode=mode,
                softcap=2.0 if mode else 0.0)  # onnx.reference's mode 0 returns the softcapped scores, not the raw ones
     return m
@@ -152,3 +154,31 @@ def test_matches_reference(family, tmp_path, ferry_cli, onnx_mod):
         bad += [vso.compare(f"{backend}:{name}", got[name], want[name], "onnx.reference") for name in m.outputs]
     bad = [b for b in bad if b]
     assert not bad, f"{len(bad)} mismatches in {2 * len(m.outputs)} outputs:\n" + "\n".join(bad)
+
+
+REFUSED_ATTENTION = {  # (opset, inputs, outputs, attributes) -> the importer's message
+    "nonpad_at_opset_23": (23, ["q", "k", "v", "", "", "", "n"], ["Y"], {},
+                           "input 7 (nonpad_kv_seqlen) is not defined for Attention at opset 23"),
+    "window_at_opset_24": (24, ["q", "k", "v"], ["Y"], {"left_window_size": 1},
+                           "attribute 'left_window_size' is not defined for Attention at opset 24"),
+    "heads_with_4d_at_opset_25": (25, ["q", "k", "v"], ["Y"], {"q_num_heads": 2, "kv_num_heads": 2},
+                                  "takes q_num_heads and kv_num_heads only with 3-D inputs"),
+    "nonpad_with_present": (24, ["q", "k", "v", "", "", "", "n"], ["Y", "present_key"], {},
+                            "nonpad_kv_seqlen (an external cache) cannot be used with the present_key"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_ATTENTION))
+def test_attention_forms_outside_the_opset_are_refused(case, tmp_path, ferry_cli, onnx_mod):
+    from onnx import TensorProto, helper
+
+    opset, inputs, outputs, attrs, message = REFUSED_ATTENTION[case]
+    ins = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 2, 3, 4]) for x in "qkv"]
+    ins.append(helper.make_tensor_value_info("n", TensorProto.INT64, [1]))
+    outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs]
+    node = helper.make_node("Attention", inputs, outputs, **attrs)
+    model = helper.make_model(helper.make_graph([node], "g", ins, outs), opset_imports=[helper.make_opsetid("", opset)])
+    path = tmp_path / "model.onnx"
+    onnx_mod.save(model, path)
+    proc = subprocess.run([str(ferry_cli), "inspect", str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and message in proc.stderr, f"rc {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"

@@ -47,6 +47,10 @@ Status import_Attention(OnnxNode& n) {
     if (n.opset() < 25 && n.has(attr))
       return invalid_model(std::string("attribute '") + attr + "' is not defined for Attention" + at +
                            " (it appears in opset 25)");
+  auto named = [&](int o) { return n.proto().output_size() > o && !n.proto().output(o).empty(); };
+  if (n.input(6) && (named(1) || named(2)))
+    return invalid_model("Attention nonpad_kv_seqlen (an external cache) cannot be used with the present_key / "
+                         "present_value outputs");
   const Shape q = n.input(0) ? n.input(0)->shape() : Shape::unknown_rank();
   if (n.opset() >= 25 && q.rank_known() && q.rank() == 4 && (n.has("q_num_heads") || n.has("kv_num_heads")))
     return invalid_model("Attention" + at + " takes q_num_heads and kv_num_heads only with 3-D inputs, Q is " +
