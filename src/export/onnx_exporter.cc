@@ -56,6 +56,16 @@ void set_tensor(onnx::TensorProto* p, const Tensor& t, const std::string& name,
   p->set_raw_data(t.raw() ? std::string(reinterpret_cast<const char*>(t.raw()), t.nbytes()) : std::string());
 }
 
+/// Attributes the IR holds as a ferry dtype name and ONNX as a TensorProto type code.
+bool is_dtype_attr(const Node& n, const std::string& name) {
+  switch (n.op()) {
+    case Op::Cast: return name == "to";
+    case Op::EyeLike: return name == "dtype";
+    case Op::HannWindow: case Op::HammingWindow: case Op::BlackmanWindow: return name == "output_datatype";
+    default: return false;
+  }
+}
+
 /// Writes a subgraph attribute's GraphProto (the exporter's, which knows the scopes).
 using SubgraphWriter = std::function<Status(const Graph&, onnx::GraphProto*)>;
 
@@ -63,7 +73,7 @@ Status add_attribute(onnx::NodeProto* node, const Node& n, const std::string& na
                      const SubgraphWriter& write_subgraph) {
   AP* a = node->add_attribute();
   a->set_name(name);
-  if (n.op() == Op::Cast && name == "to") {
+  if (is_dtype_attr(n, name)) {
     // IR: a ferry dtype name; ONNX: the TensorProto enum.
     a->set_type(AP::INT);
     a->set_i(dtype_to_onnx(dtype_from_name(std::get<std::string>(value)).value_or(DType::undefined)));
@@ -105,6 +115,11 @@ int64_t attr_opset_needed(const Node& n) {
     case Op::Pad: return n.attrs<PadAttrs>().mode == "wrap" ? 19 : 0;
     case Op::Resize: return n.attrs<ResizeAttrs>().coordinate_transformation_mode == "half_pixel_symmetric" ? 19 : 0;
     case Op::QuantizeLinear: return n.has_attr("block_size") || n.has_attr("output_dtype") ? 21 : 0;
+    case Op::SpaceToDepth: return n.attrs<SpaceToDepthAttrs>().mode != "DCR" ? 28 : 0;
+    case Op::Attention: {
+      const AttentionAttrs& a = n.attrs<AttentionAttrs>();
+      return a.left_window_size != -1 || a.right_window_size != -1 ? 25 : n.num_inputs() > 6 ? 24 : 0;
+    }
     case Op::DequantizeLinear: return n.has_attr("output_dtype") ? 23 : n.has_attr("block_size") ? 21 : 0;
     default: return 0;
   }

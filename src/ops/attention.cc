@@ -1,4 +1,4 @@
-// ops/attention.cc — Attention (ONNX opset 23): scaled dot-product attention.
+// ops/attention.cc — Attention (ONNX opsets 23-25): scaled dot-product attention.
 //
 //   Q [B, Hq, Sq, D]   K [B, Hkv, Skv, D]   V [B, Hkv, Skv, Dv]          (4-D form)
 //   Q [B, Sq, Hq*D]    K [B, Skv, Hkv*D]    V [B, Skv, Hkv*Dv]           (3-D form: q_num_heads,
@@ -6,15 +6,19 @@
 //   K' = concat(past_key, K, axis 2)   V' = concat(past_value, V, axis 2)   (present_key/value)
 //   S  = scale * Q K'^T                 scale default 1/sqrt(D)           (qk mode 0)
 //   S  = softcap * tanh(S / softcap)    when softcap > 0                  (qk mode 1)
-//   S  = S + bias                       bias = causal + mask               (qk mode 2)
+//   S  = S + bias                       bias = causal + window + padding + mask (qk mode 2)
 //   P  = softmax(S, last axis)          a row whose bias is all -inf -> 0  (qk mode 3)
 //   Y  = P V'                           3-D form: [B, Sq, Hq*Dv]
 //
 // Query head h reads key/value head h / (Hq / Hkv) (grouped-query attention).
-// bias: is_causal masks key j for query i when j > i + past_seq (bottom-right
-// aligned); a bool attn_mask masks where false, a float one is added; the
-// mask broadcasts to [B, Hq, Sq, T] and a last axis shorter than T is padded
-// with false / -inf. Everything is computed in double and rounded once, so
+// bias: query i of batch b sits at absolute position p = i + offset, where
+// offset is past_seq with past_key, nonpad_kv_seqlen[b] - Sq with the 7th input
+// (opset 24: an external cache whose keys from nonpad_kv_seqlen[b] on are
+// padding, masked), else 0. is_causal masks key j when j > p (bottom-right
+// aligned); left_window_size / right_window_size (opset 25, -1: unbounded) mask
+// j < p - left and j > p + right. A bool attn_mask masks where false, a float
+// one is added; the mask broadcasts to [B, Hq, Sq, T] and a last axis shorter
+// than T is padded with false / -inf. Everything is computed in double and rounded once, so
 // softmax_precision (only a lower bound on precision) changes nothing here.
 #include <cmath>
 #include <limits>
@@ -45,6 +49,30 @@ Result<std::pair<int64_t, int64_t>> heads_3d(const NodeContext& ctx) {
   return std::make_pair(hq, hkv);
 }
 
+Status check_attrs(const NodeContext& ctx) {
+  const AttentionAttrs& a = ctx.attrs<AttentionAttrs>();
+  if (a.qk_matmul_output_mode < 0 || a.qk_matmul_output_mode > 3)
+    return invalid_model("Attention qk_matmul_output_mode must be 0..3, got " + std::to_string(a.qk_matmul_output_mode));
+  for (auto [v, what] : {std::pair{a.left_window_size, "left_window_size"}, {a.right_window_size, "right_window_size"}})
+    if (v < -1) return invalid_model(std::string("Attention ") + what + " must be -1 or nonnegative, got " + std::to_string(v));
+  return Status::Ok();
+}
+
+/// nonpad_kv_seqlen (input 6) as one count per batch, checked against [B] and 0..kv_len.
+Result<std::vector<int64_t>> nonpad_lengths(const KernelContext& ctx, int64_t b, int64_t kv_len) {
+  const Tensor& t = ctx.input(6);
+  if (t.dtype() != DType::i64 || t.dims() != std::vector<int64_t>{b})
+    return invalid_model("Attention nonpad_kv_seqlen must be int64 [" + std::to_string(b) + "], got " + t.type_string());
+  std::vector<int64_t> n(static_cast<size_t>(b));
+  for (int64_t i = 0; i < b; ++i) {
+    n[size_t(i)] = t.data<int64_t>()[i];
+    if (n[size_t(i)] < 0 || n[size_t(i)] > kv_len)
+      return invalid_model("Attention nonpad_kv_seqlen[" + std::to_string(i) + "] = " + std::to_string(n[size_t(i)]) +
+                           " is outside 0.." + std::to_string(kv_len) + " (the keys given)");
+  }
+  return n;
+}
+
 Dim dim_div(const Dim& a, int64_t b) { return a.is_static() && b > 0 ? Dim(a.value() / b) : Dim::unknown(); }
 
 /// Q, K, V as [B, H, S, D] (symbolic) shapes; 3-D inputs split by the head attributes.
@@ -59,8 +87,13 @@ Status infer_Attention(InferContext& ctx) {
   for (size_t i : {0, 1, 2, 4, 5})
     if (ctx.has_input(i)) FERRY_TRY(check_float(names[i], ctx.input_dtype(i)));
   if (ctx.has_input(4) != ctx.has_input(5)) return ctx.error("Attention past_key and past_value must be given together");
-  const int64_t mode = ctx.attrs<AttentionAttrs>().qk_matmul_output_mode;
-  if (mode < 0 || mode > 3) return ctx.error("Attention qk_matmul_output_mode must be 0..3, got " + std::to_string(mode));
+  if (ctx.has_input(6)) {
+    if (ctx.has_input(4)) return ctx.error("Attention nonpad_kv_seqlen cannot be combined with past_key/past_value");
+    const DType t = ctx.input_dtype(6);
+    if (t != DType::undefined && t != DType::i64)
+      return ctx.error(std::string("Attention nonpad_kv_seqlen must be int64, got ") + dtype_name(t));
+  }
+  FERRY_TRY(check_attrs(ctx));
   const DType t = ctx.input_dtype(0);
   for (size_t i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, t, Shape::unknown_rank());
   const Shape &q = ctx.input_shape(0), &k = ctx.input_shape(1), &v = ctx.input_shape(2);
@@ -121,8 +154,17 @@ Status ref_Attention(KernelContext& ctx) {
       (three_d ? v.dim(1) != skv : (v.dim(1) != hkv || v.dim(2) != skv)))
     return ctx.error("Attention Q, K, V shapes do not agree: " + q.type_string() + ", " + k.type_string() + ", " +
                      v.type_string());
+  FERRY_TRY(check_attrs(ctx));
   const bool has_past = ctx.has_input(4) && ctx.has_input(5);
   const int64_t past = has_past ? ctx.input(4).dim(2) : 0, total = past + skv;
+  const bool has_nonpad = ctx.has_input(6);
+  if (has_nonpad && has_past) return ctx.error("Attention nonpad_kv_seqlen cannot be combined with past_key/past_value");
+  // Keys valid per batch, and the absolute position of each batch's first query.
+  std::vector<int64_t> valid(size_t(b), total), offset(size_t(b), past);
+  if (has_nonpad) {
+    FERRY_ASSIGN_OR_RETURN(valid, nonpad_lengths(ctx, b, skv));
+    for (int64_t bb = 0; bb < b; ++bb) offset[size_t(bb)] = valid[size_t(bb)] - sq;
+  }
   if (has_past) {
     const Tensor &pk = ctx.input(4), &pv = ctx.input(5);
     if (pk.dims() != std::vector<int64_t>{b, hkv, past, d} || pv.dims() != std::vector<int64_t>{b, hkv, past, dv})
@@ -182,7 +224,11 @@ Status ref_Attention(KernelContext& ctx) {
   const double scale = a.scale ? double(float(*a.scale)) : 1.0 / std::sqrt(double(d));
   const double softcap = double(float(a.softcap));
   const bool causal = a.is_causal != 0;
-  const int64_t mode = a.qk_matmul_output_mode;
+  const int64_t mode = a.qk_matmul_output_mode, left = a.left_window_size, right = a.right_window_size;
+  // Key j is out of reach of the query at absolute position p (causal, window, padding).
+  auto hidden = [&](int64_t bb, int64_t p, int64_t j) {
+    return (causal && j > p) || (left >= 0 && p - j > left) || (right >= 0 && j - p > right) || j >= valid[size_t(bb)];
+  };
 
   std::vector<int64_t> ydims = three_d ? std::vector<int64_t>{b, sq, hq * dv} : std::vector<int64_t>{b, hq, sq, dv};
   FERRY_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, q.dtype(), ydims));
@@ -198,7 +244,7 @@ Status ref_Attention(KernelContext& ctx) {
       for (int64_t i = 0; i < sq; ++i) {
         bool all_masked = true;
         for (int64_t j = 0; j < total; ++j) {
-          double bj = causal && j > i + past ? kNegInf : 0.0;
+          double bj = hidden(bb, i + offset[size_t(bb)], j) ? kNegInf : 0.0;
           if (has_mask) {
             if (j >= tm) {
               bj = kNegInf;

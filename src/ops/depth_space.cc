@@ -3,7 +3,8 @@
 // Both are a reshape to 6-D, a transpose, and a reshape back:
 //   DepthToSpace DCR: [N,b,b,C/b²,H,W] -> perm [0,3,4,1,5,2] -> [N,C/b²,H*b,W*b]
 //   DepthToSpace CRD: [N,C/b²,b,b,H,W] -> perm [0,1,4,2,5,3] -> [N,C/b²,H*b,W*b]
-//   SpaceToDepth:     [N,C,H/b,b,W/b,b] -> perm [0,3,5,1,2,4] -> [N,C*b²,H/b,W/b]
+//   SpaceToDepth DCR: [N,C,H/b,b,W/b,b] -> perm [0,3,5,1,2,4] -> [N,C*b²,H/b,W/b]
+//   SpaceToDepth CRD: [N,C,H/b,b,W/b,b] -> perm [0,1,3,5,2,4] -> [N,C*b²,H/b,W/b]  (opset 28)
 #include "ops/movement_util.h"
 #include "ops/shape_util.h"
 
@@ -18,7 +19,8 @@ Result<int64_t> block_size(const NodeContext& ctx) {
 }
 
 Result<bool> is_dcr(const NodeContext& ctx) {
-  const std::string& m = ctx.attrs<DepthToSpaceAttrs>().mode;
+  const std::string& m = ctx.node().op() == Op::DepthToSpace ? ctx.attrs<DepthToSpaceAttrs>().mode
+                                                             : ctx.attrs<SpaceToDepthAttrs>().mode;
   if (m != "DCR" && m != "CRD") return ctx.error("mode must be DCR or CRD, got '" + m + "'");
   return m == "DCR";
 }
@@ -79,6 +81,7 @@ Status ref_DepthToSpace(KernelContext& ctx) {
 
 Status infer_SpaceToDepth(InferContext& ctx) {
   FERRY_ASSIGN_OR_RETURN(int64_t b, block_size(ctx));
+  FERRY_TRY(is_dcr(ctx).status());
   const Shape& in = ctx.input_shape(0);
   FERRY_TRY(check_rank4(ctx, in));
   if (!in.rank_known()) {
@@ -93,6 +96,7 @@ Status infer_SpaceToDepth(InferContext& ctx) {
 
 Status ref_SpaceToDepth(KernelContext& ctx) {
   FERRY_ASSIGN_OR_RETURN(int64_t b, block_size(ctx));
+  FERRY_ASSIGN_OR_RETURN(bool dcr, is_dcr(ctx));
   const Tensor& x = ctx.input(0);
   FERRY_TRY(check_rank4(ctx, x.shape()));
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
@@ -100,7 +104,8 @@ Status ref_SpaceToDepth(KernelContext& ctx) {
     return ctx.error("height " + std::to_string(h) + " and width " + std::to_string(w) + " must be divisible by " +
                      std::to_string(b));
   FERRY_ASSIGN_OR_RETURN(Tensor * y, movement_output(ctx, 0, x.dtype(), {n, c * b * b, h / b, w / b}));
-  permute6(x, *y, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4});
+  permute6(x, *y, {n, c, h / b, b, w / b, b},
+           dcr ? std::vector<int64_t>{0, 3, 5, 1, 2, 4} : std::vector<int64_t>{0, 1, 3, 5, 2, 4});
   return Status::Ok();
 }
 

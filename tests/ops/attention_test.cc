@@ -103,6 +103,48 @@ TEST(Attention, ShapeInference) {
   EXPECT_EQ((*outs)[3].shape, shape_of({"B", 4, "S", "T"}));
 }
 
+TEST(Attention, SlidingWindowByHand) {
+  // Zero queries over the 3 rows of V: query i keeps keys i - left .. i + right.
+  const std::vector<Tensor> in = {f32({1, 1, 3, 2}, zeros(6)), f32({1, 1, 3, 2}, zeros(6)), f32({1, 1, 3, 2}, kV)};
+  auto out = run_op(Op::Attention, in, attrs({{"left_window_size", int64_t(1)}, {"right_window_size", int64_t(0)}}));
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  expect_near((*out)[0], {1, 10, 1.5, 15, 4, 40}, 1e-6);
+  out = run_op(Op::Attention, in, attrs({{"left_window_size", int64_t(0)}, {"right_window_size", int64_t(1)}}));
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  expect_near((*out)[0], {1.5, 15, 4, 40, 6, 60}, 1e-6);
+  // is_causal still bounds the right side of a bidirectional window.
+  out = run_op(Op::Attention, in,
+               attrs({{"is_causal", int64_t(1)}, {"left_window_size", int64_t(1)}, {"right_window_size", int64_t(1)}}));
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  expect_near((*out)[0], {1, 10, 1.5, 15, 4, 40}, 1e-6);
+}
+
+TEST(Attention, NonpadKvSeqlenPadsAndShiftsTheCausalFrontier) {
+  // Two batches of one query over 3 cached keys; 2 and 3 of them valid.
+  const std::vector<double> v2 = {1, 10, 2, 20, 6, 60, 1, 10, 2, 20, 6, 60};
+  const std::vector<Tensor> in = {f32({2, 1, 1, 2}, zeros(4)), f32({2, 1, 3, 2}, zeros(12)), f32({2, 1, 3, 2}, v2),
+                                  Tensor(), Tensor(), Tensor(), i64({2}, {2, 3})};
+  auto out = run_op(Op::Attention, in);
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  expect_near((*out)[0], {1.5, 15, 3, 30}, 1e-6);
+  // Causal: the query sits at nonpad - 1 (the last valid key); a window of 0 keeps only that key.
+  out = run_op(Op::Attention, in, attrs({{"is_causal", int64_t(1)}, {"left_window_size", int64_t(0)}}));
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  expect_near((*out)[0], {2, 20, 6, 60}, 1e-6);
+}
+
+TEST(AttentionErrors, WindowAndNonpadContract) {
+  const Tensor q = f32({1, 1, 1, 1}, {0}), kv = f32({1, 1, 2, 1}, {0, 0});
+  expect_error(run_op(Op::Attention, {q, kv, kv}, attrs({{"left_window_size", int64_t(-2)}})),
+               "Attention left_window_size must be -1 or nonnegative, got -2");
+  expect_error(run_op(Op::Attention, {q, kv, kv, Tensor(), Tensor(), Tensor(), i64({1}, {3})}),
+               "Attention nonpad_kv_seqlen[0] = 3 is outside 0..2");
+  expect_error(run_op(Op::Attention, {q, kv, kv, Tensor(), Tensor(), Tensor(), i64({2}, {1, 1})}),
+               "Attention nonpad_kv_seqlen must be int64 [1]");
+  expect_error(run_op(Op::Attention, {q, kv, kv, Tensor(), f32({1, 1, 1, 1}, {0}), f32({1, 1, 1, 1}, {0}), i64({1}, {1})}),
+               "nonpad_kv_seqlen cannot be combined with past_key/past_value");
+}
+
 TEST(AttentionErrors, BadInputsAreNamed) {
   expect_error(infer_op(Op::Attention, {{DType::f32, shape_of({1, 2, 8})}, {DType::f32, shape_of({1, 2, 8})},
                                         {DType::f32, shape_of({1, 2, 8})}}),

@@ -37,6 +37,42 @@ Status import_softmax_family(OnnxNode& n, Op op) {
 Status import_Softmax(OnnxNode& n) { return import_softmax_family(n, Op::Softmax); }
 Status import_LogSoftmax(OnnxNode& n) { return import_softmax_family(n, Op::LogSoftmax); }
 
+/// Attention: opset 24 adds the 7th input (nonpad_kv_seqlen), opset 25 the window
+/// sizes and refuses the head attributes with 4-D inputs.
+Status import_Attention(OnnxNode& n) {
+  const std::string at = " at opset " + std::to_string(n.opset());
+  if (n.opset() < 24 && n.num_inputs() > 6)
+    return invalid_model("input 7 (nonpad_kv_seqlen) is not defined for Attention" + at + " (it appears in opset 24)");
+  for (const char* attr : {"left_window_size", "right_window_size"})
+    if (n.opset() < 25 && n.has(attr))
+      return invalid_model(std::string("attribute '") + attr + "' is not defined for Attention" + at +
+                           " (it appears in opset 25)");
+  auto named = [&](int o) { return n.proto().output_size() > o && !n.proto().output(o).empty(); };
+  if (n.input(6) && (named(1) || named(2)))
+    return invalid_model("Attention nonpad_kv_seqlen (an external cache) cannot be used with the present_key / "
+                         "present_value outputs");
+  const Shape q = n.input(0) ? n.input(0)->shape() : Shape::unknown_rank();
+  if (n.opset() >= 25 && q.rank_known() && q.rank() == 4 && (n.has("q_num_heads") || n.has("kv_num_heads")))
+    return invalid_model("Attention" + at + " takes q_num_heads and kv_num_heads only with 3-D inputs, Q is " +
+                         q.to_string());
+  return import_direct(n, Op::Attention);
+}
+
+/// MeanVarianceNormalization (opsets 9, 13) is its ONNX function body:
+/// Y = (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9), means over `axes` (default [0, 2, 3]).
+Status import_MeanVarianceNormalization(OnnxNode& n) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  Value* x = n.input(0);
+  Value* axes = n.const_i64(n.opt_ints("axes").value_or(std::vector<int64_t>{0, 2, 3}), "axes");
+  auto op = [&](Op o, std::vector<Value*> in) { return n.emit_helper(o, std::move(in))->output(0); };
+  Value* mean = op(Op::ReduceMean, {x, axes});
+  Value* mean_of_squares = op(Op::ReduceMean, {op(Op::Mul, {x, x}), axes});
+  Value* std = op(Op::Sqrt, {op(Op::Sub, {mean_of_squares, op(Op::Mul, {mean, mean})})});
+  Value* den = op(Op::Add, {std, n.scalar_like(1e-9, x, "epsilon")});
+  n.set_outputs(n.emit(Op::Div, {op(Op::Sub, {x, mean}), den}));
+  return Status::Ok();
+}
+
 Status import_BatchNormalization(OnnxNode& n) {
   FERRY_TRY(n.expect_inputs(5, 5));
   AttrMap a;

@@ -120,9 +120,8 @@ Status import_SpaceToDepth(OnnxNode& n) {
   AttrMap a;
   n.copy(a, "blocksize", Op::SpaceToDepth);
   if (!a.has("blocksize")) return invalid_model("required attribute 'blocksize' is missing");
-  // Before opset 28 the block order was always DCR, the only order the IR has.
-  std::string mode = n.string_or("mode", "DCR", {.since = 28});
-  if (mode != "DCR") return n.unsupported("mode=" + mode + " is not supported (only DCR)");
+  // Before opset 28 the block order was always DCR.
+  n.copy(a, "mode", Op::SpaceToDepth, {.since = 28});
   n.set_outputs(n.emit(Op::SpaceToDepth, {n.input(0)}, a));
   return Status::Ok();
 }

@@ -1,4 +1,4 @@
-// Signal processing: DFT.
+// Signal processing: DFT and the window generators.
 //
 // DFT-17 (opsets 17-19) takes the axis as an attribute (default 1); DFT-20
 // made it an optional input (default -2), the IR's form. Both count a negative
@@ -18,5 +18,25 @@ Status import_DFT(OnnxNode& n) {
   n.set_outputs(n.emit(Op::DFT, {n.input(0), n.input(1), axis}, a));
   return Status::Ok();
 }
+
+namespace {
+
+/// Hann/Hamming/BlackmanWindow-17: output_datatype (an ONNX type code, default
+/// FLOAT) becomes a ferry dtype name.
+Status import_window(OnnxNode& n, Op op) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  AttrMap a;
+  n.copy(a, "periodic", op);
+  FERRY_ASSIGN_OR_RETURN(auto dt, dtype_attr(n, "output_datatype"));
+  if (dt) a.set("output_datatype", *dt);
+  n.set_outputs(n.emit(op, {n.input(0)}, a));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status import_HannWindow(OnnxNode& n) { return import_window(n, Op::HannWindow); }
+Status import_HammingWindow(OnnxNode& n) { return import_window(n, Op::HammingWindow); }
+Status import_BlackmanWindow(OnnxNode& n) { return import_window(n, Op::BlackmanWindow); }
 
 }  // namespace ferry::onnx_import

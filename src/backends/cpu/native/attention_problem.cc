@@ -47,6 +47,8 @@ bool describe(KernelContext& ctx, Problem* p) {
   if (!is_f32(q) || !is_f32(k) || !is_f32(v) || ctx.num_outputs() > 3) return false;
   if (q.rank() != k.rank() || q.rank() != v.rank() || (q.rank() != 3 && q.rank() != 4)) return false;
   const AttentionAttrs& a = ctx.attrs<AttentionAttrs>();
+  // nonpad_kv_seqlen and the sliding window are the reference kernel's.
+  if (ctx.has_input(6) || a.left_window_size != -1 || a.right_window_size != -1) return false;
   const bool three_d = q.rank() == 3;
   if (three_d) {
     if (!a.q_num_heads || !a.kv_num_heads) return false;
