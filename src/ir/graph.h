@@ -173,6 +173,9 @@ struct ModelInfo {
   std::string doc_string;
   int64_t ir_version = 0;
   std::map<std::string, int64_t> opsets;  ///< domain ("" = ai.onnx) -> version
+  /// Symbolic dim -> its [min, max] where the source says (torch.export's range_constraints;
+  /// INT64_MAX = no bound): random inputs pick a size inside it (runtime/random_inputs.h).
+  std::map<std::string, std::pair<int64_t, int64_t>> dim_ranges;
 };
 
 /// Subgraphs nest at most this deep (a model nesting deeper is refused, never recursed into).

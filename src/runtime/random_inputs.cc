@@ -199,6 +199,9 @@ Result<std::map<std::string, std::vector<int64_t>>> resolve_input_dims(
         v = d.value();
       } else if (d.is_symbol() && bindings.map.count(d.symbol())) {
         v = bindings.map.at(d.symbol()).first;
+      } else if (auto r = d.is_symbol() ? g.info().dim_ranges.find(d.symbol()) : g.info().dim_ranges.end();
+                 r != g.info().dim_ranges.end()) {
+        v = std::max<int64_t>(1, r->second.first);  // the smallest size the source allows (torch.export: often 2)
       } else if (i == 0 || (d.is_symbol() && is_batch_symbol(d.symbol()))) {
         v = 1;
       }

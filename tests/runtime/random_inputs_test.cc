@@ -180,3 +180,20 @@ TEST(RandomInputs, RejectsContradictions) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+TEST(RandomInputs, SymbolsWithARangeTakeItsSmallestSize) {
+  // torch.export's Dim.AUTO ranges often start at 2 (0/1 specialisation): batch 1 would be refused.
+  Graph g;
+  g.add_input("x", DType::f32, Shape({Dim::symbol("s0"), Dim::symbol("s1"), Dim(3)}));
+  g.info().dim_ranges["s0"] = {2, 64};
+  g.info().dim_ranges["s1"] = {0, 512};  // a range from 0 still gives a non-empty tensor
+  auto dims = resolve_input_dims(g, {}, {});
+  ASSERT_TRUE(dims.ok()) << dims.status().message();
+  EXPECT_EQ(dims->at("x"), (std::vector<int64_t>{2, 1, 3}));
+}
+
+}  // namespace
+}  // namespace ferry

@@ -517,7 +517,7 @@ Status ProgramImporter::run() {
         const int64_t lo = r.contains("min_val") && r["min_val"].is_number_integer() ? r["min_val"].get<int64_t>() : 0;
         const int64_t hi = r.contains("max_val") && r["max_val"].is_number_integer() ? r["max_val"].get<int64_t>() : INT64_MAX;
         if (lo > hi) return invalid_model("range_constraints of '" + sym + "': min " + std::to_string(lo) + " > max " + std::to_string(hi));
-        report_.dim_ranges[sym] = {lo, hi};
+        report_.dim_ranges[sym] = g_.info().dim_ranges[sym] = {lo, hi};
       }
     FERRY_TRY(import_inputs(graph, sig.at("input_specs")));
     const Json& nodes = graph.at("nodes");
