@@ -2,6 +2,8 @@
 // it asks for and fails, naming the directive's line, on output that does not.
 #include "ir_check.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -11,9 +13,17 @@
 namespace ferry::testing {
 namespace {
 
+/// A scratch file of this test's own: ctest runs the tests of this file in parallel processes.
+std::string scratch_path(const char* what) {
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  return (std::filesystem::temp_directory_path() /
+          ("ferry_" + std::string(what) + "_" + test + "_" + std::to_string(::getpid()) + ".ir"))
+      .string();
+}
+
 /// The single case of an .ir file with this body (after a RUN header).
 IrCase one_case(const std::string& body) {
-  const std::string path = (std::filesystem::temp_directory_path() / "ferry_ir_check_test.ir").string();
+  const std::string path = scratch_path("ir_check_test");
   std::ofstream(path) << "// RUN: --passes p\n// -----\n" << body;
   std::vector<IrCase> cases = read_ir_cases(path);
   std::remove(path.c_str());
@@ -65,7 +75,7 @@ TEST(IrCheck, StatsAndNearMisses) {
 }
 
 TEST(IrCheck, CasesTakeTheHeaderRunLineUnlessTheyHaveTheirOwn) {
-  const std::string path = (std::filesystem::temp_directory_path() / "ferry_ir_check_run.ir").string();
+  const std::string path = scratch_path("ir_check_run");
   std::ofstream(path) << "// RUN: --passes a, b\n// -----\n// RTOL: 1e-3\n// -----\n// RUN: --passes c\n";
   std::vector<IrCase> cases = read_ir_cases(path);
   std::remove(path.c_str());
