@@ -412,9 +412,9 @@ Action add_convert_command(CLI::App& app) {
                 "as a repair, and one over 1e-5 + 1e-3 |f64| stops convert (docs/repair.md)");
   sub->add_flag("--check-repairs", opts->check_repairs,
                 "with --repair: check each repaired node against ONNX Runtime on the model's own shapes (seeded\n"
-                "random inputs); the result (passed, failed, or not run and why) goes into the listing and --report;\n"
+                "random inputs; an --op-library node against its library's Python reference); the result (passed, failed, or not run and why) goes into the listing and --report;\n"
                 "a failed check stops the conversion (exit 2)");
-  sub->add_option("--shape", opts->shapes, "NAME=1x128: dims of input NAME for --check-passes, --check-repairs and calibration (repeatable)")
+  sub->add_option("--shape", opts->shapes, "NAME=1x128: dims of input NAME for --check-passes, --check-repairs, calibration and --static-shapes (repeatable)")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
   sub->add_option("--opset", opts->opset, "default-domain opset to write (default: the lowest >= 18 that fits)")
