@@ -126,7 +126,7 @@ void compare(const std::vector<Tensor>& got, const validate::GoldenSet& want, co
 std::unique_ptr<validate::ReferenceProvider> reference_for(const RepairRecord& rec, const validate::PythonBridge& bridge,
                                                            const RepairCheckOptions& o, std::string* name,
                                                            std::string* why) {
-  if (rec.rule.rfind("op library ", 0) != 0) {
+  if (!is_library_rule(rec.rule)) {
     *name = "onnxruntime";
     return validate::make_python_reference("onnxruntime", bridge);
   }

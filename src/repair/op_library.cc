@@ -154,7 +154,7 @@ Result<std::string> substitute(const OpLibraryEntry& e, const std::vector<std::p
     for (const auto& [n, text] : values)
       if (n == name) v = &text;
     if (!v)
-      return invalid_argument(e.origin.substr(0, e.origin.rfind(':')) + ":" + std::to_string(line) + ": $" + name +
+      return invalid_argument(e.file + ":" + std::to_string(line) + ": $" + name +
                               " is not an attribute declared by op " + e.qualified_name());
     out += *v;
     i = j - 1;
@@ -167,12 +167,16 @@ Result<std::unique_ptr<Graph>> parse_entry_graph(const OpLibraryEntry& e,
   FERRY_ASSIGN_OR_RETURN(std::string text, substitute(e, values));
   // Blank lines in front: the parser's line numbers are the file's.
   auto g = parse_graph(std::string(size_t(e.graph_line - 1), '\n') + text);
-  const std::string file = e.origin.substr(0, e.origin.rfind(':'));
-  if (!g.ok()) return invalid_argument(file + ": op " + e.qualified_name() + ": " + g.status().message());
+  if (!g.ok()) return invalid_argument(e.file + ": op " + e.qualified_name() + ": " + g.status().message());
   return g;
 }
 
 }  // namespace
+
+constexpr const char* kLibraryRulePrefix = "op library ";
+
+std::string library_rule(const OpLibraryEntry& entry) { return kLibraryRulePrefix + entry.origin; }
+bool is_library_rule(const std::string& rule) { return rule.rfind(kLibraryRulePrefix, 0) == 0; }
 
 const OpLibraryAttr* OpLibraryEntry::attr(const std::string& name) const {
   for (const OpLibraryAttr& a : attrs)
@@ -192,6 +196,7 @@ Status OpLibrary::add_text(const std::string& text, const std::string& origin, c
     if (line.rfind("op ", 0) == 0) {
       OpLibraryEntry e;
       e.origin = where;
+      e.file = origin;
       e.graph_line = lineno + 1;
       e.python_file = python_file;
       FERRY_TRY(parse_op_line(line, where, &e));

@@ -45,6 +45,7 @@ struct OpLibraryEntry {
   std::vector<OpLibraryAttr> attrs;
   std::string graph_text;  ///< the graph, `$name` references unresolved
   std::string origin;      ///< "FILE:LINE" of the `op` line
+  std::string file;        ///< FILE of origin
   int graph_line = 1;      ///< the file line the graph text starts on
   /// The Python file that registered the entry (it may hold a reference implementation), else "".
   std::string python_file;
@@ -69,6 +70,10 @@ class OpLibrary {
  private:
   std::vector<OpLibraryEntry> entries_;
 };
+
+/// The RepairRecord::rule of a node an entry replaced ("op library FILE:LINE"), and its test.
+std::string library_rule(const OpLibraryEntry& entry);
+bool is_library_rule(const std::string& rule);
 
 /// The libraries of `files` (text, or .py: add_python_file) and of `text` (origin "<registered>") as one; null when both are empty.
 Result<std::shared_ptr<const OpLibrary>> load_op_libraries(const std::vector<std::string>& files,

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "repair/op_library.h"
+
 namespace ferry {
 
 nlohmann::ordered_json repair_report_json(const std::vector<RepairRecord>& repairs) {
@@ -23,7 +25,7 @@ std::string repair_report_table(const std::vector<RepairRecord>& repairs) {
   for (const RepairRecord& r : repairs) {
     s << "  - node '" << r.node_name << "' (" << (r.domain.empty() ? "" : r.domain + ":") << r.op_type << ") -> ";
     for (size_t i = 0; i < r.became.size(); ++i) s << (i ? ", " : "") << r.became[i];
-    if (r.rule.rfind("op library ", 0) == 0) s << "  (" << r.rule << ")";  // a user's decomposition: say whose
+    if (repair::is_library_rule(r.rule)) s << "  (" << r.rule << ")";  // a user's decomposition: say whose
     s << "\n";
     if (!r.check.empty()) s << "      check: " << r.check << (r.check_detail.empty() ? "" : ": " + r.check_detail) << "\n";
   }

@@ -462,7 +462,7 @@ Status GraphImporter::import_by_library(const repair::OpLibraryEntry& entry, Onn
                                                         " (" + entry.origin + "): " + st.message());
   }
   RepairRecord rec{n.proto().name().empty() ? n.name() : n.proto().name(), n.op_type(), normalize_domain(n.proto().domain()),
-                   "op library " + entry.origin, {}, "", ""};
+                   repair::library_rule(entry), {}, "", ""};
   const std::vector<Node*> nodes = g_.nodes();
   for (size_t k = before; k < nodes.size(); ++k) rec.became.push_back(op_name(nodes[k]->op()));
   report_.repairs.push_back(std::move(rec));
