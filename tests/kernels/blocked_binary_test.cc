@@ -19,6 +19,8 @@ struct BinCase {
   Rhs rhs;
   bool rhs_first;  // the broadcast operand is input 0
   int64_t channels;
+  bool pool = true;  // conv 3x3 + MaxPool (nChw8c / nChw16c); else conv 1x1 + Relu, which
+                     // AVX-512 oneDNN (brgconv) writes in nhwc (acdb)
 };
 
 std::string rhs_name(Rhs r) {
@@ -43,10 +45,13 @@ TEST(BlockedBinary, ConstantsGatesAndResidualsStayFast) {
       for (Rhs r : rhss)
         for (bool first : {false, true})
           if (!(first && op == Op::Div)) cases.push_back({op, r, first, c});  // no division by a feature map
+  for (Op op : ops)  // the nhwc lead: a scalar is spread over the channels into a plain-format copy
+    for (Rhs r : {Rhs::kScalar, Rhs::kPerChannel4d}) cases.push_back({op, r, false, 30, false});
   uint32_t seed = 300;
   for (const BinCase& bc : cases) {
     const int64_t C = bc.channels, H = 9, W = 7;
     Tensor x = randn({2, 5, H, W}, seed++), w = randn({C, 5, 3, 3}, seed++), b = randn({C}, seed++);
+    Tensor w1 = randn({C, 5, 1, 1}, seed++);
     Tensor res = randn({2, C, H, W}, seed++);
     Tensor k;
     switch (bc.rhs) {
@@ -65,11 +70,17 @@ TEST(BlockedBinary, ConstantsGatesAndResidualsStayFast) {
     if (bc.rhs == Rhs::kResidualInput) feeds["r"] = res;
     auto build = [&](Graph& g) {
       Value* xv = g.add_input("x", DType::f32, x.shape());
-      Value* y = g.add_node(Op::Conv, {xv, g.add_constant("w", w), g.add_constant("b", b)}, 1,
-                            attrs({{"pads", ints({1, 1, 1, 1})}}), "conv")->output(0);
-      // A pool keeps the conv's blocked layout and stops the optimizer folding the constant into the conv.
-      y = g.add_node(Op::MaxPool, {y}, 1,
-                     attrs({{"kernel_shape", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}}), "pool")->output(0);
+      Value* y = nullptr;
+      if (bc.pool) {
+        y = g.add_node(Op::Conv, {xv, g.add_constant("w", w), g.add_constant("b", b)}, 1,
+                       attrs({{"pads", ints({1, 1, 1, 1})}}), "conv")->output(0);
+        // A pool keeps the conv's blocked layout and stops the optimizer folding the constant into the conv.
+        y = g.add_node(Op::MaxPool, {y}, 1,
+                       attrs({{"kernel_shape", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}}), "pool")->output(0);
+      } else {  // the Relu (a conv post-op) keeps the constant out of the conv
+        y = g.add_node(Op::Conv, {xv, g.add_constant("w", w1), g.add_constant("b", b)}, 1, {}, "conv")->output(0);
+        y = g.add_node(Op::Relu, {y}, 1, {}, "relu")->output(0);
+      }
       Value* other = nullptr;
       if (bc.rhs == Rhs::kResidualInput) {
         other = g.add_input("r", DType::f32, res.shape());
@@ -84,7 +95,7 @@ TEST(BlockedBinary, ConstantsGatesAndResidualsStayFast) {
       g.set_outputs({out});
     };
     const std::string label = std::string(op_name(bc.op)) + " C=" + std::to_string(C) + " with " + rhs_name(bc.rhs) +
-                              (bc.rhs_first ? " first" : " second");
+                              (bc.rhs_first ? " first" : " second") + (bc.pool ? "" : " after conv 1x1 + Relu");
     for (bool blocked : {true, false}) {
       SessionRun r;
       ASSERT_TRUE(run_session(build, feeds, blocked, &r)) << label;

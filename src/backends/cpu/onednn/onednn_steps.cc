@@ -461,9 +461,9 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
     made.want[size_t(big)] = lead;
     ArgSource s1{DNNL_ARG_SRC_1, *s1_md};
     if (S1.constant) {
-      if (is_plain(*s1_md)) {
+      if (is_plain(*s1_md) && spread.empty()) {
         s1.fixed = S1.constant->raw();
-      } else {
+      } else {  // the spread copy is owned by the step even where its format is plain (nhwc's [1,C,1,1])
         const void* data = spread.empty() ? S1.constant->raw() : static_cast<const void*>(spread.data());
         owned.push_back(reorder_to(data, plain_desc(DType::f32, e1), *s1_md));
         s1.fixed = owned.back()->data;
