@@ -97,8 +97,8 @@ def shape_args(entry):
     return args
 
 
-def inspect(path, timeout):
-    r = call(["inspect", "--json", path], timeout)
+def inspect(path, timeout, repair=False):
+    r = call(["inspect", "--json", path] + (["--repair"] if repair else []), timeout)
     res = {"rc": r["rc"], "crash": r["crash"], "error": first_error(r["err"]) if r["rc"] else None}
     try:
         j = json.loads(r["out"])
@@ -169,6 +169,22 @@ def ort_self_agreement(path, feeds, ref):
     return worst
 
 
+def repaired(path, entry, tmp, timeout):
+    """The file ferry runs: for a manifest `repair = true` model, `ferry convert --repair` of it
+    (ORT still runs the original); (path, {rc, error, repairs}) — path None when convert failed."""
+    if not entry.get("repair"):
+        return path, None
+    out, report = Path(tmp) / "repaired.onnx", Path(tmp) / "repair_report.json"
+    r = call(["convert", path, "-o", out, "--repair", "--report", report] + shape_args(entry), timeout)
+    res = {"rc": r["rc"], "error": first_error(r["err"]) if r["rc"] else None}
+    try:
+        res["repairs"] = [{k: x.get(k) for k in ("node_name", "rule", "became")}
+                          for x in json.loads(report.read_text()).get("repairs", [])]
+    except (OSError, ValueError):
+        pass
+    return (out if r["rc"] == 0 else None), res
+
+
 def run_outputs(path, entry, feeds, ref, backend, threads, tmp, timeout):
     """ferry run on the manifest inputs; compared output by output with ORT's."""
     d = Path(tmp) / f"out_{backend}"
@@ -228,12 +244,13 @@ def ort_timing(path, feeds, threads, warmup, iters):
     return float(np.percentile(lat, 50))
 
 
-def timing(path, entry, feeds, threads, rounds, cpu_secs, timeout):
-    """Alternating rounds of ferry bench and ORT; iterations sized by how long one ferry run took."""
+def timing(path, entry, feeds, threads, rounds, cpu_secs, timeout, ferry_path=None):
+    """Alternating rounds of ferry bench (on ferry_path, default path) and ORT (on path); iterations
+    sized by how long one ferry run took."""
     iters, warmup = (30, 5) if cpu_secs < 0.5 else (10, 2) if cpu_secs < 3 else (5, 1)
     f_p50, o_p50 = [], []
     for _ in range(rounds):
-        r = call(["bench", path, "--json", "--threads", threads, "--warmup", warmup, "--iters", iters]
+        r = call(["bench", ferry_path or path, "--json", "--threads", threads, "--warmup", warmup, "--iters", iters]
                  + shape_args(entry), timeout)
         if r["rc"] != 0:
             return {"error": r["crash"] or first_error(r["err"]), "cmd": r["cmd"]}
@@ -288,8 +305,12 @@ def run_model(entry, by_id, args):
     if not path.exists():
         row["status"] = "missing (run collect.py)"
         return row
-    row["inspect"] = inspect(path, args.timeout)
+    row["inspect"] = inspect(path, args.timeout, repair=bool(entry.get("repair")))
     with tempfile.TemporaryDirectory(prefix=f"ferry_real_{entry['id']}_") as tmp:
+        fpath, row["repair"] = repaired(path, entry, tmp, args.timeout)
+        if fpath is None:
+            row["status"] = "repair fails"
+            return row
         feeds = inputs.build_inputs(entry, by_id, manifest.model_file)
         (Path(tmp) / "inputs").mkdir()
         for name, a in feeds.items():
@@ -299,15 +320,16 @@ def run_model(entry, by_id, args):
         row["inputs"] = {k: {"shape": list(v.shape), "dtype": v.dtype.name} for k, v in feeds.items()}
         row["tolerance"] = tolerance(entry)
         row["ort_self_agreement"] = ort_self_agreement(path, feeds, ref)
-        row["cpu"] = run_outputs(path, entry, feeds, ref, "cpu", args.threads, tmp, args.timeout)
-        row["reference"] = run_outputs(path, entry, feeds, ref, "reference", args.threads, tmp, args.timeout)
+        row["cpu"] = run_outputs(fpath, entry, feeds, ref, "cpu", args.threads, tmp, args.timeout)
+        row["reference"] = run_outputs(fpath, entry, feeds, ref, "reference", args.threads, tmp, args.timeout)
         if row["cpu"].get("runs") and not row["cpu"]["matches"] and not args.quick:
-            row["cpu"]["divergence"] = first_divergence(path, tmp, args.timeout)
+            row["cpu"]["divergence"] = first_divergence(fpath, tmp, args.timeout)
         if row["cpu"].get("runs") and not args.quick:
-            row["timing"] = timing(path, entry, feeds, args.threads, args.rounds, row["cpu"]["secs"], args.timeout)
+            row["timing"] = timing(path, entry, feeds, args.threads, args.rounds, row["cpu"]["secs"], args.timeout,
+                                   ferry_path=fpath)
             ratio = row["timing"].get("ratio_ort_over_ferry")
             if ratio is not None and (ratio < 1 or args.profile_all):
-                row["profile"] = profile(path, entry, args.threads, tmp, args.timeout)
+                row["profile"] = profile(fpath, entry, args.threads, tmp, args.timeout)
     row["status"] = status(row)
     return row
 

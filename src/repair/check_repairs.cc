@@ -1,5 +1,6 @@
 #include "repair/check_repairs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "export/onnx_exporter.h"
 #include "frontends/onnx/onnx_importer.h"
 #include "frontends/onnx/onnx_tensor.h"
+#include "repair/repair_rule.h"
 #include "runtime/interpreter.h"
 #include "validate/reference_provider.h"
 #include "validate/subject.h"
@@ -89,7 +91,11 @@ Result<std::vector<Tensor>> run_ferry(const std::string& path, const std::map<st
 
 /// Compares ferry's outputs with the reference's; fills the record.
 void compare(const std::vector<Tensor>& got, const validate::GoldenSet& want, const onnx::NodeProto& node,
-             const RepairCheckOptions& o, const std::string& who, RepairRecord* rec) {
+             const RepairCheckOptions& options, const std::string& who, RepairRecord* rec) {
+  const CheckTolerance t = rule_tolerance(rec->rule);
+  RepairCheckOptions o = options;
+  o.atol = std::max(o.atol, t.atol);
+  o.rtol = std::max(o.rtol, t.rtol);
   double worst = 0;
   size_t k = 0, compared = 0;
   for (const std::string& out : node.output()) {
@@ -117,7 +123,8 @@ void compare(const std::vector<Tensor>& got, const validate::GoldenSet& want, co
   }
   rec->check = compared ? "passed" : "failed";
   rec->check_detail = compared ? "max |ferry - " + who + "| " + fmt(worst) + " over " + std::to_string(compared) +
-                                     " output(s), tolerance " + fmt(o.atol) + " + " + fmt(o.rtol) + " |" + who + "|"
+                                     " output(s), tolerance " + fmt(o.atol) + " + " + fmt(o.rtol) + " |" + who + "|" +
+                                     (t.why ? std::string(" (the rule's: ") + t.why + ")" : std::string())
                                : "no output of the node could be compared";
 }
 

@@ -42,4 +42,14 @@ const RepairRule* find_repair(std::string_view domain, std::string_view op_type)
 /// "com.microsoft.Attention", or the bare op type for the default domain.
 std::string rule_name(const RepairRule& rule);
 
+/// The numerical check's tolerance, |ferry - reference| <= atol + rtol |reference|, for a
+/// rule whose rewrite differs from the source op by design (it skips a rounding the
+/// source op does); the check takes the larger of these and its own defaults.
+struct CheckTolerance {
+  double atol = 0, rtol = 0;
+  const char* why = nullptr;  ///< null: the rule is checked at the defaults
+};
+/// The tolerance of the rule named `rule` (rule_name's form).
+CheckTolerance rule_tolerance(std::string_view rule);
+
 }  // namespace ferry::repair

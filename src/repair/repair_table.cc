@@ -20,7 +20,28 @@ constexpr bool rule_less(const RepairRule& a, const RepairRule& b) {
 static_assert(std::is_sorted(std::begin(kRules), std::end(kRules), rule_less),
               "repair_table.def must be sorted by domain, then op type");
 
+struct NamedTolerance {
+  const char* rule;
+  CheckTolerance tolerance;
+};
+
+// DynamicQuantizeLSTM, measured: ONNX Runtime's outputs sit up to ~1.5e-2 from the f32 LSTM
+// on the dequantized weights in tests/repair/test_dynamic_quantize_lstm.py, and up to 0.10
+// (at |y| ~ 1) on ddddocr's LSTM (bench/real_models) fed seeded random check inputs (seeds 1-8).
+// A wrong layout or scale gives errors of the outputs' own size; the exact check of the
+// rewrite is that test's comparison with ORT's f32 LSTM on the dequantized weights (1e-4).
+constexpr NamedTolerance kTolerances[] = {
+    {"com.microsoft.DynamicQuantizeLSTM",
+     {1e-1, 1e-1, "ONNX Runtime quantizes X and each step's H to uint8 (dynamic quantization); the f32 LSTM does not"}},
+};
+
 }  // namespace
+
+CheckTolerance rule_tolerance(std::string_view rule) {
+  for (const NamedTolerance& t : kTolerances)
+    if (rule == t.rule) return t.tolerance;
+  return {};
+}
 
 std::span<const RepairRule> repair_rules() { return kRules; }
 

@@ -8,7 +8,8 @@ Opt-in (marker `realmodels`, excluded by pytest.ini's addopts):
 Per manifest model: the installed package is the pinned version and its file has the manifest's
 sha256; and, when ferry imports the model, `ferry run` (cpu backend and reference interpreter)
 on the inputs the package's own code builds matches ONNX Runtime within 1e-4 (agreement as in
-bench/real_models/run.py; the manifest's `tolerance` where its `tolerance_why` says why not). A model ferry does not import is skipped with ferry's reason. Known
+bench/real_models/run.py; the manifest's `tolerance` where its `tolerance_why` says why not; a
+`repair = true` model runs as `ferry convert --repair` writes it). A model ferry does not import is skipped with ferry's reason. Known
 failures of models that do import are strict xfails below: once ferry is fixed they XPASS and
 fail, so the entry must go. A missing package or ferry binary skips, and fails under CI=true.
 """
@@ -101,7 +102,7 @@ def test_matches_onnxruntime(entry, backend, models_dir, tmp_path, request):
     if ferry_binary() is None:
         unavailable("build/ferry is missing (FERRY_BIN overrides)")
     path = _model_path(entry, models_dir)
-    ins = runner.inspect(path, timeout=300)
+    ins = runner.inspect(path, timeout=300, repair=bool(entry.get("repair")))
     assert not ins["crash"], f"ferry inspect {ins['crash']}: {ins.get('cmd')}"
     if not ins["imports"]:
         pytest.skip(f"ferry does not import it: {ins['error']}")
@@ -118,7 +119,9 @@ def test_matches_onnxruntime(entry, backend, models_dir, tmp_path, request):
     for name, a in feeds.items():
         np.save(tmp_path / "inputs" / runner.file_names([name])[0], a)
     ref = inputs.ort_run(path, feeds)
-    res = runner.run_outputs(path, entry, feeds, ref, backend, 2, tmp_path, timeout=900)
+    fpath, rep = runner.repaired(path, entry, tmp_path, timeout=300)  # `repair = true`: ferry runs convert --repair's file
+    assert fpath is not None, f"ferry convert --repair: {rep}"
+    res = runner.run_outputs(fpath, entry, feeds, ref, backend, 2, tmp_path, timeout=900)
     assert not res["crash"], f"ferry run {res['crash']}: {res.get('cmd')}"
     assert res["runs"], res["error"]
     bad = {k: v for k, v in res["outputs"].items() if not v["ok"]}
