@@ -1,7 +1,7 @@
 // repair/contrib_rules.h — the rules of the repair table (repair_table.cc), one
 // why_not_<Op> / repair_<Op> pair per row, defined in the file of their family:
 // contrib_activation.cc, contrib_normalization.cc, contrib_conv_matmul.cc,
-// contrib_attention.cc, contrib_quantized.cc, contrib_quantized_lstm.cc; deform_conv.cc (ONNX DeformConv).
+// contrib_attention.cc, contrib_group_query_attention.cc, contrib_quantized.cc, contrib_quantized_lstm.cc; deform_conv.cc (ONNX DeformConv).
 #pragma once
 
 #include <string>

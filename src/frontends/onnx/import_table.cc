@@ -28,13 +28,6 @@ const ImportRow* find_import(std::string_view op_type) {
 }
 
 std::string repair_hint(const std::string& domain, const std::string& op_type) {
-  // ONNX Runtime contrib ops its optimizers write that no repair rule covers (docs/repair.md), and why.
-  static const std::map<std::string, std::string> kNoRule = {
-      {"GroupQueryAttention", "no repair rule: a decoder attention over a KV cache (past/present, seqlens_k, "
-                              "rotary caches inside the op); export the model without ORT's transformer optimizer"},
-  };
-  if (domain == "com.microsoft")
-    if (auto it = kNoRule.find(op_type); it != kNoRule.end()) return it->second;
   if (domain == "com.microsoft" || domain == "com.microsoft.nchwc")
     return "an ONNX Runtime contrib op ferry has no repair rule for (docs/repair.md lists the ones it has): "
            "export the model without ONNX Runtime graph optimizations so it uses standard ONNX ops";
