@@ -13,8 +13,7 @@
 #include "backends/cpu/native/attention_tile.h"
 #include "ops/registry.h"
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wpsabi"  // always-inlined vector helpers; GCC reports at the file's end
 
 namespace ferry::attn {
 namespace {
@@ -79,5 +78,3 @@ TEST(AttentionExp2, Avx512) {
 
 }  // namespace
 }  // namespace ferry::attn
-
-#pragma GCC diagnostic pop

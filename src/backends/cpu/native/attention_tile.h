@@ -140,12 +140,6 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 /// e^x, and exactly 0 for x = -inf (masked keys; simd::exp saturates at e^-87.3).
 FERRY_INLINE float exp0(float x) { return x < -87.3f ? 0.f : simd::exp(x); }
 
-/// Lane-wise a < b ? b : a (a NaN in a stays).
-template <int W>
-FERRY_INLINE vf<W> vmax(vf<W> a, vf<W> b) {
-  return a < b ? b : a;
-}
-
 /// 2^(u + 1/2) for u <= -1/2 (the softmax's S - max - 1/2), exactly 0 for u <= -127 and -inf:
 /// u = n + g with n = round(u), |g| <= 1/2, 2^(u + 1/2) = 2^n P(g), P of degree 5 fitted to
 /// 2^(g + 1/2) on [-1/2, 1/2] (max rel. error 1.8e-7 evaluated in float). The 1/2 keeps
@@ -216,13 +210,21 @@ FERRY_INLINE void softmax_step(Block<Cfg>& blk, int64_t n, int64_t lanes) {
   for (int64_t i = 0; i < lanes; i += W) {
     const float* col = blk.st + i;
     const vf<W> m = load<W>(blk.m + i);
-    vf<W> mx[4] = {m, m, m, m};  // four chains: vmaxps latency, not throughput, would bound one
+    // mx < x ? x : mx (a NaN in mx stays), in four chains: one would wait on vmaxps latency.
+    vf<W> mx[4] = {m, m, m, m};
     int64_t jj = 0;
     for (; jj + 4 <= n; jj += 4)
 #pragma GCC unroll 4
-      for (int u = 0; u < 4; ++u) mx[u] = vmax<W>(mx[u], load<W>(col + (jj + u) * L));
-    for (; jj < n; ++jj) mx[0] = vmax<W>(mx[0], load<W>(col + jj * L));
-    const vf<W> mn = vmax<W>(vmax<W>(mx[0], mx[1]), vmax<W>(mx[2], mx[3]));
+      for (int u = 0; u < 4; ++u) {
+        const vf<W> x = load<W>(col + (jj + u) * L);
+        mx[u] = mx[u] < x ? x : mx[u];
+      }
+    for (; jj < n; ++jj) {
+      const vf<W> x = load<W>(col + jj * L);
+      mx[0] = mx[0] < x ? x : mx[0];
+    }
+    for (int u = 1; u < 4; ++u) mx[0] = mx[0] < mx[u] ? mx[u] : mx[0];
+    const vf<W> mn = mx[0];
     const vf<W> b = (mn == kNegInf ? vf<W>{} : mn) + 0.5f;
     vf<W> sum[2] = {vf<W>{}, vf<W>{}};
     float* out = blk.st + i;
