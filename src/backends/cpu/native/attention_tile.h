@@ -210,32 +210,37 @@ FERRY_INLINE void softmax_step(Block<Cfg>& blk, int64_t n, int64_t lanes) {
   for (int64_t i = 0; i < lanes; i += W) {
     const float* col = blk.st + i;
     const vf<W> m = load<W>(blk.m + i);
-    // mx < x ? x : mx (a NaN in mx stays), in four chains: one would wait on vmaxps latency.
-    vf<W> mx[4] = {m, m, m, m};
+    // mx < x ? x : mx (a NaN in mx stays), in four chains (one would wait on vmaxps latency);
+    // named accumulators, not arrays: GCC keeps those in registers.
+    vf<W> mx0 = m, mx1 = m, mx2 = m, mx3 = m;
     int64_t jj = 0;
-    for (; jj + 4 <= n; jj += 4)
-#pragma GCC unroll 4
-      for (int u = 0; u < 4; ++u) {
-        const vf<W> x = load<W>(col + (jj + u) * L);
-        mx[u] = mx[u] < x ? x : mx[u];
-      }
+    for (; jj + 4 <= n; jj += 4) {
+      const vf<W> x0 = load<W>(col + jj * L), x1 = load<W>(col + (jj + 1) * L);
+      const vf<W> x2 = load<W>(col + (jj + 2) * L), x3 = load<W>(col + (jj + 3) * L);
+      mx0 = mx0 < x0 ? x0 : mx0, mx1 = mx1 < x1 ? x1 : mx1, mx2 = mx2 < x2 ? x2 : mx2, mx3 = mx3 < x3 ? x3 : mx3;
+    }
     for (; jj < n; ++jj) {
       const vf<W> x = load<W>(col + jj * L);
-      mx[0] = mx[0] < x ? x : mx[0];
+      mx0 = mx0 < x ? x : mx0;
     }
-    for (int u = 1; u < 4; ++u) mx[0] = mx[0] < mx[u] ? mx[u] : mx[0];
-    const vf<W> mn = mx[0];
+    mx0 = mx0 < mx1 ? mx1 : mx0, mx2 = mx2 < mx3 ? mx3 : mx2;
+    const vf<W> mn = mx0 < mx2 ? mx2 : mx0;
     const vf<W> b = (mn == kNegInf ? vf<W>{} : mn) + 0.5f;
-    vf<W> sum[2] = {vf<W>{}, vf<W>{}};
+    vf<W> sum0{}, sum1{};
     float* out = blk.st + i;
-    for (jj = 0; jj < n; ++jj) {
+    for (jj = 0; jj + 2 <= n; jj += 2) {
+      const vf<W> e0 = exp2_half<W>(load<W>(out + jj * L) - b), e1 = exp2_half<W>(load<W>(out + (jj + 1) * L) - b);
+      store<W>(out + jj * L, e0), store<W>(out + (jj + 1) * L, e1);
+      sum0 += e0, sum1 += e1;
+    }
+    if (jj < n) {
       const vf<W> e = exp2_half<W>(load<W>(out + jj * L) - b);
       store<W>(out + jj * L, e);
-      sum[jj & 1] += e;
+      sum0 += e;
     }
     const vf<W> alpha = exp2_half<W>(m - b);
     store<W>(blk.alpha + i, alpha);
-    store<W>(blk.l + i, load<W>(blk.l + i) * alpha + (sum[0] + sum[1]));
+    store<W>(blk.l + i, load<W>(blk.l + i) * alpha + (sum0 + sum1));
     store<W>(blk.m + i, mn);
   }
 }
