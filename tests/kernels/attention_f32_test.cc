@@ -17,7 +17,7 @@
 namespace ferry::testing {
 namespace {
 
-enum class Mask { none, bool_padding, bool_full, float_bias, float_row, bool_all_false_row };
+enum class Mask { none, bool_padding, bool_full, float_bias, float_row, bool_all_false_row, float_wide };
 
 struct AttnCase {
   int64_t b = 1, hq = 1, hkv = 1, sq = 1, skv = 1, past = 0, d = 8, dv = 8;
@@ -56,6 +56,13 @@ Tensor make_mask(const AttnCase& c) {
       return m;
     }
     case Mask::float_bias: return randn({c.b, c.hq, c.sq, t}, 99);
+    case Mask::float_wide: {  // [Sq, T]: biases -inf, -300 .. +30, past the kernel's 2^-127 flush to 0
+      // (not larger: fp32 scores near 200 round by 1e-5 relative on their own, in any kernel)
+      Tensor m = randn({c.sq, t}, 97);
+      const float scale[] = {8.f, -150.f, -300.f, 1.f, -std::numeric_limits<float>::infinity()};
+      for (int64_t i = 0; i < c.sq * t; ++i) m.data<float>()[i] = std::fabs(m.data<float>()[i]) * scale[i * 31 % 5];
+      return m;
+    }
     case Mask::float_row: {  // [1, Hq, 1, T - 1]: broadcast rows, one key short (the last key is masked)
       Tensor m = randn({1, c.hq, 1, std::max<int64_t>(1, t - 1)}, 98);
       m.data<float>()[0] = -std::numeric_limits<float>::infinity();
@@ -126,7 +133,8 @@ std::vector<AttnCase> small_sweep() {
   }
   AttnCase base;
   base.b = 2, base.hq = 4, base.hkv = 2, base.sq = 37, base.skv = 70, base.d = 16, base.dv = 16;
-  for (Mask m : {Mask::bool_padding, Mask::bool_full, Mask::float_bias, Mask::float_row, Mask::bool_all_false_row}) {
+  for (Mask m : {Mask::bool_padding, Mask::bool_full, Mask::float_bias, Mask::float_row, Mask::bool_all_false_row,
+                 Mask::float_wide}) {
     AttnCase c = base;
     c.mask = m;
     cs.push_back(c);
@@ -164,7 +172,7 @@ std::vector<AttnCase> big_sweep() {
   std::vector<AttnCase> cs;
   for (int64_t d : {32, 63, 64, 96, 128, 256})
     for (auto [hq, hkv] : std::vector<std::pair<int64_t, int64_t>>{{4, 4}, {4, 2}, {4, 1}})
-      for (Mask m : {Mask::none, Mask::bool_padding, Mask::float_bias, Mask::bool_all_false_row})
+      for (Mask m : {Mask::none, Mask::bool_padding, Mask::float_bias, Mask::bool_all_false_row, Mask::float_wide})
         for (bool causal : {false, true})
           for (int64_t sq : {3, 7, 150}) {  // the row kernel, the narrow (one lane vector) and the wide tiles
             const bool three_d = sq == 3;

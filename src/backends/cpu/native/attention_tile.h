@@ -11,9 +11,11 @@
 //   S^T[j][i]  = sum_e K[j][e] * Q^T[e][i]           (A = K rows, broadcast)
 //   O^T[e][i] = alpha[i] O^T[e][i] + sum_j V[j][e] P^T[j][i]   (A = V^T, broadcast)
 // and the softmax statistics are per-lane vector ops (no horizontal reductions).
-// Per key block of N keys (online softmax, running max m and sum l per query):
+// S is kept in log2 units (Q^T carries scale log2(e)), so the softmax takes powers
+// of 2 (exp2_half: no range reduction by ln 2). Per key block of N keys (online
+// softmax, running max m and sum l per query):
 //   m'    = max(m, max_j S[j])            base = m' (0 while m' = -inf)
-//   P[j]  = exp(S[j] - base)              alpha = exp(m - base)
+//   P[j]  = 2^(S[j] - base)               alpha = 2^(m - base)
 //   l'    = alpha l + sum_j P[j]          O' = alpha O + P V
 // and at the end Y = O / l (a query whose keys are all masked: m = -inf, Y = 0).
 // Memory: O(L (D + N + Dv)) floats per thread, independent of the sequence.
@@ -126,11 +128,11 @@ FERRY_INLINE void gemm(int64_t rows, int64_t lanes, const float* A, int64_t a_s,
 /// Per-thread working set of one query block (floats, from the caller's scratch).
 template <class Cfg>
 struct Block {
-  float *qt, *st, *ot, *m, *l, *alpha, *base;
-  static int64_t floats(const Problem& p) { return Cfg::L * (p.head_dim + Cfg::N + p.v_dim + 4); }
+  float *qt, *st, *ot, *m, *l, *alpha;
+  static int64_t floats(const Problem& p) { return Cfg::L * (p.head_dim + Cfg::N + p.v_dim + 3); }
   Block(const Problem& p, float* s)
       : qt(s), st(qt + Cfg::L * p.head_dim), ot(st + Cfg::L * Cfg::N), m(ot + Cfg::L * p.v_dim), l(m + Cfg::L),
-        alpha(l + Cfg::L), base(alpha + Cfg::L) {}
+        alpha(l + Cfg::L) {}
 };
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -138,13 +140,38 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 /// e^x, and exactly 0 for x = -inf (masked keys; simd::exp saturates at e^-87.3).
 FERRY_INLINE float exp0(float x) { return x < -87.3f ? 0.f : simd::exp(x); }
 
-/// S^T rows [0, n) of keys jg0.. for query lanes [0, rows): softcap, then the causal and attn_mask bias.
+/// 2^(u + 1/2) for u <= -1/2 (the softmax's S - max - 1/2), exactly 0 for u <= -127 and -inf:
+/// u = n + g with n = round(u), |g| <= 1/2, 2^(u + 1/2) = 2^n P(g), P of degree 5 fitted to
+/// 2^(g + 1/2) on [-1/2, 1/2] (max rel. error 1.8e-7 evaluated in float). The 1/2 keeps
+/// 2^(g + 1/2) in [1, 2]: 2^n (n >= -126, or n = -127 read as exactly 0) times it is never
+/// denormal. Adding 1.5 * 2^23 + 127 rounds u to n and leaves n + 127 in the low mantissa bits,
+/// which a shift makes the exponent of 2^n.
+template <int W>
+FERRY_INLINE vf<W> exp2_half(vf<W> u) {
+  typedef int32_t vi __attribute__((vector_size(4 * W)));
+  constexpr float kRound = 12583039.f;  // 1.5 * 2^23 + 127
+  const vf<W> lo = vf<W>{} - 127.f;
+  u = u < lo ? lo : u;
+  const vf<W> v = u + kRound;
+  const vf<W> g = u - (v - kRound);
+  vf<W> y = 1.877575763501227e-3f * g + 1.368328183889389e-2f;
+  y = y * g + 7.849893718957901e-2f;
+  y = y * g + 3.397240638732910e-1f;
+  y = y * g + 9.802578687667847e-1f;
+  y = y * g + 1.4142136573791504f;
+  return y * (vf<W>)((vi)v << 23);
+}
+
+constexpr float kLog2e = 1.44269504088896341f;
+
+/// S^T rows [0, n) of keys jg0.. for query lanes [0, rows): softcap, then the causal and attn_mask bias,
+/// all in S^T's log2 units (c tanh(s / c) and s + a, scaled by log2(e)).
 template <class Cfg>
 FERRY_INLINE void apply_bias(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t jg0, int64_t n,
                              float* st) {
   constexpr int L = Cfg::L;
   if (p.softcap > 0.f) {
-    const float c = p.softcap, inv = 1.f / p.softcap;
+    const float c = p.softcap * kLog2e, inv = 1.f / c;
 #pragma omp simd
     for (int64_t x = 0; x < n * L; ++x) st[x] = c * simd::tanh(st[x] * inv);
   }
@@ -159,11 +186,11 @@ FERRY_INLINE void apply_bias(const Problem& p, int64_t b, int64_t h, int64_t i0,
     float* row = st + jj * L;
     const int64_t off = b * p.m_sb + h * p.m_sh + i0 * p.m_si + (jg0 + jj) * p.m_sj;
     if (p.mask_add && p.m_si == 0) {
-      const float a = p.mask_add[off];
+      const float a = p.mask_add[off] * kLog2e;
 #pragma omp simd
       for (int64_t i = 0; i < rows; ++i) row[i] += a;
     } else if (p.mask_add) {
-      for (int64_t i = 0; i < rows; ++i) row[i] += p.mask_add[off + i * p.m_si];
+      for (int64_t i = 0; i < rows; ++i) row[i] += p.mask_add[off + i * p.m_si] * kLog2e;
     } else if (p.m_si == 0) {
       if (!p.mask_keep[off]) std::fill(row, row + rows, kNegInf);
     } else {
@@ -173,33 +200,48 @@ FERRY_INLINE void apply_bias(const Problem& p, int64_t b, int64_t h, int64_t i0,
   }
 }
 
-/// The online-softmax step on one key block: updates m, l, alpha; S^T becomes P^T.
+/// The online-softmax step on one key block, per lane vector (S^T is in log2 units: Q^T carries
+/// log2(e)): updates m, l, alpha; S^T becomes P^T. With b = max(m, max_j S[j]) + 1/2,
+///   P[j] = exp2_half(S[j] - b) = 2^(S[j] - m'),  alpha = exp2_half(m - b) = 2^(m - m')
+/// (b = 1/2 while every key so far is masked: m' = -inf, P = alpha = 0).
 template <class Cfg>
 FERRY_INLINE void softmax_step(Block<Cfg>& blk, int64_t n, int64_t lanes) {
-  constexpr int L = Cfg::L;
-  float *m = blk.m, *l = blk.l, *alpha = blk.alpha, *base = blk.base, *st = blk.st;
-  for (int64_t i = 0; i < lanes; ++i) base[i] = m[i];
-  for (int64_t jj = 0; jj < n; ++jj) {
-    const float* row = st + jj * L;
-#pragma omp simd
-    for (int64_t i = 0; i < lanes; ++i) base[i] = simd::max(base[i], row[i]);
-  }
-#pragma omp simd
-  for (int64_t i = 0; i < lanes; ++i) {
-    const float mn = base[i];
-    base[i] = mn == kNegInf ? 0.f : mn;  // no key seen yet: any finite base keeps exp(-inf - base) = 0
-    alpha[i] = exp0(m[i] - base[i]);
-    m[i] = mn;
-    l[i] *= alpha[i];
-  }
-  for (int64_t jj = 0; jj < n; ++jj) {
-    float* row = st + jj * L;
-#pragma omp simd
-    for (int64_t i = 0; i < lanes; ++i) {
-      const float e = exp0(row[i] - base[i]);
-      row[i] = e;
-      l[i] += e;
+  constexpr int W = Cfg::W, L = Cfg::L;
+  for (int64_t i = 0; i < lanes; i += W) {
+    const float* col = blk.st + i;
+    const vf<W> m = load<W>(blk.m + i);
+    // mx < x ? x : mx (a NaN in mx stays), in four chains (one would wait on vmaxps latency);
+    // named accumulators, not arrays: GCC keeps those in registers.
+    vf<W> mx0 = m, mx1 = m, mx2 = m, mx3 = m;
+    int64_t jj = 0;
+    for (; jj + 4 <= n; jj += 4) {
+      const vf<W> x0 = load<W>(col + jj * L), x1 = load<W>(col + (jj + 1) * L);
+      const vf<W> x2 = load<W>(col + (jj + 2) * L), x3 = load<W>(col + (jj + 3) * L);
+      mx0 = mx0 < x0 ? x0 : mx0, mx1 = mx1 < x1 ? x1 : mx1, mx2 = mx2 < x2 ? x2 : mx2, mx3 = mx3 < x3 ? x3 : mx3;
     }
+    for (; jj < n; ++jj) {
+      const vf<W> x = load<W>(col + jj * L);
+      mx0 = mx0 < x ? x : mx0;
+    }
+    mx0 = mx0 < mx1 ? mx1 : mx0, mx2 = mx2 < mx3 ? mx3 : mx2;
+    const vf<W> mn = mx0 < mx2 ? mx2 : mx0;
+    const vf<W> b = (mn == kNegInf ? vf<W>{} : mn) + 0.5f;
+    vf<W> sum0{}, sum1{};
+    float* out = blk.st + i;
+    for (jj = 0; jj + 2 <= n; jj += 2) {
+      const vf<W> e0 = exp2_half<W>(load<W>(out + jj * L) - b), e1 = exp2_half<W>(load<W>(out + (jj + 1) * L) - b);
+      store<W>(out + jj * L, e0), store<W>(out + (jj + 1) * L, e1);
+      sum0 += e0, sum1 += e1;
+    }
+    if (jj < n) {
+      const vf<W> e = exp2_half<W>(load<W>(out + jj * L) - b);
+      store<W>(out + jj * L, e);
+      sum0 += e;
+    }
+    const vf<W> alpha = exp2_half<W>(m - b);
+    store<W>(blk.alpha + i, alpha);
+    store<W>(blk.l + i, load<W>(blk.l + i) * alpha + (sum0 + sum1));
+    store<W>(blk.m + i, mn);
   }
 }
 
@@ -228,11 +270,13 @@ FERRY_INLINE void query_block(const Problem& p, int64_t b, int64_t h, int64_t i0
   constexpr int L = Cfg::L;
   Block<Cfg> blk(p, scratch);
   const int64_t lanes = (rows + Cfg::LT - 1) / Cfg::LT * Cfg::LT, D = p.head_dim, Dv = p.v_dim;
-  // Q^T, pre-scaled (scale (q.k) and (scale q).k differ by rounding only); padding lanes are 0.
+  // Q^T, pre-scaled by scale log2(e) (scale (q.k) and (scale q).k differ by rounding only), so S^T
+  // is in log2 units and the softmax takes powers of 2; padding lanes are 0.
+  const float qscale = p.scale * kLog2e;
   for (int64_t e = 0; e < D; ++e) std::fill(blk.qt + e * L + rows, blk.qt + e * L + lanes, 0.f);
   for (int64_t i = 0; i < rows; ++i) {
     const float* qr = p.q.row(b, h, i0 + i);
-    for (int64_t e = 0; e < D; ++e) blk.qt[e * L + i] = qr[e] * p.scale;
+    for (int64_t e = 0; e < D; ++e) blk.qt[e * L + i] = qr[e] * qscale;
   }
   std::fill(blk.m, blk.m + lanes, kNegInf);
   std::fill(blk.l, blk.l + lanes, 0.f);
