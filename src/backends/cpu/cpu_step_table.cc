@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_epilogue.h"
 #include "backends/cpu/native/activation.h"
 #include "backends/cpu/native/strided_copy.h"
+#include "backends/cpu/onednn/onednn_int8.h"
 #include "ir/op_attrs.h"
 
 namespace ferry {
@@ -192,6 +193,22 @@ Result<Made> slice_step(const StepRequest& r) {
 }
 
 }  // namespace
+
+Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x) {
+  const Node& n = r.node;
+  if (n.op() == Op::Conv) return onednn::make_conv_int8(n, r.ops, x, {}, r.out_dims);
+  if (n.op() == Op::MatMul) return onednn::make_matmul_int8(r.ops, x, {}, r.out_dims);
+  if (n.op() != Op::FusedConv && n.op() != Op::FusedMatMul) return unsupported("int8: Conv and MatMul only");
+  FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(n));
+  std::vector<PostOp> post;
+  const bool conv = n.op() == Op::FusedConv;
+  if (!conv && r.ops.size() > 2 && r.ops[2].present())
+    post.push_back({PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, 2});  // bias [N]
+  if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
+  return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
+    return conv ? onednn::make_conv_int8(n, r.ops, x, p, r.out_dims) : onednn::make_matmul_int8(r.ops, x, p, r.out_dims);
+  });
+}
 
 const std::vector<StepRow>& step_table() {
   static const std::vector<StepRow> table = {
