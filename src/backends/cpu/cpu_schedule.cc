@@ -143,6 +143,7 @@ class Scheduler {
   std::unordered_map<const Value*, int> slot_of_;
   std::vector<int> node_slots_;           ///< the node being scheduled: a slot per input (-1: absent)
   std::vector<OutputInfo> node_outs_;     ///< and its outputs' types
+  void erase_dead_dequantize(size_t k, int xq);
   size_t erased_steps_ = 0;               ///< steps try_int8 removed (a DequantizeLinear it absorbed)
 };
 
@@ -359,7 +360,7 @@ Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, 
 
 Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
   const StepRow* row = step_row(n.op());
-  if (!row || outs.empty() || outs[0].dtype != DType::f32) return false;
+  if (!row || outs.empty() || (outs[0].dtype != DType::f32 && !row->any_out_dtype)) return false;
   for (size_t i = 1; i < n.num_outputs() && !row->all_outputs; ++i)  // most oneDNN steps write output 0 only
     if (!n.output(i)->uses().empty() || g_.is_graph_output(n.output(i))) return false;
   std::vector<Operand> ops;
@@ -395,6 +396,28 @@ bool is_int8_candidate(Op op) {
   return op == Op::Conv || op == Op::FusedConv || op == Op::MatMul || op == Op::FusedMatMul;
 }
 
+/// Removes step `k` (the DequantizeLinear an int8 step absorbed), and the reorder of x_q
+/// (slot `xq`) to plain it read, unless another step reads that too.
+void Scheduler::erase_dead_dequantize(size_t k, int xq) {
+  const int in = sig_.steps[k].ins.empty() ? -1 : sig_.steps[k].ins[0];
+  sig_.steps.erase(sig_.steps.begin() + std::ptrdiff_t(k));
+  ++erased_steps_;
+  if (in < 0 || in == xq) return;
+  for (const PlannedStep& ps : sig_.steps)
+    if (std::find(ps.ins.begin(), ps.ins.end(), in) != ps.ins.end()) return;
+  for (size_t r = sig_.steps.size(); r-- > 0;) {
+    const std::vector<int>& outs = sig_.steps[r].outs;
+    if (std::find(outs.begin(), outs.end(), in) == outs.end()) continue;
+    if (sig_.steps[r].info.op != "Reorder") return;
+    sig_.steps.erase(sig_.steps.begin() + std::ptrdiff_t(r));
+    ++erased_steps_;
+    auto& cache = sig_.slots[size_t(xq)].reorders;
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+      if (it->second == in) { cache.erase(it); break; }
+    return;
+  }
+}
+
 /// y = n(DequantizeLinear(x_q), W) as one int8 step reading x_q (onednn/onednn_int8.h); the
 /// DequantizeLinear's step, scheduled just before and read by n alone, is removed.
 Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
@@ -421,8 +444,7 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
     if (made.status().code() == StatusCode::kUnsupported) return false;  // fp32 on the dequantized input
     return std::move(made).status().with_context("node " + n.describe());
   }
-  sig_.steps.erase(sig_.steps.begin() + std::ptrdiff_t(k - 1));
-  ++erased_steps_;
+  erase_dead_dequantize(k - 1, xq->second);
   std::vector<int> step_ins = ins;
   step_ins[0] = xq->second;
   FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs, false));

@@ -34,6 +34,7 @@ struct StepRow {
   int step_inputs;  ///< node inputs the step reads through StepIO (-1: all; others are baked in)
   const char* what; ///< for docs/backend.md and reports
   bool all_outputs = false;  ///< the step writes every output of the node (plain); else output 0 only
+  bool any_out_dtype = false;  ///< output 0 need not be f32 (QuantizeLinear's u8)
 };
 
 /// The int8 step of a Conv / FusedConv / MatMul / FusedMatMul whose input 0 is
