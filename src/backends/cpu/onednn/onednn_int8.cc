@@ -115,7 +115,10 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   for (float s : gw.scale) scales.push_back(x.scale * s);
   return guarded([&]() -> Result<Made> {
     memory::desc src_md(int8_dims(X.dims), dt::u8, tag::any), w_md(int8_dims(wdims), dt::s8, tag::any);
-    memory::desc dst_md = sum_k >= 0 ? ops[size_t(sum_k)].layout : memory::desc(int8_dims(out_dims), dt::f32, tag::any);
+    // A plain residual (sum operand) is reordered into the layout oneDNN picks (int8 convs
+    // have no fast plain NCHW form); a blocked one keeps its layout.
+    const bool sum_keeps = sum_k >= 0 && !is_plain(ops[size_t(sum_k)].layout);
+    memory::desc dst_md = sum_keeps ? ops[size_t(sum_k)].layout : memory::desc(int8_dims(out_dims), dt::f32, tag::any);
     Made made;
     made.want.assign(ops.size(), std::nullopt);
     std::vector<ArgSource> args;
@@ -140,6 +143,7 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.want.resize(ops_in.size());  // the bias operand is baked in
     made.want[0] = pd.src_desc();
+    if (sum_k >= 0) made.want[size_t(sum_k)] = pd.dst_desc();
     made.out = pd.dst_desc();
     const std::string name = std::string(conv_int8_name(rank, group, X.dims[1])) + "_" + layout_name(pd.src_desc()) +
                              "[" + impl + "]" + post_suffix(post);
