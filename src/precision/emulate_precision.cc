@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ir/op_attrs.h"
+#include "precision/int8_weight_grid.h"
 #include "precision/round_storage.h"
 
 namespace ferry {
@@ -66,8 +67,10 @@ int64_t emul_weight_axis(const Node& n, const Tensor& w) {
   }
 }
 
-/// fq(W) per output channel: symmetric s8, s_c = max|W_c| / 127 (1 for an all-zero channel).
+/// fq(W) per output channel: symmetric s8 on the host's grid (precision/int8_weight_grid.h),
+/// s_c = max|W_c| / q_max (1 for an all-zero channel).
 Tensor emul_fake_quant_weights(const Tensor& w, int64_t axis) {
+  const float qmax = float(int8_weight_qmax());
   Tensor q = w.clone();  // f32, same dims (a copy would share the buffer)
   const int64_t channels = axis < 0 ? 1 : w.dim(axis);
   int64_t inner = 1;
@@ -78,8 +81,8 @@ Tensor emul_fake_quant_weights(const Tensor& w, int64_t axis) {
   for (int64_t i = 0; i < w.numel(); ++i) amax[size_t(channel(i))] = std::max(amax[size_t(channel(i))], std::fabs(pw[i]));
   float* pq = q.data<float>();
   for (int64_t i = 0; i < w.numel(); ++i) {
-    const float s = amax[size_t(channel(i))] > 0 ? amax[size_t(channel(i))] / 127.0f : 1.0f;
-    pq[i] = std::clamp(std::nearbyint(pw[i] / s), -127.0f, 127.0f) * s;
+    const float s = amax[size_t(channel(i))] > 0 ? amax[size_t(channel(i))] / qmax : 1.0f;
+    pq[i] = std::clamp(std::nearbyint(pw[i] / s), -qmax, qmax) * s;
   }
   return q;
 }
@@ -124,7 +127,9 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
     auto it = precision.find(n->name());
     if (it == precision.end()) continue;
     const DType p = it->second;
-    if (p == DType::i8 && emul_emulated_here(target, *n, p)) {
+    // int8 is always written as its QDQ form: a backend with int8 steps (the CPU's) runs
+    // DequantizeLinear(u8) -> n(fq W) as one int8 primitive, the others as written.
+    if (p == DType::i8) {
       auto a = act ? act->find(n->name()) : decltype(act->end()){};
       if (!act || a == act->end() || a->second.scale <= 0)
         return invalid_argument("node " + n->describe() + " is at int8 but has no calibrated activation scale");

@@ -59,6 +59,37 @@ TEST(QuantizeKernels, QuantizeMatchesTheReferenceBitForBit) {
       }
 }
 
+/// The u8 step the int8 convolutions read (make_quantize_u8_step: any dense layout, AVX2 and
+/// generic builds): the reference kernel's bytes, ties, saturation, NaN and +-inf included.
+TEST(QuantizeKernels, QuantizeU8StepMatchesTheReferenceBitForBit) {
+  const float scale = 0.05f;
+  for (int64_t n : {int64_t(97), int64_t((1 << 16) + 5)})
+    for (Isa isa : {Isa::generic, Isa::avx2}) {
+      Tensor x = randn({n}, uint32_t(n));
+      for (int64_t i = 0; i < n; ++i) x.data<float>()[i] *= 4.f;
+      for (int64_t i = 0; i + 6 < n; i += 11) x.data<float>()[i] = (float(i % 9) - 4.f + 0.5f) * scale;
+      x.data<float>()[1] = std::numeric_limits<float>::quiet_NaN();
+      x.data<float>()[2] = std::numeric_limits<float>::infinity();
+      x.data<float>()[3] = -std::numeric_limits<float>::infinity();
+      Graph g;
+      detail::build_one_node(g, Op::QuantizeLinear, {x, Tensor::scalar(scale), scalar_of(DType::u8, 128)}, {}, 1, {});
+      ASSERT_TRUE(infer_shapes(g).ok());
+      std::map<std::string, Tensor> feeds{{detail::input_name(0), x}, {detail::input_name(1), Tensor::scalar(scale)},
+                                          {detail::input_name(2), scalar_of(DType::u8, 128)}};
+      auto want = interpret(g, feeds);
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      Tensor y = Tensor::zeros(DType::u8, {n}).value();
+      std::unique_ptr<Step> step = make_quantize_u8_step(scale, 128, n, "plain", isa);
+      StepIO io;
+      io.inputs = {&x};
+      io.outputs = {&y};
+      auto bound = step->bind(&io);
+      ASSERT_TRUE(bound.ok());
+      ASSERT_TRUE((*bound)->run().ok());
+      EXPECT_EQ(std::memcmp(y.raw(), (*want)[0].raw(), size_t(n)), 0) << step->kernel_name() << " n=" << n;
+    }
+}
+
 TEST(QuantizeKernels, DequantizeMatchesTheReferenceBitForBit) {
   for (int64_t n : {int64_t(131), int64_t(1 << 16)})
     for (DType t : {DType::u8, DType::i8})

@@ -2,7 +2,13 @@
 // kernel registry (ops/registry.h). Idempotent and thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <string>
+
 #include "ops/op_context.h"
+#include "ops/registry.h"
+#include "runtime/step.h"
 
 namespace ferry {
 
@@ -31,6 +37,10 @@ bool cpu_kernel_accepts_where(const Node& n, const std::vector<const Tensor*>& k
                               const std::vector<std::vector<int64_t>>& dims);
 bool cpu_kernel_accepts_prelu(const Node& n, const std::vector<const Tensor*>& known,
                               const std::vector<std::vector<int64_t>>& dims);
+/// QuantizeLinear(x, scale, zero_point) f32 -> u8 per tensor over `count` elements of any dense
+/// layout `layout` (the output keeps it): the step the int8 convolutions read (native/quantize.cc).
+std::unique_ptr<Step> make_quantize_u8_step(float scale, uint8_t zero_point, int64_t count, const std::string& layout,
+                                            Isa isa);
 bool cpu_kernel_accepts_quantize(const Node& n, const std::vector<const Tensor*>& known,
                                  const std::vector<std::vector<int64_t>>& dims);
 bool cpu_kernel_accepts_clip(const Node& n, const std::vector<const Tensor*>& known,

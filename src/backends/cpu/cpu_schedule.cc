@@ -10,7 +10,9 @@
 // Operands are reordered to the layout a step wants once per (value, layout);
 // graph outputs end plain.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include "backends/cpu/cpu_plan.h"
@@ -130,6 +132,7 @@ class Scheduler {
   Status schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs,
                        bool all_outputs);
   Result<bool> try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  Result<bool> try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   bool try_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Status schedule_kernel(const Node& n, std::vector<int> ins, const std::vector<OutputInfo>& outs);
 
@@ -140,6 +143,8 @@ class Scheduler {
   std::unordered_map<const Value*, int> slot_of_;
   std::vector<int> node_slots_;           ///< the node being scheduled: a slot per input (-1: absent)
   std::vector<OutputInfo> node_outs_;     ///< and its outputs' types
+  void erase_dead_dequantize(size_t k, int xq);
+  size_t erased_steps_ = 0;               ///< steps try_int8 removed (a DequantizeLinear it absorbed)
 };
 
 bool slot_is_plain(const Slot& s) { return s.layout.is_zero() || onednn::is_plain(s.layout); }
@@ -355,7 +360,7 @@ Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, 
 
 Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
   const StepRow* row = step_row(n.op());
-  if (!row || outs.empty() || outs[0].dtype != DType::f32) return false;
+  if (!row || outs.empty() || (outs[0].dtype != DType::f32 && !row->any_out_dtype)) return false;
   for (size_t i = 1; i < n.num_outputs() && !row->all_outputs; ++i)  // most oneDNN steps write output 0 only
     if (!n.output(i)->uses().empty() || g_.is_graph_output(n.output(i))) return false;
   std::vector<Operand> ops;
@@ -369,6 +374,80 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   std::vector<int> step_ins = ins;
   if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
   FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs, row->all_outputs));
+  return true;
+}
+
+/// x_q's quantization when `dq` is DequantizeLinear(x_q u8, scale, zero_point) per tensor.
+std::optional<onednn::Int8Input> per_tensor_u8(const Node& dq) {
+  if (dq.op() != Op::DequantizeLinear || dq.num_inputs() < 2 || !dq.input(0) || dq.input(0)->dtype() != DType::u8)
+    return std::nullopt;
+  const Value* s = dq.input(1);
+  const Value* z = dq.num_inputs() > 2 ? dq.input(2) : nullptr;
+  if (!s || !s->is_constant() || s->constant()->dtype() != DType::f32 || s->constant()->numel() != 1) return std::nullopt;
+  if (z && (!z->is_constant() || z->constant()->dtype() != DType::u8 || z->constant()->numel() != 1)) return std::nullopt;
+  onednn::Int8Input x;
+  x.scale = s->constant()->data<float>()[0];
+  x.zero_point = z ? int32_t(z->constant()->data<uint8_t>()[0]) : 0;
+  if (!(x.scale > 0) || !std::isfinite(x.scale)) return std::nullopt;
+  return x;
+}
+
+bool is_int8_candidate(Op op) {
+  return op == Op::Conv || op == Op::FusedConv || op == Op::MatMul || op == Op::FusedMatMul;
+}
+
+/// Removes step `k` (the DequantizeLinear an int8 step absorbed), and the reorder of x_q
+/// (slot `xq`) to plain it read, unless another step reads that too.
+void Scheduler::erase_dead_dequantize(size_t k, int xq) {
+  const int in = sig_.steps[k].ins.empty() ? -1 : sig_.steps[k].ins[0];
+  sig_.steps.erase(sig_.steps.begin() + std::ptrdiff_t(k));
+  ++erased_steps_;
+  if (in < 0 || in == xq) return;
+  for (const PlannedStep& ps : sig_.steps)
+    if (std::find(ps.ins.begin(), ps.ins.end(), in) != ps.ins.end()) return;
+  for (size_t r = sig_.steps.size(); r-- > 0;) {
+    const std::vector<int>& outs = sig_.steps[r].outs;
+    if (std::find(outs.begin(), outs.end(), in) == outs.end()) continue;
+    if (sig_.steps[r].info.op != "Reorder") return;
+    sig_.steps.erase(sig_.steps.begin() + std::ptrdiff_t(r));
+    ++erased_steps_;
+    auto& cache = sig_.slots[size_t(xq)].reorders;
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+      if (it->second == in) { cache.erase(it); break; }
+    return;
+  }
+}
+
+/// y = n(DequantizeLinear(x_q), W) as one int8 step reading x_q (onednn/onednn_int8.h); the
+/// DequantizeLinear's step, scheduled just before and read by n alone, is removed.
+Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
+  if (!is_int8_candidate(n.op()) || ins.size() < 2 || ins[0] < 0 || outs.empty() || outs[0].dtype != DType::f32)
+    return false;
+  const Value* dqv = n.input(0);
+  const Node* dq = dqv->producer();
+  if (!dq || dqv->uses().size() != 1 || g_.is_graph_output(dqv)) return false;
+  const std::optional<onednn::Int8Input> x = per_tensor_u8(*dq);
+  if (!x) return false;
+  auto xq = slot_of_.find(dq->input(0));
+  if (xq == slot_of_.end()) return false;
+  size_t k = sig_.steps.size();
+  while (k > 0 && std::find(sig_.steps[k - 1].outs.begin(), sig_.steps[k - 1].outs.end(), ins[0]) ==
+                      sig_.steps[k - 1].outs.end())
+    --k;
+  if (k == 0) return false;  // folded, or not a step of its own
+  std::vector<Operand> ops;
+  for (int s : ins) ops.push_back(operand_of(s));
+  ops[0] = operand_of(xq->second);
+  const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
+  Result<Made> made = make_int8_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, *x);
+  if (!made.ok()) {
+    if (made.status().code() == StatusCode::kUnsupported) return false;  // fp32 on the dequantized input
+    return std::move(made).status().with_context("node " + n.describe());
+  }
+  erase_dead_dequantize(k - 1, xq->second);
+  std::vector<int> step_ins = ins;
+  step_ins[0] = xq->second;
+  FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs, false));
   return true;
 }
 
@@ -436,9 +515,9 @@ void mark_serial(CpuSession::Signature& sig, size_t first, const Node& n, const 
 }
 
 Result<bool> Scheduler::schedule(const Node& n) {
-  const size_t first_step = sig_.steps.size();
+  const size_t first_step = sig_.steps.size(), erased = erased_steps_;
   FERRY_ASSIGN_OR_RETURN(bool scheduled, schedule_steps(n));
-  if (scheduled && fast_) mark_serial(sig_, first_step, n, node_slots_, node_outs_);
+  if (scheduled && fast_) mark_serial(sig_, first_step - (erased_steps_ - erased), n, node_slots_, node_outs_);
   return scheduled;
 }
 
@@ -458,6 +537,8 @@ Result<bool> Scheduler::schedule_steps(const Node& n) {
   const bool overridden =
       fast_ && !ins.empty() && ins[0] >= 0 && kernel_override(n.op(), sig_.slots[size_t(ins[0])].dtype);
   if (fast_ && !overridden) {
+    FERRY_ASSIGN_OR_RETURN(bool int8, try_int8(n, ins, outs));
+    if (int8) return true;
     FERRY_ASSIGN_OR_RETURN(bool done, try_step_table(n, ins, outs));
     if (done || try_view(n, ins, outs)) return true;
   }

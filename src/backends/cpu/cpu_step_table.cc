@@ -1,8 +1,10 @@
 #include "backends/cpu/cpu_step_table.h"
 
 #include "backends/cpu/cpu_epilogue.h"
+#include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/native/activation.h"
 #include "backends/cpu/native/strided_copy.h"
+#include "backends/cpu/onednn/onednn_int8.h"
 #include "ir/op_attrs.h"
 
 namespace ferry {
@@ -191,7 +193,44 @@ Result<Made> slice_step(const StepRequest& r) {
   return made;
 }
 
+/// QuantizeLinear(x, scale, zero_point) f32 -> u8 per tensor, over x's dense layout (plain or
+/// channels-last: the int8 convolutions read the u8 result in that layout without a reorder).
+Result<Made> quantize_step(const StepRequest& r) {
+  const Operand& x = r.ops[0];
+  if (r.ops.size() < 3 || x.dtype != DType::f32 || x.constant) return unsupported("quantize: computed f32 input");
+  const Tensor *s = r.ops[1].constant, *z = r.ops[2].present() ? r.ops[2].constant : nullptr;
+  if (!s || s->dtype() != DType::f32 || s->numel() != 1 || !z || z->dtype() != DType::u8 || z->numel() != 1)
+    return unsupported("quantize: per-tensor u8 with constant scale and zero point");
+  auto strides = onednn::dense_strides(x.layout);
+  if (!strides) return unsupported("quantize: not a dense layout");
+  Made made;
+  const int64_t count = int64_t(x.layout.get_size() / sizeof(float));
+  made.step = make_quantize_u8_step(s->data<float>()[0], z->data<uint8_t>()[0], count, onednn::layout_name(x.layout),
+                                    r.isa);
+  made.want.assign(r.ops.size(), std::nullopt);
+  made.want[0] = x.layout;
+  made.out = dnnl::memory::desc(dnnl::memory::dims(x.dims.begin(), x.dims.end()), dnnl::memory::data_type::u8,
+                                dnnl::memory::dims(strides->begin(), strides->end()));
+  return made;
+}
+
 }  // namespace
+
+Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x) {
+  const Node& n = r.node;
+  if (n.op() == Op::Conv) return onednn::make_conv_int8(n, r.ops, x, {}, r.out_dims);
+  if (n.op() == Op::MatMul) return onednn::make_matmul_int8(r.ops, x, {}, r.out_dims);
+  if (n.op() != Op::FusedConv && n.op() != Op::FusedMatMul) return unsupported("int8: Conv and MatMul only");
+  FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(n));
+  std::vector<PostOp> post;
+  const bool conv = n.op() == Op::FusedConv;
+  if (!conv && r.ops.size() > 2 && r.ops[2].present())
+    post.push_back({PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, 2});  // bias [N]
+  if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
+  return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
+    return conv ? onednn::make_conv_int8(n, r.ops, x, p, r.out_dims) : onednn::make_matmul_int8(r.ops, x, p, r.out_dims);
+  });
+}
 
 const std::vector<StepRow>& step_table() {
   static const std::vector<StepRow> table = {
@@ -208,6 +247,7 @@ const std::vector<StepRow>& step_table() {
       {Op::GlobalMaxPool, pool, -1, "oneDNN pooling"},
       {Op::Concat, concat, -1, "oneDNN concat (any axis; blocked when every operand's block is whole)"},
       {Op::Slice, slice_step, 1, "own strided copy (constant starts/ends/axes/steps; plain or channels-last data)"},
+      {Op::QuantizeLinear, quantize_step, 1, "own kernel: per-tensor f32 -> u8 over any dense layout (plain, channels-last)", false, true},
       {Op::Softmax, softmax, 1, "oneDNN softmax (last axis)"},
       {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias)"},
       {Op::Add, binary, -1, "oneDNN binary on blocked operands"},

@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "backends/cpu/onednn/onednn_int8.h"
 #include "backends/cpu/onednn/onednn_steps.h"
 #include "ops/registry.h"
 
@@ -33,7 +34,13 @@ struct StepRow {
   int step_inputs;  ///< node inputs the step reads through StepIO (-1: all; others are baked in)
   const char* what; ///< for docs/backend.md and reports
   bool all_outputs = false;  ///< the step writes every output of the node (plain); else output 0 only
+  bool any_out_dtype = false;  ///< output 0 need not be f32 (QuantizeLinear's u8)
 };
+
+/// The int8 step of a Conv / FusedConv / MatMul / FusedMatMul whose input 0 is
+/// DequantizeLinear(x_q) (onednn/onednn_int8.h): operand 0 is x_q (u8), `x` its
+/// quantization; declines (unsupported) what oneDNN cannot run in int8.
+Result<onednn::Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x);
 
 /// The row of `op`, or null.
 const StepRow* step_row(Op op);

@@ -5,11 +5,17 @@
 // (ops/quantize_linear.cc): x / scale rounded to f32, then to the nearest integer (ties to
 // even), plus the zero point, saturated; (x - zp) * scale rounded once to f32. Per-axis
 // and blocked scales stay on the reference kernel (`accepts` declines them).
+#include <immintrin.h>
+
 #include <cmath>
+#include <memory>
+#include <string>
 
 #include "backends/cpu/cpu_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/registry.h"
+#include "runtime/step.h"
+#include "backends/cpu/native/simd_math.h"
 
 namespace ferry {
 namespace {
@@ -37,7 +43,78 @@ void dequantize(const T* x, float scale, float zp, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = (float(x[i]) - zp) * scale;
 }
 
+/// x -> u8 over `count` elements of any dense layout: round(x / scale) + zp, ties to even,
+/// saturated, NaN -> 0 (the reference kernel's arithmetic, in float: x / scale is an f32
+/// division there too, and every integer of [-2^24, 2^24] is exact in float).
+inline void quantize_u8_chunk(const float* x, float scale, float zp, uint8_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = std::nearbyint(x[i] / scale) + zp;
+    y[i] = uint8_t(v > 0.f ? (v < 255.f ? v : 255.f) : 0.f);  // NaN -> 0
+  }
+}
+
+void quantize_u8_generic(const float* x, float scale, float zp, uint8_t* y, int64_t n) {
+  quantize_u8_chunk(x, scale, zp, y, n);
+}
+
+// Eight at a time: the same division and round-to-nearest-even, so the same bytes.
+// max(v, 0) returns 0 for a NaN v (the second operand), as the scalar loop does.
+FERRY_TARGET_AVX2 void quantize_u8_avx2(const float* x, float scale, float zp, uint8_t* y, int64_t n) {
+  const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zp), lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(255.f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, z), lo), hi);
+    const __m256i q = _mm256_cvtps_epi32(v);
+    const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), _mm_packus_epi16(w, w));
+  }
+  quantize_u8_chunk(x + i, scale, zp, y + i, n - i);
+}
+
+class QuantizeU8Step : public Step {
+ public:
+  QuantizeU8Step(float scale, float zp, int64_t count, bool avx2, std::string name)
+      : scale_(scale), zp_(zp), count_(count), avx2_(avx2), name_(std::move(name)) {}
+  std::string kernel_name() const override { return name_; }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
+  }
+
+ private:
+  class Bound : public BoundStep {
+   public:
+    Bound(const QuantizeU8Step& s, StepIO* io) : s_(s), io_(io) {}
+    Status run() override {
+      const float* x = reinterpret_cast<const float*>(io_->inputs[0]->raw());
+      uint8_t* y = reinterpret_cast<uint8_t*>(io_->outputs[0]->raw());
+      const int64_t n = s_.count_, chunks = (n + kChunk - 1) / kChunk;
+      auto* f = s_.avx2_ ? quantize_u8_avx2 : quantize_u8_generic;
+#pragma omp parallel for schedule(static) if (n >= kQuantizeParallelMin)
+      for (int64_t c = 0; c < chunks; ++c)
+        f(x + c * kChunk, s_.scale_, s_.zp_, y + c * kChunk, std::min(kChunk, n - c * kChunk));
+      return Status::Ok();
+    }
+
+   private:
+    const QuantizeU8Step& s_;
+    StepIO* io_;
+  };
+  static constexpr int64_t kChunk = 4096;
+  float scale_, zp_;
+  int64_t count_;
+  bool avx2_;
+  std::string name_;
+};
+
 }  // namespace
+
+std::unique_ptr<Step> make_quantize_u8_step(float scale, uint8_t zero_point, int64_t count, const std::string& layout,
+                                            Isa isa) {
+  const bool avx2 = isa >= Isa::avx2;
+  return std::make_unique<QuantizeU8Step>(scale, float(zero_point), count, avx2,
+                                          "quantize_linear_f32_u8_" + layout + (avx2 ? "__avx2" : "__generic"));
+}
 
 bool cpu_kernel_accepts_quantize(const Node& n, const std::vector<const Tensor*>&,
                                  const std::vector<std::vector<int64_t>>& dims) {

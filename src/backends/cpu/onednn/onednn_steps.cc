@@ -47,6 +47,8 @@ std::optional<memory::desc> binary_operand_md(const Operand& o, const std::vecto
   return std::nullopt;
 }
 
+}  // namespace
+
 Status fill_post_ops(const std::vector<PostOp>& post, const std::vector<Operand>& ops,
                      const std::vector<int64_t>& dst_dims, const std::vector<int64_t>& out_dims, dnnl::post_ops* po,
                      std::vector<ArgSource>* args, std::vector<std::optional<memory::desc>>* want) {
@@ -73,17 +75,14 @@ Status fill_post_ops(const std::vector<PostOp>& post, const std::vector<Operand>
   return Status::Ok();
 }
 
-const char* alg_tag(PostOp::Kind k) { return k == PostOp::kEltwise ? "" : "+"; }
-
 std::string post_suffix(const std::vector<PostOp>& post) {
   std::string s;
   for (const PostOp& p : post) s += p.kind == PostOp::kEltwise ? "+eltwise" : p.kind == PostOp::kSum ? "+sum" : "+binary";
-  (void)alg_tag;
   return s;
 }
 
 /// True when `t` is a 1-element f32 constant; stores its value.
-bool scalar_f32(const Tensor* t, float* v) {
+static bool scalar_f32(const Tensor* t, float* v) {
   if (!t || t->dtype() != DType::f32 || t->numel() != 1) return false;
   *v = t->data<float>()[0];
   return true;
@@ -99,8 +98,6 @@ Result<int> sum_operand(const std::vector<PostOp>& post) {
     }
   return k;
 }
-
-}  // namespace
 
 std::optional<std::vector<PostOp>> eltwise_post_ops(const Node& n, const std::vector<const Tensor*>& inputs) {
   auto one = [](algorithm a, float alpha = 0.f, float beta = 0.f) {

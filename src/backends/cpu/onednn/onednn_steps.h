@@ -50,6 +50,17 @@ struct Made {
 /// constant scalar), or nullopt. `constant(i)` gives input i's known data.
 std::optional<std::vector<PostOp>> eltwise_post_ops(const Node& n, const std::vector<const Tensor*>& inputs);
 
+/// Appends `post` to `po` for a primitive whose destination has `dst_dims` (the view of the
+/// node's `out_dims`): binary operands become `args` (computed ones read through StepIO,
+/// their layout in `want`). Shared by the makers (onednn_steps.cc, onednn_int8.cc).
+Status fill_post_ops(const std::vector<PostOp>& post, const std::vector<Operand>& ops,
+                     const std::vector<int64_t>& dst_dims, const std::vector<int64_t>& out_dims, dnnl::post_ops* po,
+                     std::vector<ArgSource>* args, std::vector<std::optional<memory::desc>>* want);
+/// "+eltwise+sum..." for a step name.
+std::string post_suffix(const std::vector<PostOp>& post);
+/// The sum post-op's operand index, or -1; unsupported when there are several.
+Result<int> sum_operand(const std::vector<PostOp>& post);
+
 /// A Conv's window for oneDNN: per spatial axis stride, dilation (gaps: ONNX's - 1) and pads.
 struct ConvGeometry {
   std::vector<int64_t> strides, dilations, pad_l, pad_r;

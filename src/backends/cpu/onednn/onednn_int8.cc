@@ -1,0 +1,214 @@
+#include "backends/cpu/onednn/onednn_int8.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "ops/conv_util.h"
+#include "precision/int8_weight_grid.h"
+
+namespace ferry::onednn {
+namespace {
+
+using dnnl::algorithm;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+memory::dims int8_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+int64_t int8_numel(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+/// W's s8 values and per-channel scales; channel of element i = (i / inner) % channels.
+struct GridWeights {
+  std::shared_ptr<AlignedBlock> q;
+  std::vector<float> scale;
+};
+
+/// W on the host's s8 grid (see the header), or unsupported naming why not.
+Result<GridWeights> weights_on_grid(const Tensor& w, int64_t channels, int64_t inner) {
+  if (w.dtype() != DType::f32) return unsupported("int8: f32 weights only");
+  const int qmax = int8_weight_qmax();
+  const float* pw = w.data<float>();
+  const int64_t n = w.numel();
+  GridWeights g;
+  std::vector<float> amax(size_t(channels), 0.f);
+  for (int64_t i = 0; i < n; ++i) {
+    float& a = amax[size_t((i / inner) % channels)];
+    a = std::max(a, std::fabs(pw[i]));
+  }
+  for (float a : amax) g.scale.push_back(a > 0 ? a / float(qmax) : 1.f);
+  g.q = std::make_shared<AlignedBlock>(size_t(std::max<int64_t>(n, 1)));
+  auto* q = static_cast<int8_t*>(g.q->data);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = pw[i] / g.scale[size_t((i / inner) % channels)];
+    const float r = std::nearbyint(v);
+    if (!std::isfinite(v) || std::fabs(v - r) > 1e-3f || std::fabs(r) > float(qmax))
+      return unsupported("int8: weights are not on the s8 grid (|q| <= " + std::to_string(qmax) + " per channel)");
+    q[i] = int8_t(r);
+  }
+  return g;
+}
+
+/// The runtime source zero point (oneDNN 2.6 takes conv's and matmul's at execution).
+std::shared_ptr<AlignedBlock> zero_point_block(int32_t zp) {
+  auto b = std::make_shared<AlignedBlock>(sizeof(int32_t));
+  std::memcpy(b->data, &zp, sizeof zp);
+  return b;
+}
+
+void set_int8_attr(dnnl::primitive_attr& attr, int scale_mask, const std::vector<float>& scales) {
+  attr.set_output_scales(scale_mask, scales);
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+}
+
+ArgSource zero_point_arg(const AlignedBlock& zp) {
+  return {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory::desc({1}, dt::s32, tag::x), -1, -1, false, zp.data};
+}
+
+const char* conv_int8_name(size_t rank, int64_t group, int64_t channels) {
+  static const char* const names[3][3] = {
+      {"onednn_conv1d_u8s8", "onednn_conv1d_grouped_u8s8", "onednn_conv1d_dw_u8s8"},
+      {"onednn_conv2d_u8s8", "onednn_conv2d_grouped_u8s8", "onednn_conv2d_dw_u8s8"},
+      {"onednn_conv3d_u8s8", "onednn_conv3d_grouped_u8s8", "onednn_conv3d_dw_u8s8"}};
+  return names[rank - 3][group <= 1 ? 0 : group == channels ? 2 : 1];
+}
+
+}  // namespace
+
+Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, const Int8Input& x,
+                            const std::vector<PostOp>& post_in, const std::vector<int64_t>& out_dims) {
+  const Operand& X = ops_in[0];
+  const Operand& W = ops_in[1];
+  const Operand* B = ops_in.size() > 2 && ops_in[2].present() ? &ops_in[2] : nullptr;
+  const size_t rank = X.dims.size();
+  if (X.dtype != DType::u8 || rank < 3 || rank > 5 || !W.constant || W.dims.size() != rank || out_dims.size() != rank)
+    return unsupported("int8 conv: u8 input, constant weights, 1-D to 3-D");
+  if (B && (!B->constant || B->dtype != DType::f32)) return unsupported("int8 conv: constant f32 bias only");
+  FERRY_ASSIGN_OR_RETURN(ConvGeometry geo, conv_geometry(n, X.dims, W.dims));
+  const int64_t group = window_attr_source(n).group, oc = W.dims[0];
+  FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*W.constant, oc, int8_numel(W.dims) / std::max<int64_t>(oc, 1)));
+  std::vector<int64_t> wdims = W.dims;
+  if (group > 1) {
+    wdims.insert(wdims.begin(), group);
+    wdims[1] = W.dims[0] / group;
+  }
+  // The bias comes after the output scale: a per-channel binary add, the first post-op.
+  std::vector<Operand> ops = ops_in;
+  std::vector<PostOp> post;
+  if (B) {
+    Operand b = *B;
+    b.dims.assign(rank, 1);
+    b.dims[1] = oc;
+    b.layout = plain_desc(DType::f32, b.dims);
+    ops.push_back(b);
+    post.push_back({PostOp::kBinary, algorithm::binary_add, 0.f, 0.f, int(ops.size()) - 1});
+  }
+  post.insert(post.end(), post_in.begin(), post_in.end());
+  FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
+  if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant))
+    return unsupported("sum operand shape");
+  std::vector<float> scales;
+  for (float s : gw.scale) scales.push_back(x.scale * s);
+  return guarded([&]() -> Result<Made> {
+    memory::desc src_md(int8_dims(X.dims), dt::u8, tag::any), w_md(int8_dims(wdims), dt::s8, tag::any);
+    // A plain residual (sum operand) is reordered into the layout oneDNN picks (int8 convs
+    // have no fast plain NCHW form); a blocked one keeps its layout.
+    const bool sum_keeps = sum_k >= 0 && !is_plain(ops[size_t(sum_k)].layout);
+    memory::desc dst_md = sum_keeps ? ops[size_t(sum_k)].layout : memory::desc(int8_dims(out_dims), dt::f32, tag::any);
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    std::vector<ArgSource> args;
+    dnnl::post_ops po;
+    FERRY_TRY(fill_post_ops(post, ops, out_dims, out_dims, &po, &args, &made.want));
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    set_int8_attr(attr, 1 << 1, scales);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_md,
+                                      memory::desc(), dst_md, int8_dims(geo.strides), int8_dims(geo.dilations),
+                                      int8_dims(geo.pad_l), int8_dims(geo.pad_r));
+    dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+    const std::string impl = impl_name(pd);
+    if (is_reference_impl(impl)) return unsupported("int8 conv: oneDNN has only " + impl);
+    auto packed = reorder_to(gw.q->data, plain_desc(DType::i8, wdims), pd.weights_desc());
+    auto zp = zero_point_block(x.zero_point);
+    args.push_back({DNNL_ARG_SRC, pd.src_desc(), 0});
+    args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, packed->data});
+    args.push_back(zero_point_arg(*zp));
+    args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
+    const size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    made.want.resize(ops_in.size());  // the bias operand is baked in
+    made.want[0] = pd.src_desc();
+    if (sum_k >= 0) made.want[size_t(sum_k)] = pd.dst_desc();
+    made.out = pd.dst_desc();
+    const std::string name = std::string(conv_int8_name(rank, group, X.dims[1])) + "_" + layout_name(pd.src_desc()) +
+                             "[" + impl + "]" + post_suffix(post);
+    auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
+                                                std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q}, false);
+    if (sum_k >= 0) step->set_sum_input(sum_k, pd.dst_desc().get_size());
+    made.step = std::move(step);
+    return made;
+  });
+}
+
+Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& x, const std::vector<PostOp>& post,
+                              const std::vector<int64_t>& out_dims) {
+  const Operand& A = ops[0];
+  const Operand& B = ops[1];
+  if (A.dtype != DType::u8 || A.dims.size() < 2 || !B.constant || B.dims.size() < 2 || !is_plain(A.layout))
+    return unsupported("int8 matmul: plain u8 A of rank >= 2 and a constant B");
+  std::vector<int64_t> a_dims, dst_dims;
+  const int64_t K = B.dims[B.dims.size() - 2], N = B.dims.back();
+  if (B.dims.size() == 2) {
+    a_dims = {int8_numel(A.dims) / std::max<int64_t>(K, 1), K};
+    dst_dims = {a_dims[0], N};
+  } else {
+    if (A.dims.size() != B.dims.size() || out_dims.size() != B.dims.size()) return unsupported("int8 matmul: ranks");
+    a_dims = A.dims;
+    dst_dims = out_dims;
+  }
+  FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*B.constant, N, 1));
+  std::vector<float> scales;
+  for (float s : gw.scale) scales.push_back(x.scale * s);
+  FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
+  if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant ||
+                     !is_plain(ops[size_t(sum_k)].layout)))
+    return unsupported("sum operand shape");
+  return guarded([&]() -> Result<Made> {
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    std::vector<ArgSource> args;
+    dnnl::post_ops po;
+    FERRY_TRY(fill_post_ops(post, ops, dst_dims, out_dims, &po, &args, &made.want));
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    set_int8_attr(attr, 1 << (int(dst_dims.size()) - 1), scales);
+    const memory::desc a_md = plain_desc(DType::u8, a_dims), c_md = plain_desc(DType::f32, dst_dims);
+    const memory::desc b_md(int8_dims(B.dims), dt::s8, tag::any);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine());
+    const std::string impl = impl_name(pd);
+    if (is_reference_impl(impl)) return unsupported("int8 matmul: oneDNN has only " + impl);
+    auto packed = reorder_to(gw.q->data, plain_desc(DType::i8, B.dims), pd.weights_desc());
+    auto zp = zero_point_block(x.zero_point);
+    args.push_back({DNNL_ARG_SRC, a_md, 0});
+    args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, packed->data});
+    args.push_back(zero_point_arg(*zp));
+    args.push_back({DNNL_ARG_DST, c_md, -1, 0});
+    const size_t scratch = pd.scratchpad_desc().get_size();
+    if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
+    made.want[0] = A.layout;
+    made.out = plain_desc(DType::f32, out_dims);
+    auto step = std::make_unique<PrimitiveStep>("onednn_matmul_u8s8[" + impl + "]" + post_suffix(post),
+                                                dnnl::matmul(pd), std::move(args), scratch,
+                                                std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q}, false);
+    if (sum_k >= 0) step->set_sum_input(sum_k, c_md.get_size());
+    made.step = std::move(step);
+    return made;
+  });
+}
+
+}  // namespace ferry::onednn
