@@ -135,7 +135,7 @@ def test_auto_does_not_pick_emulated_int8(ferry_api, converted):
     session = ferry_api.load(str(converted[0])).compile(precision="auto")
     for n in session.precision["nodes"]:
         assert n["precision"] == "fp32", n
-        assert "int8: fake quantization" in n["reason"] and "(only emulated, no faster than fp32)" in n["reason"]
+        assert "int8: per-channel s8 weights" in n["reason"] and "(only emulated, no faster than fp32)" in n["reason"]
     flags = set()
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("flags"):
