@@ -23,6 +23,14 @@ std::optional<memory::data_type> dnnl_type(DType t) {
   }
 }
 
+memory::dims to_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+int64_t numel(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t x : dims) n *= x;
+  return n;
+}
+
 memory::desc plain_desc(DType t, const std::vector<int64_t>& dims) {
   memory::dims d(dims.begin(), dims.end()), strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);

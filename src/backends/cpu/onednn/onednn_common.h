@@ -24,6 +24,10 @@ using dnnl::memory;
 const dnnl::engine& engine();
 
 std::optional<memory::data_type> dnnl_type(DType t);
+/// `v` as oneDNN dims.
+memory::dims to_dims(const std::vector<int64_t>& v);
+/// The element count of a tensor of `dims`.
+int64_t numel(const std::vector<int64_t>& dims);
 /// Row-major ("abcd...") desc of `dims`.
 memory::desc plain_desc(DType t, const std::vector<int64_t>& dims);
 /// True when `md` is the row-major layout of its dims.

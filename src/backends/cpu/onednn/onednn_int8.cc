@@ -13,13 +13,6 @@ using dnnl::algorithm;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-memory::dims int8_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
-
-int64_t int8_numel(const std::vector<int64_t>& d) {
-  int64_t n = 1;
-  for (int64_t x : d) n *= x;
-  return n;
-}
 
 /// W's s8 values and per-channel scales; channel of element i = (i / inner) % channels.
 struct GridWeights {
@@ -90,7 +83,7 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   if (B && (!B->constant || B->dtype != DType::f32)) return unsupported("int8 conv: constant f32 bias only");
   FERRY_ASSIGN_OR_RETURN(ConvGeometry geo, conv_geometry(n, X.dims, W.dims));
   const int64_t group = window_attr_source(n).group, oc = W.dims[0];
-  FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*W.constant, oc, int8_numel(W.dims) / std::max<int64_t>(oc, 1)));
+  FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*W.constant, oc, numel(W.dims) / std::max<int64_t>(oc, 1)));
   std::vector<int64_t> wdims = W.dims;
   if (group > 1) {
     wdims.insert(wdims.begin(), group);
@@ -114,11 +107,11 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   std::vector<float> scales;
   for (float s : gw.scale) scales.push_back(x.scale * s);
   return guarded([&]() -> Result<Made> {
-    memory::desc src_md(int8_dims(X.dims), dt::u8, tag::any), w_md(int8_dims(wdims), dt::s8, tag::any);
+    memory::desc src_md(to_dims(X.dims), dt::u8, tag::any), w_md(to_dims(wdims), dt::s8, tag::any);
     // A plain residual (sum operand) is reordered into the layout oneDNN picks (int8 convs
     // have no fast plain NCHW form); a blocked one keeps its layout.
     const bool sum_keeps = sum_k >= 0 && !is_plain(ops[size_t(sum_k)].layout);
-    memory::desc dst_md = sum_keeps ? ops[size_t(sum_k)].layout : memory::desc(int8_dims(out_dims), dt::f32, tag::any);
+    memory::desc dst_md = sum_keeps ? ops[size_t(sum_k)].layout : memory::desc(to_dims(out_dims), dt::f32, tag::any);
     Made made;
     made.want.assign(ops.size(), std::nullopt);
     std::vector<ArgSource> args;
@@ -128,8 +121,8 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     attr.set_post_ops(po);
     set_int8_attr(attr, 1 << 1, scales);
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_md,
-                                      memory::desc(), dst_md, int8_dims(geo.strides), int8_dims(geo.dilations),
-                                      int8_dims(geo.pad_l), int8_dims(geo.pad_r));
+                                      memory::desc(), dst_md, to_dims(geo.strides), to_dims(geo.dilations),
+                                      to_dims(geo.pad_l), to_dims(geo.pad_r));
     dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
     const std::string impl = impl_name(pd);
     if (is_reference_impl(impl)) return unsupported("int8 conv: oneDNN has only " + impl);
@@ -164,7 +157,7 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
   std::vector<int64_t> a_dims, dst_dims;
   const int64_t K = B.dims[B.dims.size() - 2], N = B.dims.back();
   if (B.dims.size() == 2) {
-    a_dims = {int8_numel(A.dims) / std::max<int64_t>(K, 1), K};
+    a_dims = {numel(A.dims) / std::max<int64_t>(K, 1), K};
     dst_dims = {a_dims[0], N};
   } else {
     if (A.dims.size() != B.dims.size() || out_dims.size() != B.dims.size()) return unsupported("int8 matmul: ranks");
@@ -188,7 +181,7 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     attr.set_post_ops(po);
     set_int8_attr(attr, 1 << (int(dst_dims.size()) - 1), scales);
     const memory::desc a_md = plain_desc(DType::u8, a_dims), c_md = plain_desc(DType::f32, dst_dims);
-    const memory::desc b_md(int8_dims(B.dims), dt::s8, tag::any);
+    const memory::desc b_md(to_dims(B.dims), dt::s8, tag::any);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine());
     const std::string impl = impl_name(pd);
     if (is_reference_impl(impl)) return unsupported("int8 matmul: oneDNN has only " + impl);

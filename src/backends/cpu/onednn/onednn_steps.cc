@@ -13,14 +13,6 @@ using dnnl::algorithm;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-memory::dims to_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
-
-int64_t numel(const std::vector<int64_t>& d) {
-  int64_t n = 1;
-  for (int64_t x : d) n *= x;
-  return n;
-}
-
 /// dims right-aligned to `rank` with leading 1s (numpy broadcasting).
 std::vector<int64_t> expand_rank(const std::vector<int64_t>& d, size_t rank) {
   std::vector<int64_t> out(rank - std::min(rank, d.size()), 1);
