@@ -61,7 +61,8 @@ bool is_dtype_attr(const Node& n, const std::string& name) {
   switch (n.op()) {
     case Op::Cast: return name == "to";
     case Op::EyeLike: return name == "dtype";
-    case Op::HannWindow: case Op::HammingWindow: case Op::BlackmanWindow: return name == "output_datatype";
+    case Op::HannWindow: case Op::HammingWindow: case Op::BlackmanWindow: case Op::MelWeightMatrix:
+      return name == "output_datatype";
     default: return false;
   }
 }

@@ -1,4 +1,4 @@
-// Signal processing: DFT and the window generators.
+// Signal processing: DFT, the window generators and MelWeightMatrix (STFT is a DIRECT row).
 //
 // DFT-17 (opsets 17-19) takes the axis as an attribute (default 1); DFT-20
 // made it an optional input (default -2), the IR's form. Both count a negative
@@ -38,5 +38,15 @@ Status import_window(OnnxNode& n, Op op) {
 Status import_HannWindow(OnnxNode& n) { return import_window(n, Op::HannWindow); }
 Status import_HammingWindow(OnnxNode& n) { return import_window(n, Op::HammingWindow); }
 Status import_BlackmanWindow(OnnxNode& n) { return import_window(n, Op::BlackmanWindow); }
+
+/// MelWeightMatrix-17: output_datatype is an ONNX type code, as for the windows.
+Status import_MelWeightMatrix(OnnxNode& n) {
+  FERRY_TRY(n.expect_inputs(5, 5));
+  AttrMap a;
+  FERRY_ASSIGN_OR_RETURN(auto dt, dtype_attr(n, "output_datatype"));
+  if (dt) a.set("output_datatype", *dt);
+  n.set_outputs(n.emit(Op::MelWeightMatrix, n.inputs(), a));
+  return Status::Ok();
+}
 
 }  // namespace ferry::onnx_import
