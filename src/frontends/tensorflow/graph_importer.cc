@@ -112,7 +112,8 @@ Result<Ref> parse_ref(const Scope& scope, const std::string& s) {
 
 /// Ops that read their `T` attribute as the type of input 0.
 bool t_is_input0_type(const std::string& op) {
-  static const std::set<std::string> kOther = {"Fill", "Range", "Cast", "Bitcast", "Shape", "Split", "SelectV2", "Select"};
+  static const std::set<std::string> kOther = {"Fill", "Range", "Cast", "Bitcast", "Shape", "Split", "SelectV2", "Select",
+                                                    "OneHot", "ScatterNd", "Conv2DBackpropInput"};
   return !kOther.count(op);
 }
 

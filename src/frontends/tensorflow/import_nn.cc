@@ -4,6 +4,8 @@
 // NCHW, the ferry op runs, and the result is transposed back. Filters are
 // HWIO in TensorFlow and OIHW in ferry: a Transpose on the filter (constant
 // folding turns it into the permuted weights).
+#include <algorithm>
+
 #include "frontends/tensorflow/import_table.h"
 
 namespace ferry::tf_import {
@@ -217,6 +219,95 @@ Status import_BatchMatMulV2(TfNode& n) {
   }
   n.set_output(0, n.emit1(Op::MatMul, {xs[0], xs[1]}));
   return Status::Ok();
+}
+
+namespace {
+
+Status depth_space(TfNode& n, Op op) {
+  FERRY_TRY(n.expect_inputs(1, 1));
+  FERRY_TRY(expect_rank(n, 0, 4, "input"));
+  FERRY_ASSIGN_OR_RETURN(bool nhwc, is_nhwc(n));
+  AttrMap a;
+  a.set("blocksize", n.int_or("block_size", 0));
+  a.set("mode", std::string("DCR"));  // TensorFlow's channel order: (block row, block column, channel)
+  n.set_output(0, out_layout(n, nhwc, n.emit1(op, {in_nchw(n, nhwc, n.input(0))}, a)));
+  return Status::Ok();
+}
+
+/// Conv2DBackpropInput's explicit pads and output_padding for one spatial axis (static sizes).
+Status transpose_pads(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, bool same,
+                      int64_t& begin, int64_t& end, int64_t& extra) {
+  const int64_t k_eff = (k - 1) * dilation + 1;
+  int64_t total = 0;
+  if (same) total = std::max<int64_t>((((out + stride - 1) / stride) - 1) * stride + k_eff - out, 0);
+  begin = total / 2, end = total - begin;  // TensorFlow puts the odd pixel at the end
+  extra = out - ((in - 1) * stride + k_eff - total);
+  if (extra < 0 || extra >= stride)
+    return invalid_model("input_sizes " + std::to_string(out) + " does not fit out_backprop " + std::to_string(in) +
+                         " with stride " + std::to_string(stride));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status import_DepthToSpace(TfNode& n) { return depth_space(n, Op::DepthToSpace); }
+Status import_SpaceToDepth(TfNode& n) { return depth_space(n, Op::SpaceToDepth); }
+
+Status import_LRN(TfNode& n) {
+  // TensorFlow: x / (bias + alpha * sum over d-r..d+r of x^2)^beta along the last (channel) axis;
+  // the IR's LRN divides alpha by the window size 2r + 1.
+  FERRY_TRY(n.expect_inputs(1, 1));
+  FERRY_TRY(expect_rank(n, 0, 4, "input"));
+  const int64_t r = n.int_or("depth_radius", 5), size = 2 * r + 1;
+  AttrMap a;
+  a.set("size", size);
+  a.set("bias", n.float_or("bias", 1.0));
+  a.set("alpha", n.float_or("alpha", 1.0) * double(size));
+  a.set("beta", n.float_or("beta", 0.5));
+  n.set_output(0, out_layout(n, true, n.emit1(Op::LRN, {in_nchw(n, true, n.input(0))}, a)));
+  return Status::Ok();
+}
+
+Status import_Conv2DBackpropInput(TfNode& n) {
+  // conv2d_transpose: (input_sizes, filter [H, W, out_channels, in_channels], out_backprop).
+  FERRY_TRY(n.expect_inputs(3, 3));
+  FERRY_TRY(expect_rank(n, 1, 4, "filter"));
+  FERRY_TRY(expect_rank(n, 2, 4, "out_backprop"));
+  FERRY_ASSIGN_OR_RETURN(bool nhwc, is_nhwc(n));
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, n.const_ints(0, "input_sizes"));
+  if (sizes.size() != 4) return invalid_model("input_sizes must have 4 values");
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides", nhwc, true));
+  FERRY_ASSIGN_OR_RETURN(std::vector<int64_t> dil, spatial(n, "dilations", nhwc, false));
+  const std::string padding = n.string_or("padding", "");
+  if (padding != "SAME" && padding != "VALID")
+    return n.unsupported("Conv2DBackpropInput with padding '" + padding + "' (SAME and VALID are supported)");
+  Value* x = in_nchw(n, nhwc, n.input(2));
+  const int64_t h_axis = nhwc ? 1 : 2;
+  std::vector<int64_t> pads(4), extra(2);
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t in = static_dim(x, int64_t(2 + i)), k = static_dim(n.input(1), int64_t(i));
+    if (in < 0 || k < 0) return n.unsupported("Conv2DBackpropInput needs static spatial sizes at import");
+    FERRY_TRY(transpose_pads(in, sizes[size_t(h_axis) + i], k, strides[i], dil.empty() ? 1 : dil[i], padding == "SAME",
+                             pads[i], pads[i + 2], extra[i]));
+  }
+  AttrMap a;
+  a.set("strides", strides);
+  if (!dil.empty()) a.set("dilations", dil);
+  a.set("pads", pads);
+  a.set("output_padding", extra);
+  Value* w = n.transpose(n.input(1), {3, 2, 0, 1});  // [H, W, out, in] -> [in, out, H, W]
+  n.set_output(0, out_layout(n, nhwc, n.emit1(Op::ConvTranspose, {x, w}, a)));
+  return Status::Ok();
+}
+
+Status import_BatchMatMul(TfNode& n) { return import_BatchMatMulV2(n); }
+Status import_BatchMatMulV3(TfNode& n) {
+  // V3 adds Ta / Tb / Tout for mixed int8 products; float ones are V2's.
+  if (n.attr("Tout")) {
+    FERRY_ASSIGN_OR_RETURN(DType t, n.type_attr("Tout"));
+    if (!is_floating(t)) return n.unsupported(std::string("BatchMatMulV3 with Tout = ") + dtype_name(t));
+  }
+  return import_BatchMatMulV2(n);
 }
 
 Status import_Einsum(TfNode& n) {

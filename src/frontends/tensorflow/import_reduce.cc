@@ -1,4 +1,5 @@
-// Reductions: reduction_indices is input 1; keep_dims an attribute.
+// Reductions: reduction_indices is input 1; keep_dims an attribute. All / Any reduce
+// bools (through int32), EuclideanNorm is ReduceL2.
 // An empty axis list reduces nothing in TensorFlow (noop_with_empty_axes=1).
 // ArgMax / ArgMin: the axis is input 1 (a constant scalar), the axis is dropped,
 // output_type int64 (default) or int32 (a Cast after the i64 indices).
@@ -42,8 +43,27 @@ Status arg_reduce(TfNode& n, Op op) {
   return Status::Ok();
 }
 
+/// All / Any: the IR's reductions take numbers, so bool goes through int32 and back.
+Status bool_reduce(TfNode& n, Op op) {
+  FERRY_TRY(n.expect_inputs(2, 2));
+  AttrMap to_i32, to_bool, a;
+  to_i32.set("to", std::string("i32"));
+  to_bool.set("to", std::string("bool"));
+  a.set("keepdims", int64_t(n.bool_or("keep_dims", false)));
+  a.set("noop_with_empty_axes", int64_t(1));
+  Value* axes = n.to_i64(n.input(1));
+  if (axes->shape().rank_known() && axes->shape().rank() == 0)
+    axes = n.helper1(Op::Reshape, {axes, n.const_i64({1}, "axes_shape")});
+  Value* r = n.helper1(op, {n.helper1(Op::Cast, {n.input(0)}, to_i32), axes}, a);
+  n.set_output(0, n.emit1(Op::Cast, {r}, to_bool));
+  return Status::Ok();
+}
+
 }  // namespace
 
+Status import_All(TfNode& n) { return bool_reduce(n, Op::ReduceMin); }
+Status import_Any(TfNode& n) { return bool_reduce(n, Op::ReduceMax); }
+Status import_EuclideanNorm(TfNode& n) { return reduce(n, Op::ReduceL2); }
 Status import_ArgMax(TfNode& n) { return arg_reduce(n, Op::ArgMax); }
 Status import_ArgMin(TfNode& n) { return arg_reduce(n, Op::ArgMin); }
 Status import_Mean(TfNode& n) { return reduce(n, Op::ReduceMean); }

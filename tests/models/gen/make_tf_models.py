@@ -120,6 +120,71 @@ def _raw_ops():
     return tf.keras.Model(x, RawOps()(x))
 
 
+def _math_ops():
+    """Elementwise math and comparisons with no one-to-one IR op, on floats and int32 (tf.raw_ops where
+    the Python API would rewrite the op)."""
+    import tensorflow as tf
+
+    class MathOps(tf.keras.layers.Layer):
+        def call(self, x):
+            raw = tf.raw_ops
+            t = tf.tanh(x) * 0.9
+            trig = (tf.sin(x) + tf.cos(x) + tf.tan(x * 0.3) + tf.asin(t) + tf.acos(t) + tf.atan(x) + tf.sinh(t)
+                    + tf.cosh(t) + tf.asinh(x) + tf.acosh(1 + x * x) + tf.atanh(t))
+            rounding = (tf.math.ceil(x * 3) + tf.round(x * 2.5) + raw.Rint(x=x * 2.5) + tf.sign(x)
+                        + tf.nn.softsign(x) + raw.Inv(x=x + 4) + tf.math.log1p(tf.abs(x)) + tf.math.expm1(t))
+            y = x * 0.7 - 0.35
+            floats = (tf.math.floordiv(x, y) + tf.math.floormod(x, y) + tf.truncatemod(x, y)
+                      + tf.math.divide_no_nan(x, tf.nn.relu(y)) + tf.clip_by_value(x, -0.5 + y * 0.1, 0.8))
+            i = tf.cast(tf.round(x * 7), tf.int32)
+            j = tf.cast(tf.round(y * 5), tf.int32) + tf.cast(tf.equal(tf.round(y * 5), 0), tf.int32)  # no zeros
+            ints = tf.math.floordiv(i, j) * 100 + tf.math.floormod(i, j) * 10 + tf.truncatemod(i, j)
+            logic = tf.logical_or(tf.logical_and(x >= y, x <= 0.5), tf.logical_not(tf.not_equal(i, j)))
+            special = tf.cast(tf.math.is_nan(x / tf.nn.relu(y)), tf.float32) + tf.cast(tf.math.is_inf(x / tf.nn.relu(y)), tf.float32)
+            cums = (tf.cumsum(x, axis=2, exclusive=True) + tf.cumsum(x, axis=1, reverse=True)
+                    + tf.math.cumprod(t, axis=3, exclusive=True, reverse=True))
+            return [trig + rounding + floats + cums + special, ints, tf.cast(logic, tf.int32),
+                    tf.bitwise.bitwise_and(i, j) + tf.bitwise.bitwise_or(i, 3) + tf.bitwise.bitwise_xor(i, j)
+                    + tf.bitwise.invert(i)]
+
+    x = tf.keras.Input((6, 8, 4), batch_size=1, name="image")
+    return tf.keras.Model(x, MathOps()(x))
+
+
+def _select_ops():
+    """Indexing, selection and layout ops: top_k, one_hot, gather_nd, scatter_nd, where, reverse,
+    broadcast_to, band parts, rank/size, all/any, euclidean_norm, depth/space moves, LRN, and
+    Conv2DTranspose (SAME and VALID, strides 2 and 3)."""
+    import tensorflow as tf
+
+    class SelectOps(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.up_same = tf.keras.layers.Conv2DTranspose(3, 3, strides=2, padding="same")
+            self.up_valid = tf.keras.layers.Conv2DTranspose(2, (2, 3), strides=(3, 2), padding="valid")
+
+        def call(self, x):
+            values, idx = tf.math.top_k(tf.reshape(x, [6, 32]), k=5)
+            hot = tf.one_hot(tf.cast(tf.round(x[0, :, :, 0] * 2), tf.int32), depth=3, on_value=2.0, off_value=-1.0)
+            g = tf.gather_nd(x[0], [[0, 1], [5, 7], [2, 3]]) + tf.gather_nd(x[0], [[1, 2, 3], [4, 4, 0], [0, 0, 1]])[:, None]
+            s = tf.scatter_nd([[1], [3], [1]], tf.reshape(x[0, :3, :2, :], [3, 8]), [5, 8])
+            coords = tf.where(x[0, :, :, 1] > 0.5)
+            rev = tf.reverse(x, axis=[1, 3]) + tf.broadcast_to(x[:, :1, :, :1], [1, 6, 8, 4])
+            sq = tf.reshape(x[0, :, :4, :], [6, 4, 4])
+            band = tf.linalg.band_part(sq, 1, 0) + tf.linalg.band_part(sq, 0, 2) * 2 + tf.linalg.band_part(sq, -1, 1) * 3
+            counts = tf.cast(tf.rank(x) * 10 + tf.size(x), tf.float32)
+            bools = (tf.cast(tf.reduce_all(x > -3, axis=[1, 2]), tf.float32)
+                     + tf.cast(tf.reduce_any(x > 1.5, axis=1), tf.float32)[:, 0, :])
+            norm = tf.math.reduce_euclidean_norm(x, axis=[1, 2])
+            moved = tf.nn.space_to_depth(tf.nn.depth_to_space(x, 2), 2) + tf.nn.local_response_normalization(x, 2, 0.5, 0.3, 0.75)
+            up_same, up_valid = self.up_same(x), self.up_valid(x)
+            mm = tf.linalg.matmul(sq, sq, transpose_b=True)
+            return [values, idx, hot, g, s, coords, rev + moved, band + mm, counts + bools + norm, up_same, up_valid]
+
+    x = tf.keras.Input((6, 8, 4), batch_size=1, name="image")
+    return tf.keras.Model(x, SelectOps()(x))
+
+
 MODELS = {
     "mobilenet_v2": _app("MobileNetV2", 64),
     "resnet50": _app("ResNet50", 64),
@@ -127,6 +192,8 @@ MODELS = {
     "transformer_encoder_dynamic": (lambda: _transformer_encoder(None), [2, 16, 32]),
     "mixed_ops": (_mixed_ops, [1, 12, 12, 4]),
     "raw_ops": (_raw_ops, [1, 6, 8, 4]),
+    "math_ops": (_math_ops, [1, 6, 8, 4]),
+    "select_ops": (_select_ops, [1, 6, 8, 4]),
     "efficientnet_b0": _app("EfficientNetB0", 64),
     "densenet121": _app("DenseNet121", 64),
     "inception_v3": _app("InceptionV3", 75),
