@@ -143,7 +143,12 @@ def _math_ops():
             special = tf.cast(tf.math.is_nan(x / tf.nn.relu(y)), tf.float32) + tf.cast(tf.math.is_inf(x / tf.nn.relu(y)), tf.float32)
             cums = (tf.cumsum(x, axis=2, exclusive=True) + tf.cumsum(x, axis=1, reverse=True)
                     + tf.math.cumprod(t, axis=3, exclusive=True, reverse=True))
-            return [trig + rounding + floats + cums + special, ints, tf.cast(logic, tf.int32),
+            clip = raw.ClipByValue(t=x, clip_value_min=-0.5 + y * 0.1, clip_value_max=tf.constant(0.8))
+            counts = tf.cast(raw.Size(input=x) * 10 + raw.Rank(input=x), tf.float32) + tf.cast(raw.Size(input=x, out_type=tf.int64), tf.float32)
+            u = tf.cast(tf.abs(i), tf.uint8)
+            shifts = tf.cast(tf.bitwise.left_shift(u, tf.constant(2, tf.uint8)) + tf.bitwise.right_shift(u, tf.constant(1, tf.uint8)),
+                             tf.int32)
+            return [trig + rounding + floats + cums + special + clip + counts, ints + shifts, tf.cast(logic, tf.int32),
                     tf.bitwise.bitwise_and(i, j) + tf.bitwise.bitwise_or(i, 3) + tf.bitwise.bitwise_xor(i, j)
                     + tf.bitwise.invert(i)]
 
