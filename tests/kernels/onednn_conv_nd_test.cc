@@ -1,7 +1,6 @@
-// Conv over 1 and 3 spatial dims (with FusedConv's epilogue), ConvTranspose (1-3 dims),
-// pools over 1 and 3 dims and LSTM on oneDNN against the reference interpreter, over attribute sweeps; every
-// step fast. The cases oneDNN cannot take (LSTM clip, activations, short sequence_lens)
-// run on the reference kernel and are reported as such.
+// Conv over 1 and 3 spatial dims (with FusedConv's epilogue), ConvTranspose (1-3 dims) and
+// pools over 1 and 3 dims on oneDNN against the reference interpreter, over attribute sweeps;
+// every step fast. (LSTM: lstm_steps_test.cc.)
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.h"
@@ -150,87 +149,6 @@ TEST(OnednnConvNd, Pools1d3d) {
       EXPECT_EQ(steps[0]->kernel.rfind("onednn_pool_f32_", 0), 0u) << label << r.plan_text;
       EXPECT_TRUE(outputs_close(r, 1e-5)) << label << (blocked ? " blocked" : " plain");
     }
-  }
-}
-
-struct LstmCase {
-  int64_t T, N, I, H;
-  std::string direction;
-  int64_t layout;
-  bool bias, initial_h, initial_c, peepholes;
-  size_t outputs;  // 1 or 3
-  std::string decline;  // set: a reference step (the attribute or input that oneDNN cannot take)
-};
-
-void check_lstm(const LstmCase& c, uint32_t seed) {
-  const int64_t D = c.direction == "bidirectional" ? 2 : 1;
-  Tensor x = randn(c.layout ? std::vector<int64_t>{c.N, c.T, c.I} : std::vector<int64_t>{c.T, c.N, c.I}, seed);
-  const std::vector<int64_t> sd = c.layout ? std::vector<int64_t>{c.N, D, c.H} : std::vector<int64_t>{D, c.N, c.H};
-  Tensor w = randn({D, 4 * c.H, c.I}, seed + 1), r = randn({D, 4 * c.H, c.H}, seed + 2), b = randn({D, 8 * c.H}, seed + 3);
-  Tensor p = randn({D, 3 * c.H}, seed + 4), h0 = randn(sd, seed + 5), c0 = randn(sd, seed + 6);
-  for (Tensor* t : {&w, &r, &b, &p})
-    for (int64_t i = 0; i < t->numel(); ++i) t->data<float>()[i] *= 0.3f;
-  std::map<std::string, Tensor> feeds{{"x", x}};
-  if (c.initial_h) feeds["h0"] = h0;
-  if (c.initial_c) feeds["c0"] = c0;
-  auto build = [&](Graph& g) {
-    std::vector<Value*> in{g.add_input("x", DType::f32, x.shape()), g.add_constant("w", w), g.add_constant("r", r),
-                           c.bias ? g.add_constant("b", b) : nullptr, nullptr, nullptr, nullptr, nullptr};
-    if (c.initial_h) in[5] = g.add_input("h0", DType::f32, h0.shape());
-    if (c.initial_c) in[6] = g.add_input("c0", DType::f32, c0.shape());
-    if (c.peepholes) in[7] = g.add_constant("p", p);
-    AttrMap a = attrs({{"hidden_size", c.H}, {"direction", c.direction}, {"layout", c.layout}});
-    if (c.decline == "clip") a.set("clip", 0.5);
-    if (c.decline == "activations") a.set("activations", std::vector<std::string>(size_t(3 * D), "Tanh"));
-    if (c.decline == "sequence_lens") {
-      std::vector<int64_t> lens(size_t(c.N), c.T);
-      lens[0] = c.T - 1;
-      in[4] = g.add_constant("lens", Tensor::from_vector<int64_t>(lens, {c.N}));
-    }
-    while (!in.empty() && !in.back()) in.pop_back();
-    Node* n = g.add_node(Op::LSTM, in, c.outputs, a, "lstm");
-    std::vector<Value*> outs;
-    for (size_t i = 0; i < c.outputs; ++i) outs.push_back(n->output(i));
-    g.set_outputs(outs);
-  };
-  const std::string label = "LSTM " + c.direction + " T" + std::to_string(c.T) + " N" + std::to_string(c.N) + " I" +
-                            std::to_string(c.I) + " H" + std::to_string(c.H) + " layout " + std::to_string(c.layout) +
-                            (c.bias ? " B" : "") + (c.initial_h ? " h0" : "") + (c.initial_c ? " c0" : "") +
-                            (c.peepholes ? " P" : "") + " outputs " + std::to_string(c.outputs) +
-                            (c.decline.empty() ? "" : " with " + c.decline);
-  SessionRun run;
-  ASSERT_TRUE(run_session(build, feeds, true, &run)) << label;
-  auto steps = run.steps_of("LSTM");
-  ASSERT_EQ(steps.size(), 1u) << label << run.plan_text;
-  if (c.decline.empty()) {
-    EXPECT_EQ(steps[0]->kernel.rfind("onednn_lstm_f32_", 0), 0u) << label << run.plan_text;
-    EXPECT_TRUE(run.reference_steps().empty()) << label << run.plan_text;
-  } else {
-    EXPECT_TRUE(steps[0]->reference) << label << run.plan_text;
-  }
-  EXPECT_TRUE(outputs_close(run, 1e-4)) << label;
-}
-
-TEST(OnednnLstm, DirectionsStatesLayoutsAndDeclines) {
-  const std::vector<LstmCase> cases = {
-      {24, 1, 28, 32, "forward", 0, true, false, false, false, 3, ""},  // g2p encoder (no state)
-      {9, 1, 16, 12, "forward", 0, true, true, true, false, 3, ""},     // Silero (state in and out)
-      {7, 3, 5, 8, "reverse", 0, true, true, true, false, 3, ""},
-      {6, 1, 12, 8, "bidirectional", 0, true, true, true, false, 3, ""},  // openWakeWord (Keras bidirectional)
-      {5, 1, 6, 4, "bidirectional", 0, false, false, false, false, 1, ""},
-      {5, 2, 6, 4, "forward", 1, true, true, true, false, 3, ""},
-      {4, 1, 6, 4, "bidirectional", 1, true, true, false, false, 3, ""},
-      {6, 2, 5, 4, "forward", 0, true, false, true, true, 3, ""},
-      {6, 1, 5, 4, "bidirectional", 0, true, true, true, true, 3, ""},
-      {5, 2, 6, 4, "forward", 0, true, true, true, false, 3, "clip"},
-      {5, 1, 6, 4, "forward", 0, true, false, false, false, 3, "activations"},
-      {5, 2, 6, 4, "forward", 0, true, false, false, false, 3, "sequence_lens"},
-      {5, 2, 6, 4, "bidirectional", 0, true, false, false, false, 3, "batch"},  // Y's layout: reference
-  };
-  uint32_t seed = 1500;
-  for (const LstmCase& c : cases) {
-    check_lstm(c, seed);
-    seed += 10;
   }
 }
 

@@ -51,6 +51,7 @@ TEST(SerialSteps, WorkEstimates) {
   EXPECT_FALSE(runs_serial(-1, 16));            // unknown work: the session's threads
   EXPECT_FALSE(runs_serial(1000, 1 << 20));     // 1 MiB to stream
   EXPECT_FALSE(runs_serial(1 << 20, 4096));     // a MFLOP
+  EXPECT_TRUE(runs_serial(2.0 * 1536 * 128, 4.0 * 1536 * 129));  // a wake-word head's 1536x128 GEMV
 }
 
 }  // namespace

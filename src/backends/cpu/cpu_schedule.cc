@@ -9,6 +9,8 @@
 // a kernel override of the node's (op, dtype) (a plugin, ops/registry.h) comes first.
 // Operands are reordered to the layout a step wants once per (value, layout);
 // graph outputs end plain.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -140,6 +142,7 @@ class Scheduler {
   CpuSession::Signature& sig_;
   const SessionOptions& opt_;
   const bool fast_;
+  bool serial_ = false;  ///< the node being scheduled runs on one thread
   std::unordered_map<const Value*, int> slot_of_;
   std::vector<int> node_slots_;           ///< the node being scheduled: a slot per input (-1: absent)
   std::vector<OutputInfo> node_outs_;     ///< and its outputs' types
@@ -493,10 +496,10 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
   return Status::Ok();
 }
 
-/// Marks the steps [first, end) that scheduled `n` (its reorders and its step) serial when
-/// the node is too small to share out among threads (cpu_step_work.h).
-void mark_serial(CpuSession::Signature& sig, size_t first, const Node& n, const std::vector<int>& ins,
-                 const std::vector<OutputInfo>& outs) {
+/// Whether `n` (operand slots `ins`, outputs `outs`) is too small to share out among
+/// threads (cpu_step_work.h).
+bool node_runs_serial(const CpuSession::Signature& sig, const Node& n, const std::vector<int>& ins,
+                      const std::vector<OutputInfo>& outs) {
   std::vector<std::vector<int64_t>> in_dims;
   double bytes = 0;
   for (int s : ins) {
@@ -505,19 +508,39 @@ void mark_serial(CpuSession::Signature& sig, size_t first, const Node& n, const 
   }
   std::vector<int64_t> out0;
   for (size_t i = 0; i < outs.size(); ++i) {
-    if (!outs[i].shape.is_static()) return;
+    if (!outs[i].shape.is_static()) return false;
     const std::vector<int64_t> d = outs[i].shape.static_dims();
     bytes += double(numel(d)) * double(dtype_size(outs[i].dtype));
     if (i == 0) out0 = d;
   }
-  if (!runs_serial(step_flops(n, in_dims, out0), bytes)) return;
-  for (size_t i = first; i < sig.steps.size(); ++i) sig.steps[i].info.serial = true;
+  return runs_serial(step_flops(n, in_dims, out0), bytes);
 }
+
+/// The OpenMP thread count for one scope (0: unchanged). oneDNN's gemm-based matmul keeps
+/// the count it was created with and forks that many threads on every run, whatever the
+/// caller's count then: a serial step's primitives are made under a count of 1.
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int n) : saved_(n > 0 ? omp_get_max_threads() : 0) {
+    if (n > 0) omp_set_num_threads(n);
+  }
+  ~ScopedOmpThreads() {
+    if (saved_ > 0) omp_set_num_threads(saved_);
+  }
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+
+ private:
+  int saved_;
+};
 
 Result<bool> Scheduler::schedule(const Node& n) {
   const size_t first_step = sig_.steps.size(), erased = erased_steps_;
+  serial_ = false;
   FERRY_ASSIGN_OR_RETURN(bool scheduled, schedule_steps(n));
-  if (scheduled && fast_) mark_serial(sig_, first_step - (erased_steps_ - erased), n, node_slots_, node_outs_);
+  // The steps that scheduled `n` (its reorders and its step) run on one thread.
+  if (scheduled && serial_)
+    for (size_t i = first_step - (erased_steps_ - erased); i < sig_.steps.size(); ++i) sig_.steps[i].info.serial = true;
   return scheduled;
 }
 
@@ -533,6 +556,8 @@ Result<bool> Scheduler::schedule_steps(const Node& n) {
   for (size_t i = 0; i < n.num_inputs(); ++i)
     if (n.input(i)) ins[i] = slot_for(n.input(i));
   node_slots_ = ins;
+  serial_ = fast_ && node_runs_serial(sig_, n, ins, outs);
+  const ScopedOmpThreads threads(serial_ ? 1 : 0);
   // A kernel override (a plugin, ops/registry.h) takes its op's nodes before the step table does.
   const bool overridden =
       fast_ && !ins.empty() && ins[0] >= 0 && kernel_override(n.op(), sig_.slots[size_t(ins[0])].dtype);

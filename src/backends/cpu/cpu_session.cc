@@ -128,6 +128,8 @@ Result<std::shared_ptr<CpuSession::Signature>> CpuSession::signature_for(
   }
   std::vector<std::vector<int64_t>> d;
   for (auto* p : dims) d.push_back(*p);
+  // oneDNN primitives keep the thread count they are made under (plan_info comes here without run()).
+  omp_set_num_threads(threads_);
   FERRY_ASSIGN_OR_RETURN(auto sig, schedule_signature(*graph_, order_, begin, values, d, options_));
   FERRY_TRY(plan_signature_memory(*sig, !options_.reference_kernels));
   if (signatures_.size() >= kMaxSignatures) {

@@ -2,6 +2,7 @@
 
 #include "backends/cpu/cpu_epilogue.h"
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/cpu_lstm_step.h"
 #include "backends/cpu/native/activation.h"
 #include "backends/cpu/native/strided_copy.h"
 #include "backends/cpu/onednn/onednn_int8.h"
@@ -72,8 +73,6 @@ Result<Made> fused_conv(const StepRequest& r) {
 Result<Made> conv_transpose(const StepRequest& r) {
   return onednn::make_deconv(r.node, r.ops, r.out_dims, r.blocked);
 }
-
-Result<Made> lstm(const StepRequest& r) { return onednn::make_lstm(r.node, r.ops, r.out_dims); }
 
 Result<Made> matmul(const StepRequest& r) { return onednn::make_matmul(r.ops, {}, r.out_dims); }
 
@@ -237,7 +236,7 @@ const std::vector<StepRow>& step_table() {
       // op                  maker                   inputs  what
       {Op::Conv, conv, -1, "oneDNN convolution (1-D, 2-D, 3-D; blocked layouts, plain where oneDNN has only its reference)"},
       {Op::ConvTranspose, conv_transpose, -1, "oneDNN deconvolution (1-D, 2-D, 3-D; output_padding, output_shape, groups)"},
-      {Op::LSTM, lstm, -1, "oneDNN lstm_forward (default activations, peepholes; no clip, short sequence_lens)", true},
+      {Op::LSTM, make_lstm_step, -1, "own kernel up to batch 4, else oneDNN lstm_forward (default activations, peepholes, clip, sequence_lens)", true},
       {Op::FusedConv, fused_conv, -1, "oneDNN convolution + bias, residual (sum/binary) and activation post-ops"},
       {Op::MatMul, matmul, -1, "oneDNN matmul (batched, broadcast; constant B packed once)"},
       {Op::FusedMatMul, fused_matmul, -1, "oneDNN matmul + bias, residual and activation post-ops"},

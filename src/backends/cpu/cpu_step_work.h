@@ -17,9 +17,11 @@
 
 namespace ferry {
 
-/// Under both: one thread. ~0.25 MFLOP is 10-25 us on one AVX2 core; 256 KiB stays in L2.
-constexpr double kSerialStepFlops = 1 << 18;
-constexpr double kSerialStepBytes = 1 << 18;
+/// Under both: one thread. ~1 MFLOP is 20-50 us on one AVX2 core, about what a wake of a
+/// sleeping thread costs; 1 MiB streams from L3 in ~30 us. hey_jarvis's 1536x128 GEMVs
+/// (0.4 MFLOP, 0.8 MB) took 0.05 ms on two sleeping threads and 0.02 ms on one (Zen 3).
+constexpr double kSerialStepFlops = 1 << 20;
+constexpr double kSerialStepBytes = 1 << 20;
 
 /// Estimated FLOPs of node `n` with these operand dims (all of the node's inputs, absent:
 /// empty) and output-0 dims: 2*M*N*K for MatMul / Gemm families, 2 * output * (weights
