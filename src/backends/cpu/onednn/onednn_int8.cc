@@ -1,6 +1,7 @@
 #include "backends/cpu/onednn/onednn_int8.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "ops/conv_util.h"
@@ -104,6 +105,15 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   FERRY_ASSIGN_OR_RETURN(ConvGeometry geo, conv_geometry(n, X.dims, W.dims));
   const int64_t group = window_attr_source(n).group, oc = W.dims[0];
   FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*W.constant, oc, numel(W.dims) / std::max<int64_t>(oc, 1)));
+  if (!host_has_int8_dot_product()) {
+    // oneDNN's int8 convolutions without VNNI pair products in int16 in their own order (not
+    // ONNX Runtime's im2col one), and halve s8-input weights: run only what is exact there.
+    const auto* q = static_cast<const int8_t*>(gw.q->data);
+    int qmax = 0;
+    for (int64_t i = 0; i < numel(W.dims); ++i) qmax = std::max(qmax, std::abs(int(q[i])));
+    if (X.dtype != DType::u8 || qmax > 64)
+      return unsupported("int8 conv without VNNI: u8 input and |w_q| <= 64 only (int16 pair sums could saturate)");
+  }
   std::vector<int64_t> wdims = W.dims;
   if (group > 1) {
     wdims.insert(wdims.begin(), group);
