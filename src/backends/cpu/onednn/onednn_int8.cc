@@ -196,6 +196,8 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     a_dims = A.dims;
     dst_dims = out_dims;
   }
+  if (!host_has_int8_dot_product() && A.dtype == DType::i8 && x.zero_point != 0)  // pairs differ from ORT's
+    return unsupported("int8 matmul without VNNI: s8 input with a zero point (int16 pair sums could saturate)");
   FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*B.constant, N, 1));
   std::vector<float> scales;
   for (float s : gw.scale) scales.push_back(x.scale * s);
