@@ -165,3 +165,22 @@ def test_qdq_conv(ferry_api, ferry_cli, tmp_path, per_channel, reduce_range):
     # without VNNI a conv runs int8 only where nothing can saturate (|w_q| <= 64), else fp32: both exact
     int8 = host_has_vnni() or reduce_range
     check(ferry_api, ferry_cli, tmp_path, q, feed, 2 if int8 else 0, True)
+
+
+def two_heads(path, lead, k, n, rng):
+    """x -> MatMul(w1), x -> MatMul(w2), summed: quantize_static gives both one shared DequantizeLinear of x."""
+    inits = {"w1": rng.normal(0, 0.3, (k, n)), "w2": rng.normal(0, 0.3, (k, n))}
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["a"], name="mm1"),
+             helper.make_node("MatMul", ["x", "w2"], ["b"], name="mm2"),
+             helper.make_node("Add", ["a", "b"], ["y"], name="add")]
+    save(path, nodes, (*lead, k), {a: v.astype(np.float32) for a, v in inits.items()})
+    return (*lead, k)
+
+
+def test_shared_dequantize_goes_when_every_reader_is_int8(ferry_api, ferry_cli, tmp_path):
+    q, feed = quantized(tmp_path, two_heads, "batched", True, "u8", False)
+    dq_x = [n for n in onnx.load(q).graph.node if n.op_type == "DequantizeLinear" and n.input[0].startswith("x_")]
+    assert len(dq_x) == 1, "quantize_static shares one DequantizeLinear of x between the two MatMuls"
+    steps = kernels(ferry_cli, q, tmp_path)
+    assert not any(name.endswith(dq_x[0].name) for name, _ in steps), steps
+    check(ferry_api, ferry_cli, tmp_path, q, feed, 2, host_has_vnni())
