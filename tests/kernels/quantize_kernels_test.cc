@@ -91,15 +91,16 @@ TEST(QuantizeKernels, QuantizeU8StepMatchesTheReferenceBitForBit) {
 }
 
 TEST(QuantizeKernels, DequantizeMatchesTheReferenceBitForBit) {
-  for (int64_t n : {int64_t(131), int64_t(1 << 16)})
+  for (int64_t n : {int64_t(131), int64_t(1 << 16), int64_t(4096 * 9 + 13)})
     for (DType t : {DType::u8, DType::i8})
       for (bool zp : {true, false}) {
         Tensor x = Tensor::empty(t, {n});
         for (int64_t i = 0; i < n; ++i) x.set_double(i, t == DType::u8 ? double(i % 256) : double(i % 256) - 128);
         std::vector<Tensor> ins{x, Tensor::scalar(0.0371f)};
         if (zp) ins.push_back(scalar_of(t, t == DType::u8 ? 121 : 5));
-        expect_exact(Op::DequantizeLinear, dequantize_linear__generic, ins,
-                     std::string(dtype_name(t)) + " n=" + std::to_string(n) + (zp ? " zp" : ""));
+        for (auto* k : {dequantize_linear__generic, dequantize_linear__avx2})
+          expect_exact(Op::DequantizeLinear, k, ins,
+                       std::string(dtype_name(t)) + " n=" + std::to_string(n) + (zp ? " zp" : ""));
       }
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "ir/text_format.h"
+#include "precision/int8_weight_grid.h"
 #include "ops/shape_inference.h"
 #include "runtime/interpreter.h"
 
@@ -80,8 +81,9 @@ TEST(EmulateInt8, QuantizesInputAndPerChannelWeights) {
   EXPECT_EQ(owner.size(), 2u) << "QuantizeLinear and DequantizeLinear belong to mm";
   auto out = interpret(*g, sample({0.33f, -0.5f}));
   ASSERT_TRUE(out.ok()) << out.status().to_string();
-  // x: round(x / 0.1) + 10 -> [13, 5] -> [0.3, -0.5]; W column 0 scale 2/127, column 1 0.5/127:
-  const float s0 = 2.0f / 127, s1 = 0.5f / 127;
+  // x: round(x / 0.1) + 10 -> [13, 5] -> [0.3, -0.5]; W column 0 scale 2/q, column 1 0.5/q, q the
+  // host's weight grid (127 with VNNI, 63 without: precision/int8_weight_grid.h):
+  const float q = float(int8_weight_qmax()), s0 = 2.0f / q, s1 = 0.5f / q;
   const float w00 = std::nearbyint(1.0f / s0) * s0, w10 = -2.0f, w01 = 0.5f, w11 = std::nearbyint(0.25f / s1) * s1;
   const float* y = (*out)[0].data<float>();
   EXPECT_NEAR(y[0], 0.3f * w00 + -0.5f * w10, 1e-5);

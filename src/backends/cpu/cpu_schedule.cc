@@ -148,6 +148,7 @@ class Scheduler {
   std::vector<OutputInfo> node_outs_;     ///< and its outputs' types
   void erase_dead_dequantize(size_t k, int xq);
   size_t erased_steps_ = 0;               ///< steps try_int8 removed (a DequantizeLinear it absorbed)
+  std::unordered_map<const Value*, size_t> absorbed_;  ///< per DequantizeLinear output: int8 steps reading its x_q
 };
 
 bool slot_is_plain(const Slot& s) { return s.layout.is_zero() || onednn::is_plain(s.layout); }
@@ -380,17 +381,18 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   return true;
 }
 
-/// x_q's quantization when `dq` is DequantizeLinear(x_q u8, scale, zero_point) per tensor.
-std::optional<onednn::Int8Input> per_tensor_u8(const Node& dq) {
-  if (dq.op() != Op::DequantizeLinear || dq.num_inputs() < 2 || !dq.input(0) || dq.input(0)->dtype() != DType::u8)
-    return std::nullopt;
+/// x_q's quantization when `dq` is DequantizeLinear(x_q u8 / s8, scale, zero_point) per tensor.
+std::optional<onednn::Int8Input> per_tensor_int8(const Node& dq) {
+  if (dq.op() != Op::DequantizeLinear || dq.num_inputs() < 2 || !dq.input(0)) return std::nullopt;
+  const DType t = dq.input(0)->dtype();
+  if (t != DType::u8 && t != DType::i8) return std::nullopt;
   const Value* s = dq.input(1);
   const Value* z = dq.num_inputs() > 2 ? dq.input(2) : nullptr;
   if (!s || !s->is_constant() || s->constant()->dtype() != DType::f32 || s->constant()->numel() != 1) return std::nullopt;
-  if (z && (!z->is_constant() || z->constant()->dtype() != DType::u8 || z->constant()->numel() != 1)) return std::nullopt;
+  if (z && (!z->is_constant() || z->constant()->dtype() != t || z->constant()->numel() != 1)) return std::nullopt;
   onednn::Int8Input x;
   x.scale = s->constant()->data<float>()[0];
-  x.zero_point = z ? int32_t(z->constant()->data<uint8_t>()[0]) : 0;
+  if (z) x.zero_point = t == DType::u8 ? int32_t(z->constant()->data<uint8_t>()[0]) : int32_t(z->constant()->data<int8_t>()[0]);
   if (!(x.scale > 0) || !std::isfinite(x.scale)) return std::nullopt;
   return x;
 }
@@ -422,14 +424,14 @@ void Scheduler::erase_dead_dequantize(size_t k, int xq) {
 }
 
 /// y = n(DequantizeLinear(x_q), W) as one int8 step reading x_q (onednn/onednn_int8.h); the
-/// DequantizeLinear's step, scheduled just before and read by n alone, is removed.
+/// DequantizeLinear's step is removed once no other step reads its output.
 Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
   if (!is_int8_candidate(n.op()) || ins.size() < 2 || ins[0] < 0 || outs.empty() || outs[0].dtype != DType::f32)
     return false;
   const Value* dqv = n.input(0);
   const Node* dq = dqv->producer();
-  if (!dq || dqv->uses().size() != 1 || g_.is_graph_output(dqv)) return false;
-  const std::optional<onednn::Int8Input> x = per_tensor_u8(*dq);
+  if (!dq) return false;
+  const std::optional<onednn::Int8Input> x = per_tensor_int8(*dq);
   if (!x) return false;
   auto xq = slot_of_.find(dq->input(0));
   if (xq == slot_of_.end()) return false;
@@ -447,7 +449,9 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
     if (made.status().code() == StatusCode::kUnsupported) return false;  // fp32 on the dequantized input
     return std::move(made).status().with_context("node " + n.describe());
   }
-  erase_dead_dequantize(k - 1, xq->second);
+  // A DequantizeLinear that feeds several nodes (ONNX Runtime's quantizer shares one among
+  // a layer's Q / K / V projections) goes once every use is an int8 step reading x_q.
+  if (++absorbed_[dqv] == dqv->uses().size() && !g_.is_graph_output(dqv)) erase_dead_dequantize(k - 1, xq->second);
   std::vector<int> step_ins = ins;
   step_ins[0] = xq->second;
   FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs, false));

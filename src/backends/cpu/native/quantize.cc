@@ -10,6 +10,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "backends/cpu/cpu_kernels.h"
 #include "ops/elementwise.h"
@@ -41,6 +42,24 @@ template <class T>
 void dequantize(const T* x, float scale, float zp, float* y, int64_t n) {
 #pragma omp parallel for schedule(static) if (n >= kQuantizeParallelMin)
   for (int64_t i = 0; i < n; ++i) y[i] = (float(x[i]) - zp) * scale;
+}
+
+// Eight at a time: the same (float(x) - zp) * scale, so the same bits.
+template <class T>
+FERRY_TARGET_AVX2 void dequantize_avx2(const T* x, float scale, float zp, float* y, int64_t n) {
+  const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zp);
+  constexpr int64_t kChunk = 4096;
+#pragma omp parallel for schedule(static) if (n >= kQuantizeParallelMin)
+  for (int64_t c = 0; c < (n + kChunk - 1) / kChunk; ++c) {
+    const int64_t end = std::min(n, (c + 1) * kChunk);
+    int64_t i = c * kChunk;
+    for (; i + 8 <= end; i += 8) {
+      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
+      const __m256i w = std::is_same_v<T, uint8_t> ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
+      _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(w), z), s));
+    }
+    for (; i < end; ++i) y[i] = (float(x[i]) - zp) * scale;
+  }
 }
 
 /// x -> u8 over `count` elements of any dense layout: round(x / scale) + zp, ties to even,
@@ -140,7 +159,9 @@ Status quantize_linear_f32__generic(KernelContext& ctx) {
   return Status::Ok();
 }
 
-Status dequantize_linear__generic(KernelContext& ctx) {
+namespace {
+template <bool kAvx2>
+Status dequantize_linear(KernelContext& ctx) {
   const Tensor &x = ctx.input(0), &s = ctx.input(1);
   Tensor& y = ctx.output(0);
   const bool has_zp = ctx.has_input(2);
@@ -149,10 +170,14 @@ Status dequantize_linear__generic(KernelContext& ctx) {
     return op_reference_kernel(Op::DequantizeLinear)(ctx);
   const float zp = has_zp ? float(ctx.input(2).get_double(0)) : 0.f;
   if (x.dtype() == DType::u8)
-    dequantize(x.data<uint8_t>(), s.data<float>()[0], zp, y.data<float>(), x.numel());
+    (kAvx2 ? dequantize_avx2<uint8_t> : dequantize<uint8_t>)(x.data<uint8_t>(), s.data<float>()[0], zp, y.data<float>(), x.numel());
   else
-    dequantize(x.data<int8_t>(), s.data<float>()[0], zp, y.data<float>(), x.numel());
+    (kAvx2 ? dequantize_avx2<int8_t> : dequantize<int8_t>)(x.data<int8_t>(), s.data<float>()[0], zp, y.data<float>(), x.numel());
   return Status::Ok();
 }
+}  // namespace
+
+Status dequantize_linear__generic(KernelContext& ctx) { return dequantize_linear<false>(ctx); }
+Status dequantize_linear__avx2(KernelContext& ctx) { return dequantize_linear<true>(ctx); }
 
 }  // namespace ferry

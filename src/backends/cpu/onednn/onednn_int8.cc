@@ -1,6 +1,7 @@
 #include "backends/cpu/onednn/onednn_int8.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "ops/conv_util.h"
@@ -20,10 +21,27 @@ struct GridWeights {
   std::vector<float> scale;
 };
 
-/// W on the host's s8 grid (see the header), or unsupported naming why not.
+/// The smallest m in [1, q_max] with every W_c / (max|W_c| / m) an integer (within 1e-3):
+/// W_c = q * s exactly, so the s32 sums are the model's own. 0 when there is none.
+int channel_grid(const float* pw, int64_t n, int64_t channels, int64_t inner, int64_t c, float amax, int qmax) {
+  for (int m = 1; m <= qmax; ++m) {
+    const float s = amax / float(m);
+    bool on = true;
+    for (int64_t i = c * inner; on && i < n; i += (i % inner == inner - 1) ? (channels - 1) * inner + 1 : 1) {
+      const float v = pw[i] / s;
+      on = std::isfinite(v) && std::fabs(v - std::nearbyint(v)) <= 1e-3f;
+    }
+    if (on) return m;
+  }
+  return 0;
+}
+
+/// W on an s8 grid per output channel (see the header), or unsupported naming why not.
+/// q_max is 127 (the s8 range a QDQ model's weights use; ferry's own int8 grid,
+/// precision/int8_weight_grid.h, is 63 or 127 and so lies on it too).
 Result<GridWeights> weights_on_grid(const Tensor& w, int64_t channels, int64_t inner) {
   if (w.dtype() != DType::f32) return unsupported("int8: f32 weights only");
-  const int qmax = int8_weight_qmax();
+  constexpr int qmax = 127;
   const float* pw = w.data<float>();
   const int64_t n = w.numel();
   GridWeights g;
@@ -32,16 +50,15 @@ Result<GridWeights> weights_on_grid(const Tensor& w, int64_t channels, int64_t i
     float& a = amax[size_t((i / inner) % channels)];
     a = std::max(a, std::fabs(pw[i]));
   }
-  for (float a : amax) g.scale.push_back(a > 0 ? a / float(qmax) : 1.f);
+  for (int64_t c = 0; c < channels; ++c) {
+    const float a = amax[size_t(c)];
+    const int m = a > 0 ? channel_grid(pw, n, channels, inner, c, a, qmax) : 1;
+    if (m == 0) return unsupported("int8: weights are not on an s8 grid (|q| <= 127 per channel)");
+    g.scale.push_back(a > 0 ? a / float(m) : 1.f);
+  }
   g.q = std::make_shared<AlignedBlock>(size_t(std::max<int64_t>(n, 1)));
   auto* q = static_cast<int8_t*>(g.q->data);
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = pw[i] / g.scale[size_t((i / inner) % channels)];
-    const float r = std::nearbyint(v);
-    if (!std::isfinite(v) || std::fabs(v - r) > 1e-3f || std::fabs(r) > float(qmax))
-      return unsupported("int8: weights are not on the s8 grid (|q| <= " + std::to_string(qmax) + " per channel)");
-    q[i] = int8_t(r);
-  }
+  for (int64_t i = 0; i < n; ++i) q[i] = int8_t(std::nearbyint(pw[i] / g.scale[size_t((i / inner) % channels)]));
   return g;
 }
 
@@ -62,6 +79,10 @@ ArgSource zero_point_arg(const AlignedBlock& zp) {
   return {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory::desc({1}, dt::s32, tag::x), -1, -1, false, zp.data};
 }
 
+bool is_int8_act(DType t) { return t == DType::u8 || t == DType::i8; }
+dt act_dt(DType t) { return t == DType::i8 ? dt::s8 : dt::u8; }
+const char* act_tag(DType t) { return t == DType::i8 ? "s8s8" : "u8s8"; }
+
 const char* conv_int8_name(size_t rank, int64_t group, int64_t channels) {
   static const char* const names[3][3] = {
       {"onednn_conv1d_u8s8", "onednn_conv1d_grouped_u8s8", "onednn_conv1d_dw_u8s8"},
@@ -78,12 +99,21 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   const Operand& W = ops_in[1];
   const Operand* B = ops_in.size() > 2 && ops_in[2].present() ? &ops_in[2] : nullptr;
   const size_t rank = X.dims.size();
-  if (X.dtype != DType::u8 || rank < 3 || rank > 5 || !W.constant || W.dims.size() != rank || out_dims.size() != rank)
-    return unsupported("int8 conv: u8 input, constant weights, 1-D to 3-D");
+  if (!is_int8_act(X.dtype) || rank < 3 || rank > 5 || !W.constant || W.dims.size() != rank || out_dims.size() != rank)
+    return unsupported("int8 conv: u8 / s8 input, constant weights, 1-D to 3-D");
   if (B && (!B->constant || B->dtype != DType::f32)) return unsupported("int8 conv: constant f32 bias only");
   FERRY_ASSIGN_OR_RETURN(ConvGeometry geo, conv_geometry(n, X.dims, W.dims));
   const int64_t group = window_attr_source(n).group, oc = W.dims[0];
   FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*W.constant, oc, numel(W.dims) / std::max<int64_t>(oc, 1)));
+  if (!host_has_int8_dot_product()) {
+    // oneDNN's int8 convolutions without VNNI pair products in int16 in their own order (not
+    // ONNX Runtime's im2col one), and halve s8-input weights: run only what is exact there.
+    const auto* q = static_cast<const int8_t*>(gw.q->data);
+    int qmax = 0;
+    for (int64_t i = 0; i < numel(W.dims); ++i) qmax = std::max(qmax, std::abs(int(q[i])));
+    if (X.dtype != DType::u8 || qmax > 64)
+      return unsupported("int8 conv without VNNI: u8 input and |w_q| <= 64 only (int16 pair sums could saturate)");
+  }
   std::vector<int64_t> wdims = W.dims;
   if (group > 1) {
     wdims.insert(wdims.begin(), group);
@@ -107,7 +137,7 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   std::vector<float> scales;
   for (float s : gw.scale) scales.push_back(x.scale * s);
   return guarded([&]() -> Result<Made> {
-    memory::desc src_md(to_dims(X.dims), dt::u8, tag::any), w_md(to_dims(wdims), dt::s8, tag::any);
+    memory::desc src_md(to_dims(X.dims), act_dt(X.dtype), tag::any), w_md(to_dims(wdims), dt::s8, tag::any);
     // A plain residual (sum operand) is reordered into the layout oneDNN picks (int8 convs
     // have no fast plain NCHW form); a blocked one keeps its layout.
     const bool sum_keeps = sum_k >= 0 && !is_plain(ops[size_t(sum_k)].layout);
@@ -138,7 +168,9 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     made.want[0] = pd.src_desc();
     if (sum_k >= 0) made.want[size_t(sum_k)] = pd.dst_desc();
     made.out = pd.dst_desc();
-    const std::string name = std::string(conv_int8_name(rank, group, X.dims[1])) + "_" + layout_name(pd.src_desc()) +
+    std::string name = conv_int8_name(rank, group, X.dims[1]);
+    name.replace(name.size() - 4, 4, act_tag(X.dtype));
+    name += "_" + layout_name(pd.src_desc()) +
                              "[" + impl + "]" + post_suffix(post);
     auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
                                                 std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q}, false);
@@ -152,8 +184,8 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
                               const std::vector<int64_t>& out_dims) {
   const Operand& A = ops[0];
   const Operand& B = ops[1];
-  if (A.dtype != DType::u8 || A.dims.size() < 2 || !B.constant || B.dims.size() < 2 || !is_plain(A.layout))
-    return unsupported("int8 matmul: plain u8 A of rank >= 2 and a constant B");
+  if (!is_int8_act(A.dtype) || A.dims.size() < 2 || !B.constant || B.dims.size() < 2 || !is_plain(A.layout))
+    return unsupported("int8 matmul: plain u8 / s8 A of rank >= 2 and a constant B");
   std::vector<int64_t> a_dims, dst_dims;
   const int64_t K = B.dims[B.dims.size() - 2], N = B.dims.back();
   if (B.dims.size() == 2) {
@@ -164,6 +196,8 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     a_dims = A.dims;
     dst_dims = out_dims;
   }
+  if (!host_has_int8_dot_product() && A.dtype == DType::i8 && x.zero_point != 0)  // pairs differ from ORT's
+    return unsupported("int8 matmul without VNNI: s8 input with a zero point (int16 pair sums could saturate)");
   FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*B.constant, N, 1));
   std::vector<float> scales;
   for (float s : gw.scale) scales.push_back(x.scale * s);
@@ -180,7 +214,7 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
     set_int8_attr(attr, 1 << (int(dst_dims.size()) - 1), scales);
-    const memory::desc a_md = plain_desc(DType::u8, a_dims), c_md = plain_desc(DType::f32, dst_dims);
+    const memory::desc a_md = plain_desc(A.dtype, a_dims), c_md = plain_desc(DType::f32, dst_dims);
     const memory::desc b_md(to_dims(B.dims), dt::s8, tag::any);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine());
     const std::string impl = impl_name(pd);
@@ -195,7 +229,7 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.want[0] = A.layout;
     made.out = plain_desc(DType::f32, out_dims);
-    auto step = std::make_unique<PrimitiveStep>("onednn_matmul_u8s8[" + impl + "]" + post_suffix(post),
+    auto step = std::make_unique<PrimitiveStep>(std::string("onednn_matmul_") + act_tag(A.dtype) + "[" + impl + "]" + post_suffix(post),
                                                 dnnl::matmul(pd), std::move(args), scratch,
                                                 std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q}, false);
     if (sum_k >= 0) step->set_sum_input(sum_k, c_md.get_size());

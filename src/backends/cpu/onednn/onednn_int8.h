@@ -6,11 +6,18 @@
 //                                                  W f32 on the s8 grid per output channel
 //     ==>  y = post( s_x * s_w[c] * sum (x_q - z_x) * w_q )      (s32 sum, f32 output)
 //
-// w_q, s_w[c] are recovered from W: s_w[c] = max|W_c| / q_max (precision/int8_weight_grid.h),
-// w_q = round(W / s_w[c]); a W that is not on that grid (|w_q| > q_max, or W / s_w[c] not
-// an integer) is declined, and the node runs in fp32 on its dequantized input. z_x is
-// oneDNN's source zero point, so padded taps are x = 0 as in ONNX. The output scale and
-// the bias (a binary post-op, after the scale) and the node's epilogue follow the sum.
+// x_q is u8 or s8. w_q, s_w[c] are recovered from W, an f32 constant (a QDQ model's weight
+// DequantizeLinear folds to one; ferry's own int8 weights are fake-quantized): per output
+// channel the smallest m <= 127 with every W_c / (max|W_c| / m) an integer gives
+// s_w[c] = max|W_c| / m and w_q = W / s_w[c] -- exact, so per-tensor and per-channel
+// symmetric s8 weights both come back as they were. A W on no such grid (asymmetric
+// weights, fp32 weights) is declined, and the node runs in fp32 on its dequantized input.
+// z_x is oneDNN's source zero point, so padded taps are x = 0 as in ONNX. The output scale
+// and the bias (a binary post-op, after the scale) and the node's epilogue follow the sum.
+//
+// Without VNNI (AVX2, AVX-512 without VNNI) oneDNN's u8 x s8 kernels add pairs of products
+// in int16 (vpmaddubsw), as ONNX Runtime's do: with full 8-bit weights a pair can saturate
+// (docs/precision.md, "int8 steps per ISA").
 #pragma once
 
 #include <vector>
@@ -19,7 +26,7 @@
 
 namespace ferry::onednn {
 
-/// The per-tensor quantization of the u8 input: x = (x_q - zero_point) * scale.
+/// The per-tensor quantization of the u8 / s8 input: x = (x_q - zero_point) * scale.
 struct Int8Input {
   float scale = 0;
   int32_t zero_point = 0;
