@@ -18,19 +18,16 @@ def opset6_conv(ctx):
 
 @case
 def three_unsupported_ops(ctx):
-    """MaxUnpool, RoiAlign and RandomNormalLike (ops ferry has no importer for): all three must be named at once."""
-    f = TensorProto.FLOAT
+    """Bernoulli, RandomUniformLike and RandomNormalLike (ops ferry has no importer for: random draws):
+    all three must be named at once."""
     nodes = [
-        helper.make_node("MaxUnpool", ["pixels", "indices"], ["unpooled"], name="max_unpool", kernel_shape=[2, 2],
-                         strides=[2, 2]),
-        helper.make_node("RoiAlign", ["pixels", "rois", "batch_idx"], ["pooled"], name="roi_align"),
+        helper.make_node("Bernoulli", ["pixels"], ["coins"], name="bernoulli"),
+        helper.make_node("RandomUniformLike", ["pixels"], ["uniform"], name="random_uniform_like"),
         helper.make_node("RandomNormalLike", ["pixels"], ["random"], name="random_normal_like"),
     ]
-    inputs = [f32("pixels", [1, 1, 8, 8]), helper.make_tensor_value_info("indices", TensorProto.INT64, [1, 1, 8, 8]),
-              helper.make_tensor_value_info("rois", f, [2, 4]),
-              helper.make_tensor_value_info("batch_idx", TensorProto.INT64, [2])]
-    outputs = [f32("unpooled", None), f32("pooled", None), f32("random", None)]
+    inputs = [f32("pixels", [1, 1, 8, 8])]
+    outputs = [f32("coins", None), f32("uniform", None), f32("random", None)]
     m = make_model(nodes, inputs, outputs, opset=17)
-    mention = ["MaxUnpool", "RoiAlign", "RandomNormalLike"]
+    mention = ["Bernoulli", "RandomUniformLike", "RandomNormalLike"]
     return {"model": ctx.save(m), "run": expect(fragments=["unsupported", "not supported"], mentions=mention),
             "inspect": expect(exit=[0, 2], mentions=mention)}

@@ -258,7 +258,7 @@ TEST(OnnxImporter, UnsupportedOpsReportedAllAtOnce) {
   add_input(m, "x", TP::FLOAT, {int64_t(2)});
   add_node(m, "FancyOp", {"x"}, {"a"}, "fancy");
   add_node(m, "Relu", {"a"}, {"b"}, "relu");  // supported, downstream of an unsupported op
-  add_node(m, "TfIdfVectorizer", {"b"}, {"c"}, "tfidf");
+  add_node(m, "StringNormalizer", {"b"}, {"c"}, "strings");
   add_node(m, "FusedGemm", {"c"}, {"y"}, "contrib")->set_domain("com.microsoft");
   add_output(m, "y");
   ImportReport report;
@@ -270,7 +270,7 @@ TEST(OnnxImporter, UnsupportedOpsReportedAllAtOnce) {
   ASSERT_EQ(report.unsupported.size(), 3u);
   EXPECT_EQ(report.unsupported[0].op_type, "FancyOp");
   EXPECT_EQ(report.unsupported[0].opset, 13);
-  EXPECT_EQ(report.unsupported[1].op_type, "TfIdfVectorizer");
+  EXPECT_EQ(report.unsupported[1].op_type, "StringNormalizer");
   EXPECT_EQ(report.unsupported[1].proposed_repair, "");
   EXPECT_EQ(report.unsupported[2].domain, "com.microsoft");
   EXPECT_EQ(report.unsupported[2].opset, 1);
