@@ -115,7 +115,9 @@ void compare(const std::vector<Tensor>& got, const validate::GoldenSet& want, co
       if (std::isnan(x) != std::isnan(y) || d > o.atol + o.rtol * std::fabs(y)) {
         rec->check = "failed";
         rec->check_detail = "output '" + out + "' element " + std::to_string(e) + " is " + fmt(x) +
-                            ", " + who + " gives " + fmt(y);
+                            ", " + who + " gives " + fmt(y) + ", beyond tolerance " + fmt(o.atol) + " + " +
+                            fmt(o.rtol) + " |" + who + "|" +
+                            (t.why ? std::string(" (the rule's: ") + t.why + ")" : std::string());
         return;
       }
       if (!std::isnan(d)) worst = std::max(worst, d);

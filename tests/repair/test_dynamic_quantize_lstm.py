@@ -4,7 +4,13 @@ weights; forward, reverse and bidirectional; with initial states, peepholes and 
 lengths). The rewrite itself is exact: ferry equals ONNX Runtime's f32 LSTM on the
 dequantized weights. Against ONNX Runtime's quantized kernel, which also rounds X and
 each step's H to uint8, the gap is that rounding: within the rule's check tolerance,
-which `convert --check-repairs` applies."""
+which `convert --check-repairs` applies.
+
+On a CPU without VNNI (AVX2 only) ONNX Runtime's u8 x s8 kernel adds pairs of products in
+16 bits (vpmaddubsw) and saturates: with per-channel int8 weights its output then leaves
+even its own f32 LSTM on the dequantized weights by more than the tolerance. There the
+kernel comparisons check that the departure is ONNX Runtime's (ferry stays on the f32
+LSTM) and that `--check-repairs` says why it fails."""
 
 import json
 import subprocess
@@ -101,6 +107,37 @@ def dequantized_model(onnx_mod, c):
     return path
 
 
+TOL = 5e-2
+
+
+def ort_int8_saturates():
+    """ONNX Runtime's u8 x s8 GEMM pairs products in 16 bits where the CPU has no VNNI."""
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return False
+    return not {"avx512_vnni", "avx_vnni", "amx_int8"} & set(flags)
+
+
+def ort_outputs(path, feeds):
+    return ort_mod().InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def ort_mod():
+    import onnxruntime
+
+    return onnxruntime
+
+
+def saturated(case, onnx_mod):
+    """On a saturating CPU: ORT's quantized kernel is further than TOL from its own f32 LSTM."""
+    if not ort_int8_saturates():
+        return False
+    q = ort_outputs(case["quantized"], case["feeds"])
+    f = ort_outputs(dequantized_model(onnx_mod, case), case["feeds"])
+    return max(float(np.abs(a - b).max()) for a, b in zip(q, f)) > TOL
+
+
 def test_the_rewrite_is_the_f32_lstm_on_the_dequantized_weights(case, ferry_api, onnx_mod, ort):
     want = ort.InferenceSession(str(dequantized_model(onnx_mod, case)),
                                 providers=["CPUExecutionProvider"]).run(None, case["feeds"])
@@ -112,13 +149,19 @@ def test_the_rewrite_is_the_f32_lstm_on_the_dequantized_weights(case, ferry_api,
             np.testing.assert_allclose(got[name], w, rtol=1e-4, atol=1e-5, err_msg=f"{case['name']} {name} {backend}")
 
 
-def test_ort_quantized_kernel_is_within_the_rules_tolerance(case, ferry_api, ort):
+def test_ort_quantized_kernel_is_within_the_rules_tolerance(case, ferry_api, ort, onnx_mod):
     """ORT's kernel rounds its activations too: the gap is real (not 0) and bounded."""
     want = ort.InferenceSession(str(case["quantized"]), providers=["CPUExecutionProvider"]).run(None, case["feeds"])
     got = ferry_api.load(str(case["quantized"]), repair=True).compile(backend="cpu").run(case["feeds"])
+    if saturated(case, onnx_mod):
+        # ORT's kernel saturates here (no VNNI): ferry must stay on the f32 LSTM, not follow it.
+        f32 = ort_outputs(dequantized_model(onnx_mod, case), case["feeds"])
+        for name, w in zip(("y", "yh", "yc"), f32):
+            np.testing.assert_allclose(got[name], w, rtol=1e-4, atol=1e-5, err_msg=f"{case['name']} {name}")
+        return
     gaps = []
     for name, w in zip(("y", "yh", "yc"), want):
-        np.testing.assert_allclose(got[name], w, rtol=5e-2, atol=5e-2, err_msg=f"{case['name']} {name}")
+        np.testing.assert_allclose(got[name], w, rtol=TOL, atol=TOL, err_msg=f"{case['name']} {name}")
         gaps.append(float(np.abs(got[name] - w).max()))
     assert max(gaps) > 1e-5, "ORT's dynamic activation quantization should show: is it still quantizing?"
 
@@ -128,6 +171,10 @@ def test_check_repairs_uses_the_rules_tolerance(case, ferry_cli):
     r = subprocess.run([str(ferry_cli), "convert", str(case["quantized"]), "-o", str(case["tmp"] / "out.onnx"),
                         "--repair", "--check-repairs", "--report", str(report)],
                        capture_output=True, text=True, timeout=300)
+    if r.returncode != 0 and ort_int8_saturates():
+        # The check's own random inputs can reach ORT's saturation where the case's feeds do not.
+        assert "saturate in 16 bits" in r.stdout + r.stderr, r.stdout + r.stderr  # the failure says why
+        return
     assert r.returncode == 0, r.stdout + r.stderr
     (rec,) = json.loads(report.read_text())["repairs"]
     assert rec["check"] == "passed", rec
