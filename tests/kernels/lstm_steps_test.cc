@@ -75,7 +75,7 @@ void check_lstm_step(const LstmStepCase& c, uint32_t seed) {
   const std::string label = lstm_step_label(c);
   SessionRun run;
   SessionOptions o;
-  o.threads = 2;  // the two-thread path (bidirectional, above ~2 M FMAs) runs too
+  o.threads = 2;  // the parallel paths (directions, parts in lockstep) run too
   ASSERT_TRUE(run_session(build, feeds, o, &run, 3)) << label;
   auto steps = run.steps_of("LSTM");
   ASSERT_EQ(steps.size(), 1u) << label << run.plan_text;
@@ -91,7 +91,7 @@ void check_lstm_step(const LstmStepCase& c, uint32_t seed) {
 TEST(LstmSteps, OwnKernelShapeSweep) {
   if (host_isa() < Isa::avx2) GTEST_SKIP() << "the own LSTM kernel needs AVX2";
   std::vector<LstmStepCase> cases = {
-      {24, 1, 28, 256, "forward"},                                       // g2p encoder
+      {24, 1, 28, 256, "forward"},                                       // g2p encoder: 2 parts in lockstep
       {16, 1, 96, 64, "bidirectional"},                                  // openWakeWord hey_mycroft
       {16, 1, 128, 32, "bidirectional", 0, true, false, false, false, 1},
       {1, 1, 128, 128, "forward", 0, true, true, true, false, 3},       // Silero VAD: one step, state in and out
@@ -112,11 +112,11 @@ TEST(LstmSteps, OwnKernelShapeSweep) {
       {6, 4, 6, 5, "reverse", 1, true, true, true, false, 3, "lens_input"},
       {6, 1, 7, 9, "forward", 0, true, true, true, false, 2},           // Y and Y_h only
       {300, 1, 8, 16, "forward", 0, true, true, true},                  // a long sequence
-      {12, 2, 16, 200, "bidirectional", 0, true, true, true, true},     // bidirectional on two threads
-      {30, 1, 24, 264, "reverse", 1, true, true, true, false, 3, "lens"},
+      {12, 2, 16, 200, "bidirectional", 0, true, true, true, true},     // parts of 104 / 96
+      {30, 1, 24, 264, "reverse", 1, true, true, true, false, 3, "lens"},  // 3 parts
       {8, 4, 12, 33, "forward", 0, true, true, true},                   // the largest batch it is preferred for
   };
-  // Hidden sizes around the vector width, both directions, batch 1 and 4.
+  // Hidden sizes around the vector width and the part width, both directions, batch 1-4.
   for (int64_t H : {1, 7, 8, 13, 31, 64, 129, 192})
     for (int64_t N : {1, 4}) cases.push_back({5, N, 11, H, H % 2 ? "bidirectional" : "reverse", H % 3 ? 0 : 1, true,
                                               N == 1, N == 4, H % 4 == 1});

@@ -1,17 +1,18 @@
-// backends/cpu/native/lstm_f32.cc — see lstm_f32.h. The kernels (lstm_f32_isa.inc, the
-// cell here) are compiled per ISA; the driver packs the weights per direction (a Part: its
-// hidden units [j0, j0 + w), all of them) and runs the directions on the OpenMP pool.
-// Scratch: per direction Xp [T, N, cols], one gate row [cols], h [2, N, H] (read one
-// buffer, write the other) and c [N, H].
+// backends/cpu/native/lstm_f32.cc — see lstm_f32.h. The kernels (lstm_f32_isa.inc) are
+// compiled per ISA; the driver here packs the weights per part and runs the parts on the
+// OpenMP pool. Scratch: per part Xp [T, N, cols] and one gate row [cols]; per direction
+// h [2, N, H] (double-buffered: the parts of a direction read all of h) and c [N, H].
 #include "backends/cpu/native/lstm_f32.h"
 
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/cpu/native/simd_math.h"
@@ -68,7 +69,7 @@ namespace lstm_avx512 {
 
 namespace {
 
-/// Work (FMAs) below which one thread runs both directions: waking a sleeping OpenMP thread
+/// Work (FMAs) below which one thread runs every part: waking a sleeping OpenMP thread
 /// costs more than the whole LSTM (a wake-word head's two LSTMs are ~1 M FMAs each).
 constexpr double kParallelMinFma = double(1 << 21);
 
@@ -98,6 +99,27 @@ std::vector<float> pack_gates(const float* m, int64_t H, int64_t K, const Part& 
       for (int64_t k = 0; k < K; ++k) out[size_t(k * p.cols + g * p.w + j)] = m[(g * H + p.j0 + j) * K + k];
   return out;
 }
+
+/// Spin barrier for the parts of one run (they are all running; a long wait yields).
+class SpinBarrier {
+ public:
+  void wait(int n) {
+    if (n <= 1) return;
+    const int gen = gen_.load(std::memory_order_acquire);
+    if (count_.fetch_add(1, std::memory_order_acq_rel) == n - 1) {
+      count_.store(0, std::memory_order_relaxed);
+      gen_.store(gen + 1, std::memory_order_release);
+      return;
+    }
+    for (int spins = 0; gen_.load(std::memory_order_acquire) == gen; ++spins) {
+      if (spins < 4096) _mm_pause();
+      else std::this_thread::yield();
+    }
+  }
+
+ private:
+  std::atomic<int> count_{0}, gen_{0};
+};
 
 class LstmF32Step : public Step {
  public:
@@ -147,6 +169,7 @@ class LstmF32Step : public Step {
     std::vector<int64_t> lens_;
     float* scratch_ = nullptr;
     float* state_ = nullptr;
+    SpinBarrier barrier_;
   };
 
   LstmF32Problem p_;
@@ -232,14 +255,31 @@ void LstmF32Step::Bound::finish(const Part& q) {
   }
 }
 
-/// Thread tid of nt runs directions tid, tid + nt, ... each to its end.
+/// Thread tid of nt: with no more threads than directions, directions tid, tid + nt, ...
+/// each to its end (all of its parts, step by step: no waiting); with more (one direction cut
+/// into parts), parts tid, tid + nt, ... one step at a time, meeting the others after each step.
 void LstmF32Step::Bound::work(int tid, int nt) {
-  for (size_t d = size_t(tid); d < s_.parts_.size(); d += size_t(nt)) {
-    const Part& q = s_.parts_[d];
-    init(q);
-    for (int64_t s = 0; s < s_.p_.T; ++s) step(q, s);
-    finish(q);
+  const std::vector<Part>& parts = s_.parts_;
+  const LstmF32Problem& p = s_.p_;
+  if (nt <= p.D) {
+    for (int64_t d = tid; d < p.D; d += nt) {
+      for (const Part& q : parts)
+        if (q.d == d) init(q);
+      for (int64_t s = 0; s < p.T; ++s)
+        for (const Part& q : parts)
+          if (q.d == d) step(q, s);
+      for (const Part& q : parts)
+        if (q.d == d) finish(q);
+    }
+    return;
   }
+  for (size_t u = size_t(tid); u < parts.size(); u += size_t(nt)) init(parts[u]);
+  barrier_.wait(nt);
+  for (int64_t s = 0; s < p.T; ++s) {
+    for (size_t u = size_t(tid); u < parts.size(); u += size_t(nt)) step(parts[u], s);
+    barrier_.wait(nt);
+  }
+  for (size_t u = size_t(tid); u < parts.size(); u += size_t(nt)) finish(parts[u]);
 }
 
 Status LstmF32Step::Bound::run() {
@@ -259,11 +299,17 @@ Status LstmF32Step::Bound::run() {
 
 }  // namespace
 
+int64_t lstm_f32_part_width(int64_t H) {
+  if (H < 192) return H;
+  const int64_t parts = (H + 127) / 128;
+  return round8((H + parts - 1) / parts);
+}
+
 std::unique_ptr<Step> make_lstm_f32_step(const LstmF32Problem& p, const float* W, const float* R, const float* B,
                                          const float* P, Isa isa) {
   if (isa < Isa::avx2 || p.T < 1 || p.N < 1 || p.H < 1 || p.I < 1 || p.D < 1 || p.D > 2) return nullptr;
   const Kernels& k = isa >= Isa::avx512 ? kAvx512 : kAvx2;
-  const int64_t width = p.H;  // one part per direction (see lstm_f32.h)
+  const int64_t width = lstm_f32_part_width(p.H);
   std::vector<Part> parts;
   size_t at = 0;
   for (int64_t d = 0; d < p.D; ++d)

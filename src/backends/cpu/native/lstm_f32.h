@@ -1,16 +1,16 @@
 // backends/cpu/native/lstm_f32.h — ferry's own f32 LSTM for the small shapes real
 // models run (wake-word heads, VADs, seq2seq encoders: batch 1-4, hidden 32-256).
 //
-// Per direction d, with its weights packed once (gates i, o, f, c side by side):
-//   Xp[t, n, :] = X[t, n, :] Wt + (Wb + Rb)       all steps up front (one small GEMM)
-//   g = Xp[t, n, :] + h[n, :] Rt                   the recurrent GEMV, per step
-//   then the ONNX cell (peepholes i, o, f):
+// Per direction d the hidden units are cut into parts (one part below 128 units, else
+// parts of ~128); a part is one unit of work with its own packed weights:
+//   Xp[t, n, :] = X[t, n, :] Wt_p + (Wb + Rb)_p       all steps up front (one small GEMM)
+//   g = Xp[t, n, :] + h[n, :] Rt_p                     the recurrent GEMV, per step
+//   then the ONNX cell over the part's units (gates i, o, f, c; peepholes i, o, f):
 //   i = s(clip(gi + Pi c)), f = s(clip(gf + Pf c)) or 1 - i (input_forget),
 //   c' = f c + i tanh(clip(gc)), o = s(clip(go + Po c')), h' = o tanh(c').
-// Above ~2 M FMAs the two directions of a bidirectional LSTM run on two threads. One
-// direction stays on one thread: cut into parts that meet after every step, the g2p
-// encoder's H=256 took 0.47 ms on 2 threads of an idle Zen 3 but 1.2-4.3 ms when another
-// process held a core (spin or futex barrier), vs ~0.9 ms on one.
+// Parts run on the OpenMP pool (above ~2 M FMAs): each direction on a thread of its own,
+// never waiting; a single direction cut into parts runs them on both threads, which meet
+// at a spin barrier after every step (they read each other's h).
 // sequence_lens as ops/recurrent.cc: batch n runs len[n] steps (reverse: from len-1
 // down), Y is zero past len[n], Y_h / Y_c are the last h / c (zero when len[n] = 0).
 // Default activations only (the step table declines the rest).
@@ -39,5 +39,8 @@ struct LstmF32Problem {
 /// Null when `isa` has no kernel (below AVX2).
 std::unique_ptr<Step> make_lstm_f32_step(const LstmF32Problem& p, const float* W, const float* R, const float* B,
                                          const float* P, Isa isa);
+
+/// Hidden units per part: all of them below 128, else ~128 (a multiple of 8).
+int64_t lstm_f32_part_width(int64_t H);
 
 }  // namespace ferry
