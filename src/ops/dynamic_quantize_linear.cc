@@ -16,8 +16,8 @@ Status infer_DynamicQuantizeLinear(InferContext& ctx) {
   if (ctx.input_dtype(0) != DType::f32)
     return invalid_model(std::string("x must be f32, got ") + dtype_name(ctx.input_dtype(0)));
   ctx.set_output(0, DType::u8, ctx.input_shape(0));
-  ctx.set_output(1, DType::f32, Shape());
-  ctx.set_output(2, DType::u8, Shape());
+  ctx.set_output(1, DType::f32, Shape(std::vector<Dim>{}));  // scalars (Shape() is unknown rank)
+  ctx.set_output(2, DType::u8, Shape(std::vector<Dim>{}));
   return Status::Ok();
 }
 

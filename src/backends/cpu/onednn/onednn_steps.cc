@@ -459,8 +459,10 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
       }
     } else {
       s1.input = 1 - big;
-      // A lower-rank plain operand has the same memory as its rank-expanded form.
-      made.want[size_t(1 - big)] = S1.dims == e1 ? *s1_md : plain_desc(DType::f32, S1.dims);
+      // A lower-rank plain operand has the same memory as its rank-expanded form; a rank-0
+      // one (a scale DynamicQuantizeLinear computed) is one float in any layout, and oneDNN
+      // has no rank-0 memory to reorder it into.
+      if (!S1.dims.empty()) made.want[size_t(1 - big)] = S1.dims == e1 ? *s1_md : plain_desc(DType::f32, S1.dims);
     }
     args.push_back(s1);
     args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
