@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,10 @@ HERE = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location("ferry_vision_signal_ops", HERE / "test_vision_signal_ops.py")
 vso = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(vso)
+_spec = importlib.util.spec_from_file_location("ferry_opset24_28_ops", HERE / "test_opset24_28_ops.py")
+_o28 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_o28)
+run_ferry = _o28.run_ferry  # ferry run on one backend -> {output: array}
 
 
 def stft():
@@ -152,21 +155,6 @@ def reference_outputs(m):
     nodes = [n for n in m.nodes if not REFERENCE_FAILS.search(n[2][0])]
     names = [o for n in nodes for o in n[2]]
     return dict(zip(names, ReferenceEvaluator(m.proto(nodes)).run(None, m.feeds)))
-
-
-def run_ferry(binary, m, tmp_path, backend):
-    import onnx
-
-    path = tmp_path / "model.onnx"
-    onnx.save(m.proto(), path)
-    out = tmp_path / f"out_{backend}"
-    args = [str(binary), "run", str(path), "--backend", backend, "--output-dir", str(out)]
-    for name, value in m.feeds.items():
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"ferry run --backend {backend} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    return {name: np.load(out / f"{name}.npy") for name in m.outputs}
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
