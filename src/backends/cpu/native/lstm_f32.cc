@@ -55,16 +55,28 @@ FERRY_TARGET_AVX2 void lstm_cell_f32__avx2(const float* g, int64_t w, const floa
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#if defined(__clang__)  // clang ignores GCC's target pragma
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#endif
 namespace lstm_avx2 {
 #include "backends/cpu/native/lstm_f32_isa.inc"
 }  // namespace lstm_avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #pragma GCC pop_options
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,fma,avx2")
+#if defined(__clang__)  // clang ignores GCC's target pragma
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma,avx2"))), apply_to = function)
+#endif
 namespace lstm_avx512 {
 #include "backends/cpu/native/lstm_f32_isa.inc"
 }  // namespace lstm_avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #pragma GCC pop_options
 
 namespace {
