@@ -44,22 +44,27 @@ void dequantize(const T* x, float scale, float zp, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = (float(x[i]) - zp) * scale;
 }
 
-// Eight at a time: the same (float(x) - zp) * scale, so the same bits.
+// Eight at a time: the same (float(x) - zp) * scale, so the same bits. The vector code sits
+// in a function of its own: clang outlines an OpenMP region into a function without the
+// enclosing function's target attribute.
 template <class T>
-FERRY_TARGET_AVX2 void dequantize_avx2(const T* x, float scale, float zp, float* y, int64_t n) {
+FERRY_TARGET_AVX2 void dequantize_avx2_chunk(const T* x, float scale, float zp, float* y, int64_t begin, int64_t end) {
   const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zp);
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
+    const __m256i w = std::is_same_v<T, uint8_t> ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(w), z), s));
+  }
+  for (; i < end; ++i) y[i] = (float(x[i]) - zp) * scale;
+}
+
+template <class T>
+void dequantize_avx2(const T* x, float scale, float zp, float* y, int64_t n) {
   constexpr int64_t kChunk = 4096;
 #pragma omp parallel for schedule(static) if (n >= kQuantizeParallelMin)
-  for (int64_t c = 0; c < (n + kChunk - 1) / kChunk; ++c) {
-    const int64_t end = std::min(n, (c + 1) * kChunk);
-    int64_t i = c * kChunk;
-    for (; i + 8 <= end; i += 8) {
-      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
-      const __m256i w = std::is_same_v<T, uint8_t> ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
-      _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(w), z), s));
-    }
-    for (; i < end; ++i) y[i] = (float(x[i]) - zp) * scale;
-  }
+  for (int64_t c = 0; c < (n + kChunk - 1) / kChunk; ++c)
+    dequantize_avx2_chunk(x, scale, zp, y, c * kChunk, std::min(n, (c + 1) * kChunk));
 }
 
 /// x -> u8 over `count` elements of any dense layout: round(x / scale) + zp, ties to even,
