@@ -50,6 +50,10 @@ Status canonicalize_div_const(Graph& g, PassStats& stats);
 /// A two-operand Einsum that is a (batched) matrix product -> Transpose / Reshape + MatMul.
 Status lower_einsum(Graph& g, PassStats& stats);
 
+/// ConvInteger / MatMulInteger the target does not execute -> f32 Conv / MatMul on the
+/// zero-point-shifted operands (exact below 2^24; passes/lower_integer_matmuls.cc).
+Status lower_integer_matmuls_for(Graph& g, PassStats& stats, const Target& target);
+
 /// A Conv padded wider than target.conv_pad_limit along its innermost spatial axis ->
 /// Pad + Conv (that axis unpadded): the target's direct convolution takes it.
 Status pad_wide_convs_for(Graph& g, PassStats& stats, const Target& target);

@@ -35,6 +35,7 @@ constexpr const char* kPipeline[] = {
     "canonicalize_batchnorm",
     "canonicalize_gemm",
     "canonicalize_div_const",
+    "lower_integer_matmuls",  // ConvInteger / MatMulInteger as f32 Conv / MatMul where the target has no integer kernels
     "propagate_transposes",  // layout: NHWC imports lose their inner transposes
     "eliminate_identity",
     "share_duplicate_constants",

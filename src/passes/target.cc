@@ -24,7 +24,7 @@ const Target& reference_target() {
     Target r;
     r.name = "reference";
     r.ops = {Op::FusedConv, Op::FusedConvTranspose, Op::FusedMatMul, Op::LayerNormalization,
-             Op::RMSNormalization, Op::Gelu, Op::Attention, Op::Swish};
+             Op::RMSNormalization, Op::Gelu, Op::Attention, Op::Swish, Op::ConvInteger, Op::MatMulInteger};
     for (Activation a : all_activations()) {
       r.conv_epilogues.push_back(a);
       r.matmul_epilogues.push_back(a);

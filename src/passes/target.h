@@ -28,7 +28,9 @@ struct Target {
   std::string name;  ///< "cpu", "reference"
   std::string isa;   ///< what the description is for: "avx2", "avx512", "amx" ("" = any)
   /// Ops the fusions may form because the target runs them fast: FusedConv, FusedMatMul,
-  /// FusedConvTranspose, LayerNormalization, RMSNormalization, Gelu, Attention, Swish.
+  /// FusedConvTranspose, LayerNormalization, RMSNormalization, Gelu, Attention, Swish; and
+  /// the integer ops it runs on integer kernels (ConvInteger, MatMulInteger: otherwise
+  /// lower_integer_matmuls writes them as f32 Conv / MatMul).
   std::vector<Op> ops;
   /// Activations a FusedConv / FusedConvTranspose (resp. FusedMatMul) applies in one step.
   std::vector<Activation> conv_epilogues;

@@ -41,6 +41,12 @@ bool cpu_kernel_accepts_prelu(const Node& n, const std::vector<const Tensor*>& k
 /// layout `layout` (the output keeps it): the step the int8 convolutions read (native/quantize.cc).
 std::unique_ptr<Step> make_quantize_u8_step(float scale, uint8_t zero_point, int64_t count, const std::string& layout,
                                             Isa isa);
+/// DynamicQuantizeLinear over `count` elements of any dense layout `layout` (the u8 output
+/// keeps it; scale and zero point are scalars): the reference kernel's arithmetic.
+std::unique_ptr<Step> make_dynamic_quantize_u8_step(int64_t count, const std::string& layout, Isa isa);
+/// DequantizeLinear of `x` (u8 / i8) with one scale and one (or no) zero point, read when the
+/// step runs (computed ones, e.g. a DynamicQuantizeLinear's), over any dense layout.
+std::unique_ptr<Step> make_dequantize_step(DType x, int64_t count, const std::string& layout, Isa isa);
 bool cpu_kernel_accepts_quantize(const Node& n, const std::vector<const Tensor*>& known,
                                  const std::vector<std::vector<int64_t>>& dims);
 bool cpu_kernel_accepts_clip(const Node& n, const std::vector<const Tensor*>& known,

@@ -213,6 +213,48 @@ Result<Made> quantize_step(const StepRequest& r) {
   return made;
 }
 
+
+/// x's dense strides, as a layout of dtype `t` (the elementwise quantize steps keep x's layout).
+std::optional<dnnl::memory::desc> dense_as(const onednn::Operand& x, DType t) {
+  auto strides = onednn::dense_strides(x.layout);
+  if (!strides || !onednn::dnnl_type(t)) return std::nullopt;
+  return dnnl::memory::desc(dnnl::memory::dims(x.dims.begin(), x.dims.end()), *onednn::dnnl_type(t),
+                            dnnl::memory::dims(strides->begin(), strides->end()));
+}
+
+/// DynamicQuantizeLinear f32 -> u8 (+ scale, zero point) over x's dense layout.
+Result<Made> dynamic_quantize_step(const StepRequest& r) {
+  const Operand& x = r.ops[0];
+  if (x.dtype != DType::f32 || x.constant || x.dims.empty()) return unsupported("dynamic quantize: computed f32 input");
+  std::optional<dnnl::memory::desc> out = dense_as(x, DType::u8);
+  if (!out) return unsupported("dynamic quantize: not a dense layout");
+  Made made;
+  made.step = make_dynamic_quantize_u8_step(numel(x.dims), onednn::layout_name(x.layout), r.isa);
+  made.want = {x.layout};
+  made.out = *out;
+  return made;
+}
+
+/// DequantizeLinear u8 / i8 -> f32 with one scale and one (or no) zero point, constant or
+/// computed (a DynamicQuantizeLinear's), over x's dense layout.
+Result<Made> dequantize_step(const StepRequest& r) {
+  const Operand& x = r.ops[0];
+  if ((x.dtype != DType::u8 && x.dtype != DType::i8) || x.constant || x.dims.empty())
+    return unsupported("dequantize: computed u8 / i8 input");
+  if (r.ops.size() < 2 || !r.ops[1].present() || r.ops[1].dtype != DType::f32 || numel(r.ops[1].dims) != 1)
+    return unsupported("dequantize: one f32 scale");
+  if (r.ops.size() > 2 && r.ops[2].present() && (r.ops[2].dtype != x.dtype || numel(r.ops[2].dims) != 1))
+    return unsupported("dequantize: one zero point of x's type");
+  std::optional<dnnl::memory::desc> out = dense_as(x, DType::f32);
+  if (!out) return unsupported("dequantize: not a dense layout");
+  Made made;
+  made.step = make_dequantize_step(x.dtype, numel(x.dims), onednn::layout_name(x.layout), r.isa);
+  made.want.assign(r.ops.size(), std::nullopt);
+  made.want[0] = x.layout;
+  made.out = *out;
+  return made;
+}
+
 }  // namespace
 
 Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x) {
@@ -247,6 +289,8 @@ const std::vector<StepRow>& step_table() {
       {Op::Concat, concat, -1, "oneDNN concat (any axis; blocked when every operand's block is whole)"},
       {Op::Slice, slice_step, 1, "own strided copy (constant starts/ends/axes/steps; plain or channels-last data)"},
       {Op::QuantizeLinear, quantize_step, 1, "own kernel: per-tensor f32 -> u8 over any dense layout (plain, channels-last)", false, true},
+      {Op::DynamicQuantizeLinear, dynamic_quantize_step, 1, "own kernel: f32 -> u8 with its range's scale and zero point, over any dense layout", true, true},
+      {Op::DequantizeLinear, dequantize_step, -1, "own kernel: per-tensor u8 / i8 -> f32 (scale and zero point constant or computed) over any dense layout"},
       {Op::Softmax, softmax, 1, "oneDNN softmax (last axis)"},
       {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias)"},
       {Op::Add, binary, -1, "oneDNN binary on blocked operands"},

@@ -1,5 +1,5 @@
-// backends/cpu/native/quantize.cc — QuantizeLinear (f32 -> u8 / i8) and DequantizeLinear
-// (u8 / i8 -> f32) with one scale and one (or no) zero point: the form QDQ models put on
+// backends/cpu/native/quantize.cc — QuantizeLinear (f32 -> u8 / i8), DequantizeLinear
+// (u8 / i8 -> f32) with one scale and one (or no) zero point, and DynamicQuantizeLinear: the form QDQ models put on
 // every activation (smart-turn v3: ~100 of them on [1, 6, 400, 400] maps, 30 ms each on
 // the reference kernel's per-element dispatch). The arithmetic is the reference kernel's
 // (ops/quantize_linear.cc): x / scale rounded to f32, then to the nearest integer (ties to
@@ -7,6 +7,7 @@
 // and blocked scales stay on the reference kernel (`accepts` declines them).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -131,6 +132,136 @@ class QuantizeU8Step : public Step {
   std::string name_;
 };
 
+
+// --- DynamicQuantizeLinear, and DequantizeLinear with computed parameters --------------
+// Both over any dense layout (the output keeps x's): ORT's quantize_dynamic puts one
+// DynamicQuantizeLinear before every ConvInteger / MatMulInteger, and ferry's lowering of
+// those (passes/lower_integer_matmuls.cc) reads its u8 output as DequantizeLinear(x_q, 1,
+// zp) -- in the layout of the convolution that produced x and of the one that reads it.
+
+struct DqlRange {
+  float lo = 0, hi = 0;
+  bool nan = false;
+};
+
+inline DqlRange dql_range_chunk(const float* x, int64_t n) {
+  DqlRange r;
+  for (int64_t i = 0; i < n; ++i) {
+    r.nan = r.nan || std::isnan(x[i]);
+    r.lo = std::min(r.lo, x[i]);
+    r.hi = std::max(r.hi, x[i]);
+  }
+  return r;
+}
+
+FERRY_TARGET_AVX2 DqlRange dql_range_avx2(const float* x, int64_t n) {
+  __m256 lo = _mm256_setzero_ps(), hi = lo, bad = lo;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    bad = _mm256_or_ps(bad, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    lo = _mm256_min_ps(lo, v);
+    hi = _mm256_max_ps(hi, v);
+  }
+  alignas(32) float l[8], h[8];
+  _mm256_store_ps(l, lo);
+  _mm256_store_ps(h, hi);
+  DqlRange r = dql_range_chunk(x + i, n - i);
+  r.nan = r.nan || _mm256_movemask_ps(bad) != 0;
+  for (int k = 0; k < 8; ++k) {
+    r.lo = std::min(r.lo, l[k]);
+    r.hi = std::max(r.hi, h[k]);
+  }
+  return r;
+}
+
+class DynamicQuantizeU8Step : public Step {
+ public:
+  DynamicQuantizeU8Step(int64_t count, bool avx2, std::string name) : count_(count), avx2_(avx2), name_(std::move(name)) {}
+  std::string kernel_name() const override { return name_; }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
+  }
+
+ private:
+  class Bound : public BoundStep {
+   public:
+    Bound(const DynamicQuantizeU8Step& s, StepIO* io) : s_(s), io_(io) {}
+    Status run() override {
+      const float* x = reinterpret_cast<const float*>(io_->inputs[0]->raw());
+      const int64_t n = s_.count_, chunks = (n + kChunk - 1) / kChunk;
+      auto* range = s_.avx2_ ? dql_range_avx2 : dql_range_chunk;
+      float lo = 0, hi = 0;
+      int nan = 0;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi) reduction(| : nan) if (n >= kQuantizeParallelMin)
+      for (int64_t c = 0; c < chunks; ++c) {
+        const DqlRange r = range(x + c * kChunk, std::min(kChunk, n - c * kChunk));
+        lo = std::min(lo, r.lo);
+        hi = std::max(hi, r.hi);
+        nan |= int(r.nan);
+      }
+      if (nan) return invalid_argument("DynamicQuantizeLinear: x contains NaN: its range (and so the scale) is undefined");
+      // The reference kernel's arithmetic (ops/dynamic_quantize_linear.cc).
+      const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+      const float zp = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+      uint8_t* y = reinterpret_cast<uint8_t*>(io_->outputs[0]->raw());
+      auto* f = s_.avx2_ ? quantize_u8_avx2 : quantize_u8_generic;
+#pragma omp parallel for schedule(static) if (n >= kQuantizeParallelMin)
+      for (int64_t c = 0; c < chunks; ++c) f(x + c * kChunk, scale, zp, y + c * kChunk, std::min(kChunk, n - c * kChunk));
+      *reinterpret_cast<float*>(io_->outputs[1]->raw()) = scale;
+      *reinterpret_cast<uint8_t*>(io_->outputs[2]->raw()) = uint8_t(zp);
+      return Status::Ok();
+    }
+
+   private:
+    const DynamicQuantizeU8Step& s_;
+    StepIO* io_;
+  };
+  static constexpr int64_t kChunk = 16384;
+  int64_t count_;
+  bool avx2_;
+  std::string name_;
+};
+
+/// (x - zp) * scale with scale and zp read when the step runs (computed or constant).
+class DequantizeStep : public Step {
+ public:
+  DequantizeStep(DType t, int64_t count, bool avx2, std::string name)
+      : t_(t), count_(count), avx2_(avx2), name_(std::move(name)) {}
+  std::string kernel_name() const override { return name_; }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
+  }
+
+ private:
+  class Bound : public BoundStep {
+   public:
+    Bound(const DequantizeStep& s, StepIO* io) : s_(s), io_(io) {}
+    Status run() override {
+      const float scale = *reinterpret_cast<const float*>(io_->inputs[1]->raw());
+      const Tensor* z = io_->inputs.size() > 2 ? io_->inputs[2] : nullptr;
+      float* y = reinterpret_cast<float*>(io_->outputs[0]->raw());
+      const void* x = io_->inputs[0]->raw();
+      if (s_.t_ == DType::u8) {
+        const float zp = z ? float(*reinterpret_cast<const uint8_t*>(z->raw())) : 0.f;
+        (s_.avx2_ ? dequantize_avx2<uint8_t> : dequantize<uint8_t>)(static_cast<const uint8_t*>(x), scale, zp, y, s_.count_);
+      } else {
+        const float zp = z ? float(*reinterpret_cast<const int8_t*>(z->raw())) : 0.f;
+        (s_.avx2_ ? dequantize_avx2<int8_t> : dequantize<int8_t>)(static_cast<const int8_t*>(x), scale, zp, y, s_.count_);
+      }
+      return Status::Ok();
+    }
+
+   private:
+    const DequantizeStep& s_;
+    StepIO* io_;
+  };
+  DType t_;
+  int64_t count_;
+  bool avx2_;
+  std::string name_;
+};
+
 }  // namespace
 
 std::unique_ptr<Step> make_quantize_u8_step(float scale, uint8_t zero_point, int64_t count, const std::string& layout,
@@ -138,6 +269,18 @@ std::unique_ptr<Step> make_quantize_u8_step(float scale, uint8_t zero_point, int
   const bool avx2 = isa >= Isa::avx2;
   return std::make_unique<QuantizeU8Step>(scale, float(zero_point), count, avx2,
                                           "quantize_linear_f32_u8_" + layout + (avx2 ? "__avx2" : "__generic"));
+}
+
+std::unique_ptr<Step> make_dynamic_quantize_u8_step(int64_t count, const std::string& layout, Isa isa) {
+  const bool avx2 = isa >= Isa::avx2;
+  return std::make_unique<DynamicQuantizeU8Step>(count, avx2, "dynamic_quantize_linear_f32_u8_" + layout +
+                                                                  (avx2 ? "__avx2" : "__generic"));
+}
+
+std::unique_ptr<Step> make_dequantize_step(DType x, int64_t count, const std::string& layout, Isa isa) {
+  const bool avx2 = isa >= Isa::avx2;
+  return std::make_unique<DequantizeStep>(x, count, avx2, std::string("dequantize_linear_") + dtype_name(x) + "_f32_" +
+                                                              layout + (avx2 ? "__avx2" : "__generic"));
 }
 
 bool cpu_kernel_accepts_quantize(const Node& n, const std::vector<const Tensor*>&,

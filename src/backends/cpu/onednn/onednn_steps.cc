@@ -418,9 +418,11 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
   std::vector<int64_t> e1 = expand_rank(S1.dims, out_dims.size());
   // oneDNN's jit binary reads a src1 broadcast over the blocked channel axis (a scalar,
   // a [1,1,H,W] map) wrongly where the channels pad a block (30 channels in nChw8c):
-  // a constant is spread over the channels here, a computed one takes the plain path.
+  // a constant is spread over the channels here, a computed one takes the plain path --
+  // unless the layout is dense (channels-last: no block to pad), where it broadcasts as is
+  // (a DynamicQuantizeLinear's scale times a channels-last convolution's output).
   std::vector<float> spread;
-  if (!is_plain(lead) && out_dims.size() >= 2 && e1[1] == 1 && out_dims[1] != 1) {
+  if (!is_plain(lead) && out_dims.size() >= 2 && e1[1] == 1 && out_dims[1] != 1 && (S1.constant || !dense_strides(lead))) {
     if (!S1.constant) return unsupported("oneDNN binary: computed operand broadcast over blocked channels");
     const int64_t outer = e1[0], C = out_dims[1], inner = numel(e1) / std::max<int64_t>(1, outer);
     const float* src = S1.constant->data<float>();
