@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/native/strided_copy.h"
 #include "backends/cpu/native/simd_math.h"
 
 namespace ferry {
@@ -106,6 +107,8 @@ Status transpose_f32__generic(KernelContext& ctx) {
   const int64_t rows = y.numel() / L;
   const float* px = x.data<float>();
   float* py = y.data<float>();
+  if (transpose_tiled_f32(px, py, std::vector<int64_t>(yd, yd + r), std::vector<int64_t>(src_stride, src_stride + r)))
+    return Status::Ok();
 #pragma omp parallel for schedule(static) if (y.numel() >= (1 << 15))
   for (int64_t row = 0; row < rows; ++row) {
     int64_t rem = row, off = 0;

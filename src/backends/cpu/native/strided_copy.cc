@@ -1,5 +1,6 @@
 #include "backends/cpu/native/strided_copy.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ferry {
@@ -28,6 +29,58 @@ void copy_rows(const T* src, T* dst, int64_t rows, const int64_t* dims, const in
   }
 }
 
+/// The tiled form of copy_rows for a transpose: dim p is contiguous in src, dim q in dst
+/// (p != q). Tiles of 16 x 16 along (q, p) keep the 16 source and 16 destination lines of a
+/// tile in L1, where the row-wise copy reads every element from a different line (NCHW ->
+/// NHWC of a [1, 96, 184, 248] map: 16 ms row-wise, measured on a Xeon with AVX-512).
+template <class T>
+void copy_tiles(const T* src, T* dst, const int64_t* dims, const int64_t* ss, const int64_t* ds, int rank, int p,
+                int q) {
+  constexpr int64_t B = 16;
+  const int64_t np = dims[p], nq = dims[q], tp = (np + B - 1) / B, tq = (nq + B - 1) / B;
+  int64_t outer = 1;
+  for (int d = 0; d < rank; ++d)
+    if (d != p && d != q) outer *= dims[d];
+  const int64_t tasks = outer * tp * tq, sq = ss[q], dp = ds[p];
+#pragma omp parallel for schedule(static) if (outer * np * nq >= kParallelMin)
+  for (int64_t t = 0; t < tasks; ++t) {
+    int64_t rem = t / (tp * tq), so = 0, dof = 0;
+    const int64_t bq = (t % (tp * tq)) / tp, bp = t % tp;  // along p first: 16 source streams
+    for (int d = rank - 1; d >= 0; --d) {
+      if (d == p || d == q) continue;
+      const int64_t i = rem % dims[d];
+      rem /= dims[d];
+      so += i * ss[d];
+      dof += i * ds[d];
+    }
+    const int64_t p0 = bp * B, p1 = std::min(np, p0 + B), q0 = bq * B, q1 = std::min(nq, q0 + B);
+    for (int64_t i = q0; i < q1; ++i) {
+      const T* s = src + so + i * sq;  // contiguous along p
+      T* o = dst + dof + i;            // stride dp along p
+      for (int64_t j = p0; j < p1; ++j) o[j * dp] = s[j];
+    }
+  }
+}
+
+/// The dims (p, q) of a transpose copy_tiles takes: src stride 1 along p, dst stride 1 along q.
+bool transpose_dims(const int64_t* dims, const int64_t* ss, const int64_t* ds, int rank, int* p, int* q) {
+  *p = *q = -1;
+  for (int d = 0; d < rank; ++d) {
+    if (ss[d] == 1 && dims[d] > 1) *p = d;
+    if (ds[d] == 1 && dims[d] > 1) *q = d;
+  }
+  return *p >= 0 && *q >= 0 && *p != *q && dims[*p] >= 8 && dims[*q] >= 8;
+}
+
+template <class T>
+void copy_any(const T* src, T* dst, int64_t rows, const int64_t* dims, const int64_t* ss, const int64_t* ds, int rank) {
+  int p = -1, q = -1;
+  if (transpose_dims(dims, ss, ds, rank, &p, &q))
+    copy_tiles(src, dst, dims, ss, ds, rank, p, q);
+  else
+    copy_rows(src, dst, rows, dims, ss, ds, rank);
+}
+
 class StridedCopyStep : public Step {
  public:
   StridedCopyStep(const std::vector<int64_t>& dims, const std::vector<int64_t>& ss, const std::vector<int64_t>& ds,
@@ -53,10 +106,10 @@ class StridedCopyStep : public Step {
       const int rank = int(s_.dims_.size());
       const int64_t *d = s_.dims_.data(), *ss = s_.ss_.data(), *ds = s_.ds_.data();
       switch (s_.elem_) {
-        case 1: copy_rows(src, dst, s_.rows_, d, ss, ds, rank); break;
-        case 2: copy_rows(reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint16_t*>(dst), s_.rows_, d, ss, ds, rank); break;
-        case 4: copy_rows(reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), s_.rows_, d, ss, ds, rank); break;
-        default: copy_rows(reinterpret_cast<const uint64_t*>(src), reinterpret_cast<uint64_t*>(dst), s_.rows_, d, ss, ds, rank); break;
+        case 1: copy_any(src, dst, s_.rows_, d, ss, ds, rank); break;
+        case 2: copy_any(reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint16_t*>(dst), s_.rows_, d, ss, ds, rank); break;
+        case 4: copy_any(reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), s_.rows_, d, ss, ds, rank); break;
+        default: copy_any(reinterpret_cast<const uint64_t*>(src), reinterpret_cast<uint64_t*>(dst), s_.rows_, d, ss, ds, rank); break;
       }
       return Status::Ok();
     }
@@ -73,6 +126,20 @@ class StridedCopyStep : public Step {
 };
 
 }  // namespace
+
+bool transpose_tiled_f32(const float* src, float* dst, const std::vector<int64_t>& dims,
+                         const std::vector<int64_t>& src_strides) {
+  const int rank = int(dims.size());
+  if (rank == 0 || rank > int(kMaxRank) || src_strides.size() != dims.size()) return false;
+  int64_t ds[kMaxRank];
+  ds[rank - 1] = 1;
+  for (int d = rank - 1; d > 0; --d) ds[d - 1] = ds[d] * dims[size_t(d)];
+  int p = -1, q = -1;
+  if (!transpose_dims(dims.data(), src_strides.data(), ds, rank, &p, &q)) return false;
+  copy_tiles(reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), dims.data(), src_strides.data(),
+             ds, rank, p, q);
+  return true;
+}
 
 std::unique_ptr<Step> make_strided_copy_step(const std::vector<int64_t>& dims, const std::vector<int64_t>& src_strides,
                                              const std::vector<int64_t>& dst_strides, size_t elem_size,
