@@ -17,5 +17,10 @@ namespace ferry::attn {
 /// write the present outputs separately.
 void run_f32__avx2(const Problem& p, float* const* present);
 void run_f32__avx512(const Problem& p, float* const* present);
+/// The same with Q K^T and P V in bf16 (fp32 accumulation and softmax state) on AVX512_BF16
+/// (attention_bf16.cc); decode steps and hosts without AVX512_BF16 run run_f32__avx512.
+void run_bf16__avx512bf16(const Problem& p, float* const* present);
+/// Whether this CPU has AVX512_BF16 (run_bf16__avx512bf16 computes in bf16).
+bool bf16_attention_available();
 
 }  // namespace ferry::attn

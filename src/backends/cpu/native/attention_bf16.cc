@@ -1,0 +1,181 @@
+// backends/cpu/native/attention_bf16.cc — the FlashAttention-2 forward with both
+// products in bf16 (AVX512_BF16 vdpbf16ps) and fp32 accumulation and softmax state:
+// the same algorithm and layout as attention_tile.h (queries in the vector lanes,
+// S^T [N x L], O^T [Dv x L], online softmax in log2 units, its apply_bias and
+// softmax_step), with the operands rounded to bf16 and packed in pairs:
+//   Qp[p][i]  = (Q^T[2p][i], Q^T[2p+1][i])     once per query block (scaled by scale log2 e)
+//   Kp[j][p]  = (K[j][2p], K[j][2p+1])          K rows rounded, once per key block
+//   S^T[j][i] = sum_p Kp[j][p] . Qp[p][i]       vdpbf16ps: a K pair broadcast, 16 query lanes
+//   Pp[q][i]  = (P^T[2q][i], P^T[2q+1][i])      P rounded to bf16 after the fp32 softmax step
+//   Vp[q][e]  = (V[2q][e], V[2q+1][e])          once per key block
+//   O^T[e][i] = alpha[i] O^T[e][i] + sum_q Vp[q][e] . Pp[q][i]
+// An odd D or key count is padded with a zero pair half. Decode steps (<= 4 queries) are
+// memory-bound and stay on the fp32 row kernel. Scratch per thread: the f32 block of
+// attention_tile.h plus the packed K, V and P of one key block.
+#include <immintrin.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "backends/cpu/native/attention_kernel.h"
+#include "backends/cpu/native/attention_tile.h"
+
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace ferry::attn {
+namespace {
+
+#define FERRY_TARGET_AVX512BF16_ATTN \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,fma,avx2")))
+
+// 64 query lanes a block (two tiles of 32), 64 keys a block.
+using CfgBf16 = Config<16, 4, 2, 64, 64>;
+constexpr int64_t kBf16L = CfgBf16::L, kBf16N = CfgBf16::N;
+
+/// The bf16 (round to nearest even) of x, as its 16 bits.
+inline uint16_t attn_bf16_bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);  // NaN stays NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+
+/// dst[0 .. 16) = pairs (lo[x], hi[x]) in bf16, hi may be null (zero).
+FERRY_TARGET_AVX512BF16_ATTN inline void attn_pack_pairs16(const float* lo, const float* hi, uint32_t* dst) {
+  const __m512i l = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(lo)));
+  __m512i r = l;
+  if (hi) r = _mm512_or_si512(l, _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(hi))), 16));
+  _mm512_storeu_si512(dst, r);
+}
+
+/// Packed operands of one key block, per thread.
+struct Bf16Pack {
+  uint32_t *qp, *kp, *vp, *pp;
+  int64_t dp, dvp;  ///< pairs along D; Dv rounded up to a multiple of 4
+  static int64_t words(const Problem& p) {
+    const int64_t dp = (p.head_dim + 1) / 2, dvp = (p.v_dim + 3) / 4 * 4;
+    return dp * kBf16L + kBf16N * dp + kBf16N / 2 * dvp + kBf16N / 2 * kBf16L;
+  }
+  Bf16Pack(const Problem& p, uint32_t* s) : dp((p.head_dim + 1) / 2), dvp((p.v_dim + 3) / 4 * 4) {
+    qp = s, kp = qp + dp * kBf16L, vp = kp + kBf16N * dp, pp = vp + kBf16N / 2 * dvp;
+  }
+};
+
+/// Cm[r][t .. t+32) for rows r < 4 of A pairs (a_s words a row, broadcast) against B pairs [K x L].
+FERRY_TARGET_AVX512BF16_ATTN inline void attn_dp_tile(const uint32_t* A, int64_t a_rs, int64_t a_ks, const uint32_t* B,
+                                                     int64_t K, float* Cm, int64_t ldc, int rows, const float* scale) {
+  __m512 acc[4][2];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 2; ++c)
+      acc[r][c] = scale && r < rows ? _mm512_mul_ps(_mm512_loadu_ps(Cm + r * ldc + c * 16), _mm512_loadu_ps(scale + c * 16))
+                                    : _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    const __m512bh b0 = (__m512bh)_mm512_loadu_si512(B + k * kBf16L), b1 = (__m512bh)_mm512_loadu_si512(B + k * kBf16L + 16);
+    for (int r = 0; r < 4; ++r) {
+      const __m512bh a = (__m512bh)_mm512_set1_epi32(int(A[r * a_rs + k * a_ks]));
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, b0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], a, b1);
+    }
+  }
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < 2; ++c) _mm512_storeu_ps(Cm + r * ldc + c * 16, acc[r][c]);
+}
+
+FERRY_TARGET_AVX512BF16_ATTN void attn_block_bf16(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows,
+                                                  float* scratch, uint32_t* words) {
+  constexpr int64_t L = kBf16L;
+  Block<CfgBf16> blk(p, scratch);
+  Bf16Pack pk(p, words);
+  const int64_t lanes = (rows + CfgBf16::LT - 1) / CfgBf16::LT * CfgBf16::LT, D = p.head_dim, Dv = p.v_dim;
+  // Q^T scaled by scale log2(e), padding lanes 0, then packed in pairs along D.
+  const float qscale = p.scale * kLog2e;
+  std::fill(blk.qt, blk.qt + D * L, 0.f);
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* qr = p.q.row(b, h, i0 + i);
+    for (int64_t e = 0; e < D; ++e) blk.qt[e * L + i] = qr[e] * qscale;
+  }
+  for (int64_t q = 0; q < pk.dp; ++q)
+    for (int64_t t = 0; t < lanes; t += 16)
+      attn_pack_pairs16(blk.qt + 2 * q * L + t, 2 * q + 1 < D ? blk.qt + (2 * q + 1) * L + t : nullptr, pk.qp + q * L + t);
+  std::fill(blk.m, blk.m + lanes, kNegInf);
+  std::fill(blk.l, blk.l + lanes, 0.f);
+  std::fill(blk.ot, blk.ot + Dv * L, 0.f);
+  const int64_t kvh = h / (p.q_heads / p.kv_heads), end = p.key_end(i0 + rows - 1);
+  for (int seg = 0; seg < 2; ++seg) {
+    const View& K = seg == 0 ? p.past_k : p.k;
+    const View& V = seg == 0 ? p.past_v : p.v;
+    const int64_t lo = seg == 0 ? 0 : p.past, hi = std::min(end, seg == 0 ? p.past : p.total());
+    for (int64_t j = lo; j < hi; j += kBf16N) {
+      const int64_t n = std::min<int64_t>(kBf16N, hi - j), n4 = (n + 3) / 4 * 4, np = (n + 1) / 2;
+      // Kp: key rows in bf16 (pairs along D), rows n .. n4 zero.
+      for (int64_t r = 0; r < n4; ++r) {
+        uint16_t* dst = reinterpret_cast<uint16_t*>(pk.kp + r * pk.dp);
+        const float* src = r < n ? K.row(b, kvh, j - lo + r) : nullptr;
+        for (int64_t e = 0; e < 2 * pk.dp; ++e) dst[e] = src && e < D ? attn_bf16_bits(src[e]) : 0;
+      }
+      // Vp: pairs of value rows along the keys, columns Dv .. dvp zero.
+      for (int64_t q = 0; q < np; ++q) {
+        uint16_t* dst = reinterpret_cast<uint16_t*>(pk.vp + q * pk.dvp);
+        const float* v0 = V.row(b, kvh, j - lo + 2 * q);
+        const float* v1 = 2 * q + 1 < n ? V.row(b, kvh, j - lo + 2 * q + 1) : nullptr;
+        for (int64_t e = 0; e < pk.dvp; ++e) {
+          dst[2 * e] = e < Dv ? attn_bf16_bits(v0[e]) : 0;
+          dst[2 * e + 1] = e < Dv && v1 ? attn_bf16_bits(v1[e]) : 0;
+        }
+      }
+      for (int64_t t = 0; t < lanes; t += CfgBf16::LT)
+        for (int64_t r = 0; r < n; r += 4)
+          attn_dp_tile(pk.kp + r * pk.dp, pk.dp, 1, pk.qp + t, pk.dp, blk.st + r * L + t, L, int(std::min<int64_t>(4, n - r)),
+                       nullptr);
+      apply_bias<CfgBf16>(p, b, h, i0, rows, j, n, blk.st);
+      softmax_step<CfgBf16>(blk, n, lanes);
+      for (int64_t q = 0; q < np; ++q)
+        for (int64_t t = 0; t < lanes; t += 16)
+          attn_pack_pairs16(blk.st + 2 * q * L + t, 2 * q + 1 < n ? blk.st + (2 * q + 1) * L + t : nullptr, pk.pp + q * L + t);
+      for (int64_t t = 0; t < lanes; t += CfgBf16::LT)
+        for (int64_t e = 0; e < Dv; e += 4)
+          attn_dp_tile(pk.vp + e, 1, pk.dvp, pk.pp + t, np, blk.ot + e * L + t, L, int(std::min<int64_t>(4, Dv - e)),
+                       blk.alpha + t);
+    }
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    const float inv = blk.m[i] == kNegInf || blk.l[i] == 0.f ? 0.f : 1.f / blk.l[i];
+    float* y = p.out + b * p.out_sb + h * p.out_sh + (i0 + i) * p.out_ss;
+    for (int64_t e = 0; e < Dv; ++e) y[e] = blk.ot[e * L + i] * inv;
+  }
+}
+
+/// This thread's scratch: `floats` floats then `words` 32-bit words, 64-byte aligned.
+float* attn_bf16_scratch(int64_t floats, int64_t words) {
+  struct Free {
+    void operator()(float* f) const { std::free(f); }
+  };
+  thread_local std::unique_ptr<float, Free> buf;
+  thread_local int64_t cap = 0;
+  const int64_t need = (floats + 15) / 16 * 16 + words;
+  if (cap < need) {
+    buf.reset(static_cast<float*>(std::aligned_alloc(64, (size_t(need) * 4 + 63) / 64 * 64)));
+    cap = need;
+  }
+  return buf.get();
+}
+
+}  // namespace
+
+bool bf16_attention_available() { return __builtin_cpu_supports("avx512bf16"); }
+
+void run_bf16__avx512bf16(const Problem& p, float* const* present) {
+  if (p.q_len <= 4 || present || !bf16_attention_available()) return run_f32__avx512(p, present);
+  const int64_t blocks = (p.q_len + kBf16L - 1) / kBf16L, items = p.batch * p.q_heads * blocks;
+  const int64_t floats = Block<CfgBf16>::floats(p), words = Bf16Pack::words(p);
+#pragma omp parallel for schedule(dynamic, 1) if (items > 1)
+  for (int64_t it = 0; it < items; ++it) {
+    const int64_t bh = it / blocks, i0 = (it % blocks) * kBf16L;
+    float* s = attn_bf16_scratch(floats, words);
+    attn_block_bf16(p, bh / p.q_heads, bh % p.q_heads, i0, std::min<int64_t>(kBf16L, p.q_len - i0), s,
+                    reinterpret_cast<uint32_t*>(s + (floats + 15) / 16 * 16));
+  }
+}
+
+}  // namespace ferry::attn
