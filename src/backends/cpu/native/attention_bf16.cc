@@ -32,21 +32,28 @@ namespace {
 using CfgBf16 = Config<16, 4, 2, 64, 64>;
 constexpr int64_t kBf16L = CfgBf16::L, kBf16N = CfgBf16::N;
 
-/// The bf16 (round to nearest even) of x, as its 16 bits.
-inline uint16_t attn_bf16_bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);  // NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return uint16_t(u >> 16);
-}
-
 /// dst[0 .. 16) = pairs (lo[x], hi[x]) in bf16, hi may be null (zero).
 FERRY_TARGET_AVX512BF16_ATTN inline void attn_pack_pairs16(const float* lo, const float* hi, uint32_t* dst) {
   const __m512i l = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(lo)));
   __m512i r = l;
   if (hi) r = _mm512_or_si512(l, _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(hi))), 16));
   _mm512_storeu_si512(dst, r);
+}
+
+/// The first min(16, max(0, count)) lanes.
+inline __mmask16 attn_mask16(int64_t count) {
+  return count >= 16 ? __mmask16(0xffff) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
+}
+
+/// attn_pack_pairs16 reading `nload` floats of each row and writing `nstore` pairs.
+FERRY_TARGET_AVX512BF16_ATTN inline void attn_pack_pairs_masked(const float* lo, const float* hi, uint32_t* dst,
+                                                               __mmask16 nload, __mmask16 nstore) {
+  const __m512i l = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(nload, lo)));
+  __m512i r = l;
+  if (hi)
+    r = _mm512_or_si512(
+        l, _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(nload, hi))), 16));
+  _mm512_mask_storeu_epi32(dst, nstore, r);
 }
 
 /// Packed operands of one key block, per thread.
@@ -111,18 +118,24 @@ FERRY_TARGET_AVX512BF16_ATTN void attn_block_bf16(const Problem& p, int64_t b, i
       // Kp: key rows in bf16 (pairs along D), rows n .. n4 zero.
       for (int64_t r = 0; r < n4; ++r) {
         uint16_t* dst = reinterpret_cast<uint16_t*>(pk.kp + r * pk.dp);
-        const float* src = r < n ? K.row(b, kvh, j - lo + r) : nullptr;
-        for (int64_t e = 0; e < 2 * pk.dp; ++e) dst[e] = src && e < D ? attn_bf16_bits(src[e]) : 0;
+        if (r >= n) {
+          std::memset(dst, 0, size_t(pk.dp) * 4);
+          continue;
+        }
+        const float* src = K.row(b, kvh, j - lo + r);
+        for (int64_t e = 0; e < 2 * pk.dp; e += 16) {
+          const __mmask16 ld = attn_mask16(D - e), st = attn_mask16(2 * pk.dp - e);
+          const __m256bh y = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(ld, src + e));
+          _mm256_mask_storeu_epi16(dst + e, st, (__m256i)y);
+        }
       }
       // Vp: pairs of value rows along the keys, columns Dv .. dvp zero.
       for (int64_t q = 0; q < np; ++q) {
-        uint16_t* dst = reinterpret_cast<uint16_t*>(pk.vp + q * pk.dvp);
         const float* v0 = V.row(b, kvh, j - lo + 2 * q);
         const float* v1 = 2 * q + 1 < n ? V.row(b, kvh, j - lo + 2 * q + 1) : nullptr;
-        for (int64_t e = 0; e < pk.dvp; ++e) {
-          dst[2 * e] = e < Dv ? attn_bf16_bits(v0[e]) : 0;
-          dst[2 * e + 1] = e < Dv && v1 ? attn_bf16_bits(v1[e]) : 0;
-        }
+        for (int64_t e = 0; e < pk.dvp; e += 16)
+          attn_pack_pairs_masked(v0 + e, v1 ? v1 + e : nullptr, pk.vp + q * pk.dvp + e, attn_mask16(Dv - e),
+                                 attn_mask16(pk.dvp - e));
       }
       for (int64_t t = 0; t < lanes; t += CfgBf16::LT)
         for (int64_t r = 0; r < n; r += 4)
