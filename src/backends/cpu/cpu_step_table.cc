@@ -229,7 +229,7 @@ Result<Made> dynamic_quantize_step(const StepRequest& r) {
   std::optional<dnnl::memory::desc> out = dense_as(x, DType::u8);
   if (!out) return unsupported("dynamic quantize: not a dense layout");
   Made made;
-  made.step = make_dynamic_quantize_u8_step(numel(x.dims), onednn::layout_name(x.layout), r.isa);
+  made.step = make_dynamic_quantize_u8_step(onednn::numel(x.dims), onednn::layout_name(x.layout), r.isa);
   made.want = {x.layout};
   made.out = *out;
   return made;
@@ -241,14 +241,14 @@ Result<Made> dequantize_step(const StepRequest& r) {
   const Operand& x = r.ops[0];
   if ((x.dtype != DType::u8 && x.dtype != DType::i8) || x.constant || x.dims.empty())
     return unsupported("dequantize: computed u8 / i8 input");
-  if (r.ops.size() < 2 || !r.ops[1].present() || r.ops[1].dtype != DType::f32 || numel(r.ops[1].dims) != 1)
+  if (r.ops.size() < 2 || !r.ops[1].present() || r.ops[1].dtype != DType::f32 || onednn::numel(r.ops[1].dims) != 1)
     return unsupported("dequantize: one f32 scale");
-  if (r.ops.size() > 2 && r.ops[2].present() && (r.ops[2].dtype != x.dtype || numel(r.ops[2].dims) != 1))
+  if (r.ops.size() > 2 && r.ops[2].present() && (r.ops[2].dtype != x.dtype || onednn::numel(r.ops[2].dims) != 1))
     return unsupported("dequantize: one zero point of x's type");
   std::optional<dnnl::memory::desc> out = dense_as(x, DType::f32);
   if (!out) return unsupported("dequantize: not a dense layout");
   Made made;
-  made.step = make_dequantize_step(x.dtype, numel(x.dims), onednn::layout_name(x.layout), r.isa);
+  made.step = make_dequantize_step(x.dtype, onednn::numel(x.dims), onednn::layout_name(x.layout), r.isa);
   made.want.assign(r.ops.size(), std::nullopt);
   made.want[0] = x.layout;
   made.out = *out;
