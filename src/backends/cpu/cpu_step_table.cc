@@ -192,6 +192,14 @@ Result<Made> slice_step(const StepRequest& r) {
   return made;
 }
 
+/// x's dense strides, as a layout of dtype `t` (the elementwise quantize steps keep x's layout).
+std::optional<dnnl::memory::desc> dense_as(const onednn::Operand& x, DType t) {
+  auto strides = onednn::dense_strides(x.layout);
+  if (!strides || !onednn::dnnl_type(t)) return std::nullopt;
+  return dnnl::memory::desc(dnnl::memory::dims(x.dims.begin(), x.dims.end()), *onednn::dnnl_type(t),
+                            dnnl::memory::dims(strides->begin(), strides->end()));
+}
+
 /// QuantizeLinear(x, scale, zero_point) f32 -> u8 per tensor, over x's dense layout (plain or
 /// channels-last: the int8 convolutions read the u8 result in that layout without a reorder).
 Result<Made> quantize_step(const StepRequest& r) {
@@ -200,27 +208,18 @@ Result<Made> quantize_step(const StepRequest& r) {
   const Tensor *s = r.ops[1].constant, *z = r.ops[2].present() ? r.ops[2].constant : nullptr;
   if (!s || s->dtype() != DType::f32 || s->numel() != 1 || !z || z->dtype() != DType::u8 || z->numel() != 1)
     return unsupported("quantize: per-tensor u8 with constant scale and zero point");
-  auto strides = onednn::dense_strides(x.layout);
-  if (!strides) return unsupported("quantize: not a dense layout");
+  std::optional<dnnl::memory::desc> out = dense_as(x, DType::u8);
+  if (!out) return unsupported("quantize: not a dense layout");
   Made made;
   const int64_t count = int64_t(x.layout.get_size() / sizeof(float));
   made.step = make_quantize_u8_step(s->data<float>()[0], z->data<uint8_t>()[0], count, onednn::layout_name(x.layout),
                                     r.isa);
   made.want.assign(r.ops.size(), std::nullopt);
   made.want[0] = x.layout;
-  made.out = dnnl::memory::desc(dnnl::memory::dims(x.dims.begin(), x.dims.end()), dnnl::memory::data_type::u8,
-                                dnnl::memory::dims(strides->begin(), strides->end()));
+  made.out = *out;
   return made;
 }
 
-
-/// x's dense strides, as a layout of dtype `t` (the elementwise quantize steps keep x's layout).
-std::optional<dnnl::memory::desc> dense_as(const onednn::Operand& x, DType t) {
-  auto strides = onednn::dense_strides(x.layout);
-  if (!strides || !onednn::dnnl_type(t)) return std::nullopt;
-  return dnnl::memory::desc(dnnl::memory::dims(x.dims.begin(), x.dims.end()), *onednn::dnnl_type(t),
-                            dnnl::memory::dims(strides->begin(), strides->end()));
-}
 
 /// DynamicQuantizeLinear f32 -> u8 (+ scale, zero point) over x's dense layout.
 Result<Made> dynamic_quantize_step(const StepRequest& r) {
