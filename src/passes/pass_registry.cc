@@ -39,6 +39,7 @@ constexpr NamedPass kPasses[] = {
     FERRY_FUSION(fuse_swish, Swish),
     FERRY_PASS(inline_constant_if),
     FERRY_PASS(lower_einsum),
+    {"lower_conv_transpose", for_target<lower_conv_transpose_for>},  // asks the target whether its deconvolution is fast
     {"lower_integer_matmuls", for_target<lower_integer_matmuls_for>},  // asks the target whether it runs them
     {"pad_wide_convs", for_target<pad_wide_convs_for>},  // asks the target how wide a pad its kernels take
     FERRY_PASS(propagate_transposes),

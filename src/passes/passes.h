@@ -53,6 +53,9 @@ Status lower_einsum(Graph& g, PassStats& stats);
 /// ConvInteger / MatMulInteger the target does not execute -> f32 Conv / MatMul on the
 /// zero-point-shifted operands (exact below 2^24; passes/lower_integer_matmuls.cc).
 Status lower_integer_matmuls_for(Graph& g, PassStats& stats, const Target& target);
+/// A ConvTranspose whose kernel equals its stride as a 1x1 Conv + DepthToSpace, where the
+/// target does not list ConvTranspose in Target::ops (passes/lower_conv_transpose.cc).
+Status lower_conv_transpose_for(Graph& g, PassStats& stats, const Target& target);
 
 /// A Conv padded wider than target.conv_pad_limit along its innermost spatial axis ->
 /// Pad + Conv (that axis unpadded): the target's direct convolution takes it.

@@ -51,6 +51,7 @@ constexpr const char* kPipeline[] = {
     // (GELU must be one op by now for MatMul+Gelu).
     "pad_wide_convs",  // before the epilogues: the Conv they fuse is the unpadded one
     "fuse_affine_into_conv",
+    "lower_conv_transpose",  // after the affine folds (into the ConvTranspose), before the epilogues (onto its Conv)
     "fuse_conv_epilogue",
     "fuse_matmul_epilogue",
     "fuse_swish",  // SiLU the epilogues did not take

@@ -30,7 +30,9 @@ struct Target {
   /// Ops the fusions may form because the target runs them fast: FusedConv, FusedMatMul,
   /// FusedConvTranspose, LayerNormalization, RMSNormalization, Gelu, Attention, Swish; and
   /// the integer ops it runs on integer kernels (ConvInteger, MatMulInteger: otherwise
-  /// lower_integer_matmuls writes them as f32 Conv / MatMul).
+  /// lower_integer_matmuls writes them as f32 Conv / MatMul); ConvTranspose when its
+  /// deconvolution runs the kernel == stride form fast (otherwise lower_conv_transpose
+  /// writes that form as a 1x1 Conv + DepthToSpace).
   std::vector<Op> ops;
   /// Activations a FusedConv / FusedConvTranspose (resp. FusedMatMul) applies in one step.
   std::vector<Activation> conv_epilogues;

@@ -15,6 +15,9 @@ namespace {
 
 /// A fusion's product runs fast: a oneDNN / own-kernel step, or a kernel-table row.
 bool runs_fast(Op op, Isa isa) {
+  // oneDNN's deconvolution runs a kernel == stride ConvTranspose at ~3.5 GFLOP/s (PP-OCR's
+  // DBNet head); lower_conv_transpose makes it a 1x1 convolution + DepthToSpace.
+  if (op == Op::ConvTranspose) return false;
   if (op == Op::Gelu) return native_activation(Activation::kGelu, isa) != nullptr;  // steps need the ISA's kernel
   if (op == Op::Swish) return native_activation(Activation::kSiLU, isa) != nullptr;
   return step_row(op) != nullptr || select_kernel(op, DType::f32, isa) != nullptr;
