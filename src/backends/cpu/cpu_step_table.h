@@ -42,6 +42,9 @@ struct StepRow {
 /// quantization; declines (unsupported) what oneDNN cannot run in int8.
 Result<onednn::Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x);
 
+/// DepthToSpace as one strided copy over a plain or channels-last input (cpu_depth_to_space_step.cc).
+Result<onednn::Made> depth_to_space_step(const StepRequest& r);
+
 /// The row of `op`, or null.
 const StepRow* step_row(Op op);
 /// Every row, in table order.
