@@ -12,6 +12,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from cli_helpers import converted_ops, ferry_run
 
 
 
@@ -21,24 +22,6 @@ def ort_run(path, feeds):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
 
-
-def ferry_run(cli, path, feeds, tmp_path, backend, extra=(), env=None):
-    out = tmp_path / f"out_{backend}"
-    args = [str(cli), "run", str(path), "--backend", backend, "--output-dir", str(out), *extra]
-    for name, arr in feeds.items():
-        np.save(tmp_path / f"{name}.npy", arr)
-        args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return np.load(out / "y.npy")
-
-
-def converted_ops(cli, onnx_mod, path, target, tmp_path):
-    out = tmp_path / f"converted_{target}.onnx"
-    r = subprocess.run([str(cli), "convert", str(path), "--target", target, "-o", str(out)],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return [n.op_type for n in onnx_mod.load(str(out)).graph.node]
 
 LOWERED = {
     # id: (batch, ic, oc, h, w, stride, bias, after)
