@@ -97,8 +97,21 @@ PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>
     s.why = d + " hardware (" + present->flag + "), but oneDNN offers only '" + impl + "' for a " + d + " matmul";
     return s;
   }
-  s.why = d + " hardware (" + present->flag + ", oneDNN " + impl + "), but ferry's " + d +
-          " steps are not built yet (docs/precision.md)";
+  if (dtype != DType::bf16) {
+    s.why = d + " hardware (" + present->flag + ", oneDNN " + impl + "), but ferry's " + d +
+            " steps are not built yet (docs/precision.md)";
+    return s;
+  }
+  // ferry's bf16 steps (onednn_steps.h, cpu_schedule.cc try_bf16): measured ~2x fp32 on
+  // AVX512_BF16 (bench/RESULTS.md), so `auto` takes them; a conv without a jit / brgemm
+  // bf16 implementation keeps Conv emulated.
+  const std::string conv = onednn_conv_impl(dtype);
+  const bool conv_ok = conv.rfind("jit", 0) == 0 || conv.rfind("brg", 0) == 0;
+  s.exec = PrecisionExec::accelerated;
+  s.accelerated_ops = {Op::MatMul, Op::FusedMatMul};
+  if (conv_ok) s.accelerated_ops.insert(s.accelerated_ops.begin(), {Op::Conv, Op::FusedConv});
+  s.why = "oneDNN bf16 steps on " + std::string(present->flag) + ": matmul " + impl + ", conv " +
+          (conv_ok ? conv : conv + " (Conv stays emulated)") + "; bf16 inputs and weights, fp32 accumulation and output";
   return s;
 }
 
@@ -128,6 +141,31 @@ std::string onednn_matmul_impl(DType dtype) {
   if (dtype == DType::bf16) return bf16;
   if (dtype == DType::f16) return f16;
   return probe_matmul_impl(dtype);
+}
+
+namespace {
+
+std::string probe_conv_impl(DType dtype) {
+  auto dt = onednn::dnnl_type(dtype);
+  if (!dt) return "none: no oneDNN type for " + std::string(dtype_name(dtype));
+  try {
+    using dnnl::memory;
+    using tag = memory::format_tag;
+    const memory::desc src({1, 64, 14, 14}, *dt, tag::any), w({64, 64, 3, 3}, *dt, tag::any),
+        dst({1, 64, 14, 14}, memory::data_type::f32, tag::any);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, w,
+                                      memory::desc(), dst, {1, 1}, {0, 0}, {1, 1}, {1, 1});
+    return dnnl::convolution_forward::primitive_desc(d, onednn::engine()).impl_info_str();
+  } catch (const dnnl::error& e) {
+    return std::string("none: ") + e.what();
+  }
+}
+
+}  // namespace
+
+std::string onednn_conv_impl(DType dtype) {
+  static const std::string bf16 = probe_conv_impl(DType::bf16);
+  return dtype == DType::bf16 ? bf16 : probe_conv_impl(dtype);
 }
 
 std::string onednn_int8_matmul_impl() {

@@ -1,7 +1,9 @@
 // backends/cpu/native/cast.cc — Cast between f32, f64, the integers and bool, with the
 // reference's rules (ops/cast.cc): float -> int truncates toward zero, NaN -> 0, out of
 // range saturates; int -> float rounds once; int -> int wraps; x -> bool is x != 0;
-// bool -> x is 0 / 1. f16 / bf16 run on the reference kernel. Split across threads.
+// bool -> x is 0 / 1; f32 <-> bf16 as ir/dtype.h converts (nearest even, NaN stays NaN,
+// subnormals kept: the precision pass's rounding pairs). Other f16 / bf16 casts run on the
+// reference kernel. Split across threads.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -58,18 +60,43 @@ bool cast_visit_native(DType t, F&& f) {
 
 bool cast_native_dtype(DType t) { return cast_visit_native(t, [](auto) {}); }
 
+/// f32 -> bf16 or bf16 -> f32 (the pairs emulate_precision writes).
+bool cast_is_bf16_pair(DType from, DType to) {
+  return (from == DType::f32 && to == DType::bf16) || (from == DType::bf16 && to == DType::f32);
+}
+
+void cast_bf16_pair(const Tensor& x, Tensor& y) {
+  const int64_t n = x.numel();
+  if (x.dtype() == DType::f32) {
+    const float* in = x.data<float>();
+    auto* out = y.data<uint16_t>();
+#pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
+    for (int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(in[i]);
+  } else {
+    const auto* in = x.data<uint16_t>();
+    float* out = y.data<float>();
+#pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
+    for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(in[i]);
+  }
+}
+
 }  // namespace
 
 bool cpu_kernel_accepts_cast(const Node& n, const std::vector<const Tensor*>&, const std::vector<std::vector<int64_t>>&) {
-  if (!n.input(0) || !cast_native_dtype(n.input(0)->dtype())) return false;
+  if (!n.input(0)) return false;
   std::optional<DType> to = dtype_from_name(n.attrs<CastAttrs>().to);
-  return to && cast_native_dtype(*to);
+  if (to && cast_is_bf16_pair(n.input(0)->dtype(), *to)) return true;
+  return to && cast_native_dtype(n.input(0)->dtype()) && cast_native_dtype(*to);
 }
 
 Status cast__generic(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   if (y.numel() != x.numel()) return internal_error("native cast: output size");
+  if (cast_is_bf16_pair(x.dtype(), y.dtype())) {
+    cast_bf16_pair(x, y);
+    return Status::Ok();
+  }
   bool done = false;
   cast_visit_native(x.dtype(), [&](auto i) {
     using I = decltype(i);
