@@ -46,13 +46,23 @@ TEST(AssignPrecision, Fp16LowersEveryFloatingNodeAndSaysEmulated) {
 
 TEST(AssignPrecision, AutoKeepsFp32WhereNothingIsAccelerated) {
   auto g = parse_ir(kMlp);
-  auto r = assign_precision(*g, cpu_precisions(host_isa()), {.mode = "auto"});
+  const TargetPrecisions t = cpu_precisions(host_isa());
+  auto r = assign_precision(*g, t, {.mode = "auto"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   bool bf16_hw = false;
   for (const env::IsaFlag& f : env::read_isa_flags())
     bf16_hw |= f.usable && (f.name == "amx_bf16" || f.name == "avx512_bf16");
+  // The CPU's bf16 steps run MatMuls with constant weights where the target accelerates bf16
+  // (bf16 hardware and oneDNN's jit / brgemm bf16 matmul): auto takes exactly those.
+  const bool accelerated = t.of(DType::bf16).exec == PrecisionExec::accelerated;
+  if (!bf16_hw) EXPECT_FALSE(accelerated) << t.of(DType::bf16).why;
   for (const NodePrecision& d : r->nodes) {
-    // ferry has no accelerated bf16/fp16 steps yet, so auto is fp32 on every host, with the reason.
+    if (accelerated && d.op == "MatMul") {
+      EXPECT_EQ(d.precision, DType::bf16) << d.node;
+      EXPECT_EQ(d.exec, "accelerated") << d.node;
+      EXPECT_EQ(d.reason.rfind("auto: bf16 accelerated (oneDNN bf16 steps", 0), 0u) << d.reason;
+      continue;
+    }
     EXPECT_EQ(d.precision, DType::f32) << d.node;
     EXPECT_NE(d.reason.find("auto keeps fp32"), std::string::npos) << d.reason;
     // int8 is fake quantization (emulated) on every host for now, so auto never picks it.
