@@ -65,22 +65,56 @@ bool cast_is_bf16_pair(DType from, DType to) {
   return (from == DType::f32 && to == DType::bf16) || (from == DType::bf16 && to == DType::f32);
 }
 
-void cast_bf16_pair(const Tensor& x, Tensor& y) {
-  const int64_t n = x.numel();
-  if (x.dtype() == DType::f32) {
-    const float* in = x.data<float>();
-    auto* out = y.data<uint16_t>();
+/// n elements f32 -> bf16 (`from` f32) or bf16 -> f32.
+void cast_bf16_buffer(DType from, const void* x, void* y, int64_t n) {
+  if (from == DType::f32) {
+    const auto* in = static_cast<const float*>(x);
+    auto* out = static_cast<uint16_t*>(y);
 #pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
     for (int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(in[i]);
   } else {
-    const auto* in = x.data<uint16_t>();
-    float* out = y.data<float>();
+    const auto* in = static_cast<const uint16_t*>(x);
+    auto* out = static_cast<float*>(y);
 #pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
     for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(in[i]);
   }
 }
 
+void cast_bf16_pair(const Tensor& x, Tensor& y) { cast_bf16_buffer(x.dtype(), x.raw(), y.data<uint16_t>(), x.numel()); }
+
+/// cast_bf16_buffer over the whole buffer of one layout (blocked ones with their padding).
+class CastBf16Step : public Step {
+ public:
+  CastBf16Step(DType from, int64_t count, std::string name) : from_(from), count_(count), name_(std::move(name)) {}
+  std::string kernel_name() const override { return name_; }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
+  }
+
+ private:
+  class Bound : public BoundStep {
+   public:
+    Bound(const CastBf16Step& s, StepIO* io) : s_(s), io_(io) {}
+    Status run() override {
+      cast_bf16_buffer(s_.from_, io_->inputs[0]->raw(), io_->outputs[0]->raw(), s_.count_);
+      return Status::Ok();
+    }
+
+   private:
+    const CastBf16Step& s_;
+    StepIO* io_;
+  };
+  DType from_;
+  int64_t count_;
+  std::string name_;
+};
+
 }  // namespace
+
+std::unique_ptr<Step> make_cast_bf16_step(DType from, int64_t count, const std::string& layout) {
+  return std::make_unique<CastBf16Step>(from, count, std::string(from == DType::f32 ? "cast_f32_bf16_" : "cast_bf16_f32_") +
+                                                         layout + "__generic");
+}
 
 bool cpu_kernel_accepts_cast(const Node& n, const std::vector<const Tensor*>&, const std::vector<std::vector<int64_t>>&) {
   if (!n.input(0)) return false;
