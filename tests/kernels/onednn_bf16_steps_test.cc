@@ -6,7 +6,8 @@
 //     no Cast step is left),
 //   * its outputs equal the reference interpreter's on the same lowered graph (fp32
 //     kernels on the rounded numbers) up to the summation order,
-//   * and differ from the fp32 model by a bf16-sized error (not zero: the rounding happened).
+//   * and differ from the fp32 model by a bf16-sized error (not zero: the rounding happened);
+//   * a step whose readers are all bf16 steps writes bf16 (chains), the others f32.
 // Shapes: 1x1, 3x3, strided, grouped, depthwise, padded, bias, fused Relu, residual sum;
 // MatMul 2-D, batched, M = 1, odd K / N, rank-3 constant B, bias, residual.
 // Skipped (with the reason) where the host's CPU target does not accelerate bf16.
@@ -41,7 +42,7 @@ std::pair<double, double> bf16_test_diff(const Tensor& a, const Tensor& b) {
 /// the steps (Conv / FusedConv or MatMul / FusedMatMul, each named *_bf16*) and the numbers
 /// as the file comment says.
 void check_bf16(const std::string& label, const std::function<void(Graph&)>& build,
-                const std::map<std::string, Tensor>& feeds, bool conv) {
+                const std::map<std::string, Tensor>& feeds, bool conv, int bf16_outputs = 0) {
   auto is_product = [&](const std::string& op) {
     return conv ? op == "Conv" || op == "FusedConv" : op == "MatMul" || op == "FusedMatMul";
   };
@@ -76,14 +77,16 @@ void check_bf16(const std::string& label, const std::function<void(Graph&)>& bui
     auto plan = (*s)->plan_info(dims);
     ASSERT_TRUE(plan.ok()) << plan.status().to_string();
     std::string text;
-    int bf16_steps = 0;
+    int bf16_steps = 0, bf16_written = 0;
     for (const StepInfo& st : plan->steps) {
       text += "\n  " + st.op + " " + st.kernel;
       if (is_product(st.op)) bf16_steps += st.kernel.find("_bf16") != std::string::npos;
+      if (is_product(st.op)) bf16_written += st.shapes.find("-> bf16[") != std::string::npos;
       EXPECT_FALSE(st.op == "Cast" && st.nodes.find("/x_to_") != std::string::npos)
           << what << ": the input rounding " << st.nodes << " runs instead of the bf16 step's reorder";
     }
     EXPECT_EQ(bf16_steps, accelerated) << what << text;
+    EXPECT_EQ(bf16_written, bf16_outputs) << what << ": steps writing bf16 for bf16 readers" << text;
     for (int rep = 0; rep < 2; ++rep) {
       auto got = (*s)->run(feeds);
       ASSERT_TRUE(got.ok()) << what << ": " << got.status().to_string() << text;
@@ -178,6 +181,39 @@ TEST(OnednnBf16Steps, MatMulSweep) {
     };
     check_bf16("matmul a " + a.type_string() + " b " + b.type_string(), build, feeds, false);
   }
+}
+
+// A bf16 step whose readers are all bf16 steps writes bf16 (what they would round it to): no
+// f32 -> bf16 reorder between them. A residual read (f32) or a graph output keeps f32.
+TEST(OnednnBf16Steps, ChainsWriteBf16BetweenSteps) {
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
+  const PrecisionSupport s = cpu_precisions(host_isa()).of(DType::bf16);
+  if (std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), Op::Conv) != s.accelerated_ops.end()) {
+    Tensor x = randn({1, 16, 12, 12}, 500), w1 = randn({32, 16, 3, 3}, 501), b1 = randn({32}, 502),
+           wd = randn({32, 1, 3, 3}, 503), w2 = randn({24, 32, 1, 1}, 504);
+    auto build = [&](Graph& g) {
+      Value* y = g.add_node(Op::Conv, {g.add_input("x", DType::f32, x.shape()), g.add_constant("w1", w1), g.add_constant("b1", b1)},
+                            1, attrs({{"pads", ints({1, 1, 1, 1})}}), "c1")->output(0);
+      y = g.add_node(Op::Relu, {y}, 1, {}, "r1")->output(0);
+      y = g.add_node(Op::Conv, {y, g.add_constant("wd", wd)}, 1,
+                     attrs({{"group", int64_t(32)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), "dw")
+              ->output(0);
+      y = g.add_node(Op::Conv, {y, g.add_constant("w2", w2)}, 1, {}, "pw")->output(0);
+      g.set_outputs({y});
+    };
+    check_bf16("conv chain", build, {{"x", x}}, true, 2);  // c1 and dw write bf16, pw (the output) f32
+  }
+  Tensor a = randn({2, 8, 48}, 510), m1 = randn({48, 96}, 511), c1 = randn({96}, 512), m2 = randn({96, 40}, 513);
+  auto build = [&](Graph& g) {
+    Value* y = g.add_node(Op::MatMul, {g.add_input("a", DType::f32, a.shape()), g.add_constant("m1", m1)}, 1, {}, "mm1")
+                   ->output(0);
+    y = g.add_node(Op::Add, {y, g.add_constant("c1", c1)}, 1, {}, "bias")->output(0);
+    y = g.add_node(Op::Relu, {y}, 1, {}, "relu")->output(0);
+    y = g.add_node(Op::MatMul, {y, g.add_constant("m2", m2)}, 1, {}, "mm2")->output(0);
+    g.set_outputs({y});
+  };
+  check_bf16("matmul chain", build, {{"a", a}}, false, 1);
 }
 
 TEST(OnednnBf16Steps, TargetColumnFollowsTheDispatchCap) {

@@ -140,6 +140,7 @@ class Scheduler {
   Result<bool> try_bf16(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   void erase_dead_bf16_casts(const Value* rounded);
   bool bf16_accelerated(Op op);
+  bool bf16_readers_only(const Node& n);
   std::optional<std::vector<Op>> bf16_ops_;  ///< the CPU target's accelerated bf16 ops at opt_.isa
   void erase_unread_reorder(int slot);
   size_t step_writing(int slot) const;
@@ -529,6 +530,34 @@ bool Scheduler::bf16_accelerated(Op op) {
   return std::find(bf16_ops_->begin(), bf16_ops_->end(), op) != bf16_ops_->end();
 }
 
+/// Whether n's output 0 is read only through Cast(Cast(y, to=bf16), to=f32) pairs, each by bf16
+/// step candidates as their input 0 (and nothing else reads y or the pairs): then the step may
+/// write y in bf16, which is exactly what those readers round it to.
+bool Scheduler::bf16_readers_only(const Node& n) {
+  const Value* y = n.output(0);
+  for (size_t i = 1; i < n.num_outputs(); ++i)
+    if (!n.output(i)->uses().empty() || g_.is_graph_output(n.output(i))) return false;
+  if (y->uses().empty() || g_.is_graph_output(y)) return false;
+  for (const Use& u : y->uses()) {
+    const Value* half = u.node->output(0);
+    if (u.node->op() != Op::Cast || half->dtype() != DType::bf16 || half->uses().empty() || g_.is_graph_output(half))
+      return false;
+    for (const Use& h : half->uses()) {
+      const Value* r = h.node->output(0);
+      if (h.node->op() != Op::Cast || r->dtype() != DType::f32 || r->uses().empty() || g_.is_graph_output(r)) return false;
+      for (const Use& q : r->uses()) {
+        const Node& reader = *q.node;
+        if (q.index != 0 || !bf16_accelerated(reader.op()) || reader.num_inputs() < 2 || !reader.input(1) ||
+            !reader.input(1)->is_constant())
+          return false;
+        for (size_t i = 1; i < reader.num_inputs(); ++i)
+          if (reader.input(i) == r) return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// y = n(Cast(Cast(x, to=bf16), to=f32), W) as one oneDNN step with bf16 source and weights
 /// and f32 destination (onednn/onednn_steps.h: make_conv / make_matmul with a bf16 operand 0),
 /// reading x through one reorder into the layout and dtype the primitive wants. The Casts'
@@ -551,7 +580,16 @@ Result<bool> Scheduler::try_bf16(const Node& n, const std::vector<int>& ins, con
   ops[0].layout = onednn::plain_desc(DType::bf16, ops[0].dims);
   ops[0].constant = nullptr;
   const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
-  Result<Made> made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa});
+  // A bf16 output where every reader is a bf16 step (no reorder f32 -> bf16 between them);
+  // makers decline it for a sum post-op or an own-kernel epilogue: f32 then.
+  std::vector<OutputInfo> step_outs = outs;
+  Result<Made> made = unsupported("f32 output");
+  if (bf16_readers_only(n)) {
+    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::bf16});
+    if (made.ok()) step_outs[0].dtype = DType::bf16;
+  }
+  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
+    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa});
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;  // the Casts and the fp32 step
     return std::move(made).status().with_context("node " + n.describe());
@@ -564,7 +602,7 @@ Result<bool> Scheduler::try_bf16(const Node& n, const std::vector<int>& ins, con
   step_ins[0] = xb;
   if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
   if (++absorbed_[rounded] == rounded->uses().size() && !g_.is_graph_output(rounded)) erase_dead_bf16_casts(rounded);
-  FERRY_TRY(schedule_made(std::move(m), step_ins, n, outs, false));
+  FERRY_TRY(schedule_made(std::move(m), step_ins, n, step_outs, false));
   return true;
 }
 
@@ -700,6 +738,9 @@ Status Scheduler::carry_from(const std::vector<const Node*>& order, size_t end) 
     auto it = slot_of_.find(v);
     if (it == slot_of_.end()) continue;  // computed later (or a constant)
     FERRY_ASSIGN_OR_RETURN(int s, plain_slot(it->second));
+    if (sig_.slots[size_t(s)].dtype != v->dtype()) {  // a bf16 step's bf16 output: the next segment reads f32
+      FERRY_ASSIGN_OR_RETURN(s, in_layout(s, onednn::plain_desc(v->dtype(), sig_.slots[size_t(s)].dims), v->dtype()));
+    }
     sig_.carried.push_back(v);
     sig_.carried_slots.push_back(s);
   }

@@ -5,6 +5,7 @@
 // subnormals kept: the precision pass's rounding pairs). Other f16 / bf16 casts run on the
 // reference kernel. Split across threads.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -65,9 +66,11 @@ bool cast_is_bf16_pair(DType from, DType to) {
   return (from == DType::f32 && to == DType::bf16) || (from == DType::bf16 && to == DType::f32);
 }
 
-/// n elements f32 -> bf16 (`from` f32) or bf16 -> f32.
-void cast_bf16_buffer(DType from, const void* x, void* y, int64_t n) {
-  if (from == DType::f32) {
+/// n elements f32 -> bf16 (`from` f32), bf16 -> f32, or bf16 -> bf16 (`to` bf16 too: a copy).
+void cast_bf16_buffer(DType from, DType to, const void* x, void* y, int64_t n) {
+  if (from == to) {
+    std::memcpy(y, x, size_t(n) * dtype_size(from));
+  } else if (from == DType::f32) {
     const auto* in = static_cast<const float*>(x);
     auto* out = static_cast<uint16_t*>(y);
 #pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
@@ -80,12 +83,15 @@ void cast_bf16_buffer(DType from, const void* x, void* y, int64_t n) {
   }
 }
 
-void cast_bf16_pair(const Tensor& x, Tensor& y) { cast_bf16_buffer(x.dtype(), x.raw(), y.data<uint16_t>(), x.numel()); }
+void cast_bf16_pair(const Tensor& x, Tensor& y) {
+  cast_bf16_buffer(x.dtype(), y.dtype(), x.raw(), y.data<uint16_t>(), x.numel());
+}
 
 /// cast_bf16_buffer over the whole buffer of one layout (blocked ones with their padding).
 class CastBf16Step : public Step {
  public:
-  CastBf16Step(DType from, int64_t count, std::string name) : from_(from), count_(count), name_(std::move(name)) {}
+  CastBf16Step(DType from, DType to, int64_t count, std::string name)
+      : from_(from), to_(to), count_(count), name_(std::move(name)) {}
   std::string kernel_name() const override { return name_; }
   Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
     return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
@@ -96,7 +102,7 @@ class CastBf16Step : public Step {
    public:
     Bound(const CastBf16Step& s, StepIO* io) : s_(s), io_(io) {}
     Status run() override {
-      cast_bf16_buffer(s_.from_, io_->inputs[0]->raw(), io_->outputs[0]->raw(), s_.count_);
+      cast_bf16_buffer(s_.from_, s_.to_, io_->inputs[0]->raw(), io_->outputs[0]->raw(), s_.count_);
       return Status::Ok();
     }
 
@@ -104,16 +110,16 @@ class CastBf16Step : public Step {
     const CastBf16Step& s_;
     StepIO* io_;
   };
-  DType from_;
+  DType from_, to_;
   int64_t count_;
   std::string name_;
 };
 
 }  // namespace
 
-std::unique_ptr<Step> make_cast_bf16_step(DType from, int64_t count, const std::string& layout) {
-  return std::make_unique<CastBf16Step>(from, count, std::string(from == DType::f32 ? "cast_f32_bf16_" : "cast_bf16_f32_") +
-                                                         layout + "__generic");
+std::unique_ptr<Step> make_cast_bf16_step(DType from, DType to, int64_t count, const std::string& layout) {
+  return std::make_unique<CastBf16Step>(from, to, count, std::string("cast_") + dtype_name(from) + "_" + dtype_name(to) +
+                                                             "_" + layout + "__generic");
 }
 
 bool cpu_kernel_accepts_cast(const Node& n, const std::vector<const Tensor*>&, const std::vector<std::vector<int64_t>>&) {

@@ -158,7 +158,7 @@ static std::string conv_kind_name(size_t rank, int64_t group, int64_t channels, 
 }
 
 Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std::vector<PostOp>& post,
-                       const std::vector<int64_t>& out_dims, bool blocked) {
+                       const std::vector<int64_t>& out_dims, bool blocked, DType dst) {
   const Operand& X = ops[0];
   const Operand& W = ops[1];
   const Operand* B = ops.size() > 2 && ops[2].present() ? &ops[2] : nullptr;
@@ -181,11 +181,14 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
   FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
   if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant))
     return unsupported("sum operand shape");
+  if (dst != DType::f32 && (!bf16 || dst != DType::bf16 || sum_k >= 0))
+    return unsupported("oneDNN conv: a bf16 output only from a bf16 conv without a sum");
+  const dt dst_dt = dst == DType::bf16 ? dt::bf16 : dt::f32;
   auto build = [&](bool any_layout) {
     return guarded([&]() -> Result<Made> {
       memory::desc src_md = any_layout ? memory::desc(to_dims(X.dims), src_dt, tag::any) : plain_desc(X.dtype, X.dims);
       memory::desc dst_md =
-          any_layout ? memory::desc(to_dims(out_dims), dt::f32, tag::any) : plain_desc(DType::f32, out_dims);
+          any_layout ? memory::desc(to_dims(out_dims), dst_dt, tag::any) : plain_desc(dst, out_dims);
       if (sum_k >= 0) dst_md = ops[size_t(sum_k)].layout;
       memory::desc w_md(to_dims(wdims), src_dt, tag::any);
       memory::desc b_md = B ? memory::desc({W.dims[0]}, dt::f32, tag::x) : memory::desc();
@@ -214,7 +217,7 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
       made.want[0] = pd.src_desc();
       made.out = pd.dst_desc();
       std::string name = conv_kind_name(rank, group, X.dims[1], X.dtype) + "_" + layout_name(pd.src_desc()) + "[" +
-                         impl + "]" + post_suffix(post);
+                         impl + "]" + post_suffix(post) + (dst == DType::bf16 ? "+dst_bf16" : "");
       auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
                                                   std::vector<std::shared_ptr<AlignedBlock>>{packed}, false);
       if (sum_k >= 0) step->set_sum_input(sum_k, pd.dst_desc().get_size());
@@ -231,7 +234,7 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
   return build(false);
 }
 Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<PostOp>& post,
-                         const std::vector<int64_t>& out_dims) {
+                         const std::vector<int64_t>& out_dims, DType dst) {
   const Operand& A = ops[0];
   const Operand& B = ops[1];
   // bf16: A's values in bf16 (plain; the caller reorders), a constant f32 B rounded once,
@@ -240,6 +243,7 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
   if ((A.dtype != DType::f32 && !bf16) || B.dtype != DType::f32 || A.dims.size() < 2 || B.dims.size() < 2)
     return unsupported("oneDNN matmul: f32 (or bf16 A) operands of rank >= 2 only");
   if (bf16 && !B.constant) return unsupported("oneDNN bf16 matmul: constant B only");
+  if (dst != DType::f32 && (!bf16 || dst != DType::bf16)) return unsupported("oneDNN matmul: a bf16 output only from bf16");
   if (!is_plain(A.layout) || (!B.constant && !is_plain(B.layout))) return unsupported("oneDNN matmul: plain layouts only");
   std::vector<int64_t> a_dims, b_dims, dst_dims;
   if (B.dims.size() == 2) {
@@ -274,7 +278,7 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
     }
     FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(rest));
     if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant ||
-                       !is_plain(ops[size_t(sum_k)].layout)))
+                       !is_plain(ops[size_t(sum_k)].layout) || dst != DType::f32))
       return unsupported("sum operand shape");
     dnnl::post_ops po;
     // fill_post_ops numbers post-ops from 0; keep the original indices aligned.
@@ -285,7 +289,7 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
     memory::desc a_md = plain_desc(A.dtype, a_dims);
     memory::desc b_md = B.constant ? memory::desc(to_dims(b_dims), bf16 ? dt::bf16 : dt::f32, tag::any)
                                    : plain_desc(DType::f32, b_dims);
-    memory::desc c_md = plain_desc(DType::f32, dst_dims);
+    memory::desc c_md = plain_desc(dst, dst_dims);
     dnnl::matmul::desc d = bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
     dnnl::matmul::primitive_desc pd(d, attr, engine());
     if (bf16 && is_reference_impl(impl_name(pd))) return unsupported("oneDNN matmul: only " + impl_name(pd) + " in bf16");
@@ -303,8 +307,9 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
     size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.want[0] = A.layout;
-    made.out = plain_desc(DType::f32, out_dims);
-    std::string name = std::string(bf16 ? "onednn_matmul_bf16[" : "onednn_matmul_f32[") + impl_name(pd) + "]" + (bias ? "+bias" : "") + post_suffix(rest);
+    made.out = plain_desc(dst, out_dims);
+    std::string name = std::string(bf16 ? "onednn_matmul_bf16[" : "onednn_matmul_f32[") + impl_name(pd) + "]" + (bias ? "+bias" : "") + post_suffix(rest) +
+                       (dst == DType::bf16 ? "+dst_bf16" : "");
     auto step = std::make_unique<PrimitiveStep>(name, dnnl::matmul(pd), std::move(args), scratch, std::move(owned), false);
     if (sum_k >= 0) step->set_sum_input(sum_k, c_md.get_size());
     made.step = std::move(step);
