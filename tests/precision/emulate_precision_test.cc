@@ -90,6 +90,7 @@ TEST(EmulatePrecision, AcceleratedNodesRoundTheirInputNotTheirOutput) {
   EXPECT_EQ(count(*g, Op::Cast), 4) << "one pair on mm's input, one on act's output";
   const Node* mm = g->find_node("mm");
   ASSERT_NE(mm, nullptr);
+  ASSERT_NE(mm->input(0)->producer(), nullptr) << "mm must read its input through the rounding Casts";
   EXPECT_EQ(mm->input(0)->producer()->op(), Op::Cast);
   EXPECT_EQ(mm->output(0)->uses().size(), 1u) << "mm's output is read unrounded";
   const float x0 = 1.0f + 3.0f / 1024, x1 = 0.1f;  // neither is a bf16 value
