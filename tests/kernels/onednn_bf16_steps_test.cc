@@ -13,6 +13,8 @@
 // Skipped (with the reason) where the host's CPU target does not accelerate bf16.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "backends/cpu/cpu_precision.h"
 #include "ir/graph_clone.h"
 #include "kernel_test_util.h"
@@ -214,6 +216,52 @@ TEST(OnednnBf16Steps, ChainsWriteBf16BetweenSteps) {
     g.set_outputs({y});
   };
   check_bf16("matmul chain", build, {{"a", a}}, false, 1);
+}
+
+// The Cast steps of the rounding pairs (own kernels, any host): f32 -> bf16 -> f32 and the
+// bf16 -> bf16 copy a declined reader of a bf16 output runs, bit-equal to the interpreter's
+// Casts on ties, subnormals, NaN, Inf and overflow.
+TEST(OnednnBf16Steps, CastStepsRoundLikeTheInterpreter) {
+  Tensor x = randn({3, 37}, 520);
+  const std::vector<float> special = {1 + 0x1p-8f, 1 + 3 * 0x1p-8f, 0x1p-133f, 3 * 0x1p-134f, 3.4e38f,
+                                      INFINITY, -INFINITY, NAN, -0.0f, 0.1f};
+  for (size_t i = 0; i < special.size(); ++i) x.data<float>()[i] = special[i];
+  auto cast = [](Graph& g, Value* v, const char* to, const std::string& name) {
+    return g.add_node(Op::Cast, {v}, 1, attrs({{"to", std::string(to)}}), name)->output(0);
+  };
+  auto build = [&](Graph& g) {
+    Value* r = g.add_node(Op::Neg, {g.add_input("x", DType::f32, x.shape())}, 1, {}, "neg1")->output(0);
+    Value* h = cast(g, cast(g, r, "bf16", "down"), "bf16", "copy");
+    Value* n = g.add_node(Op::Neg, {g.add_input("x2", DType::f32, x.shape())}, 1, {}, "neg")->output(0);
+    g.set_outputs({cast(g, h, "f32", "up"), cast(g, cast(g, n, "bf16", "down2"), "f32", "up2")});
+  };
+  // Not optimized: the optimizer drops the identity Cast bf16 -> bf16.
+  auto g = std::make_unique<Graph>();
+  build(*g);
+  ASSERT_TRUE(infer_shapes(*g).ok());
+  const std::map<std::string, Tensor> feeds{{"x", x}, {"x2", x}};
+  auto want = interpret(*g, feeds);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  auto sess = CpuSession::compile(std::move(g), SessionOptions{});
+  ASSERT_TRUE(sess.ok()) << sess.status().to_string();
+  auto plan = (*sess)->plan_info({x.dims(), x.dims()});
+  ASSERT_TRUE(plan.ok());
+  int casts = 0;
+  for (const StepInfo& st : plan->steps)
+    if (st.op == "Cast") {
+      ++casts;
+      EXPECT_EQ(st.kernel.rfind("cast_", 0), 0u) << st.kernel;
+    }
+  EXPECT_EQ(casts, 5);
+  auto got = (*sess)->run(feeds);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  for (size_t o = 0; o < 2; ++o)
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const float a = (*got)[o].data<float>()[i], b = (*want)[o].data<float>()[i];
+      uint32_t ab, bb;
+      std::memcpy(&ab, &a, 4), std::memcpy(&bb, &b, 4);
+      EXPECT_TRUE(std::isnan(b) ? std::isnan(a) : ab == bb) << "output " << o << " element " << i << ": " << a << " vs " << b;
+    }
 }
 
 TEST(OnednnBf16Steps, TargetColumnFollowsTheDispatchCap) {
