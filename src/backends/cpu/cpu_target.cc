@@ -83,15 +83,24 @@ PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>
             (host_isa() >= Isa::avx512 ? " without " + flags : std::string(" only"));
     return s;
   }
-  if (isa < present->min_isa) {
+  // The first path the caps allow (AMX capped to AVX-512 by --isa or ONEDNN_MAX_CPU_ISA
+  // still has avx512_bf16); none: say why for the first one present.
+  const std::string dnnl_isa = onednn_effective_isa();
+  auto allowed = [&](const HwPath& p) {
+    return cpu_flag_usable(p.flag) && isa >= p.min_isa && dnnl_isa.find(p.onednn_tag) != std::string::npos;
+  };
+  const HwPath* usable = nullptr;
+  for (const HwPath& p : paths)
+    if (!usable && allowed(p)) usable = &p;
+  if (!usable && isa < present->min_isa) {
     s.why = d + " hardware (" + present->flag + ") present, but the dispatch cap is " + isa_name(isa);
     return s;
   }
-  const std::string dnnl_isa = onednn_effective_isa();
-  if (dnnl_isa.find(present->onednn_tag) == std::string::npos) {
+  if (!usable) {
     s.why = d + " hardware (" + present->flag + ") present, but oneDNN is capped at " + dnnl_isa + " (ONEDNN_MAX_CPU_ISA)";
     return s;
   }
+  present = usable;
   const std::string impl = onednn_matmul_impl(dtype);
   if (impl.rfind("jit", 0) != 0 && impl.rfind("brg", 0) != 0) {
     s.why = d + " hardware (" + present->flag + "), but oneDNN offers only '" + impl + "' for a " + d + " matmul";
