@@ -59,6 +59,12 @@ using EmulRoundedInputs = std::map<std::pair<const Value*, DType>, Value*>;
 void emul_round_input(Graph& g, Node& n, DType p, EmulRoundedInputs& cache, std::map<const Node*, const Node*>* owner) {
   Value* x = n.num_inputs() > 0 ? n.input(0) : nullptr;
   if (!x || x->is_constant() || x->dtype() != DType::f32) return;
+  // Already rounded to p (an emulated producer's output pair): rounding again changes nothing.
+  const Node* up = x->producer();
+  const Node* down = up && up->op() == Op::Cast && up->input(0) ? up->input(0)->producer() : nullptr;
+  if (down && down->op() == Op::Cast && up->input(0)->dtype() == p && down->input(0) &&
+      down->input(0)->dtype() == DType::f32)
+    return;
   Value*& r = cache[{x, p}];
   if (!r) {
     Node* down = emul_add_cast(g, x, p, p, n, std::string("x_to_") + precision_name(p));

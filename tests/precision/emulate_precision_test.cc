@@ -104,5 +104,24 @@ TEST(EmulatePrecision, AcceleratedNodesRoundTheirInputNotTheirOutput) {
   EXPECT_GT(std::fabs(double(round_to_bf16(float(want))) - want), 1e-4) << "and an output that bf16 would round";
 }
 
+TEST(EmulatePrecision, AnInputAlreadyRoundedIsNotRoundedAgain) {
+  // relu (emulated) stores bf16 through its output pair; mm (accelerated) reads that pair
+  // as it is: rounding it again would change nothing.
+  auto g = parse_checked(R"(graph g (%x: f32[1,2]) -> (%y) {
+    %w = const f32[2,1] [1.0, 3.0]
+    %r = Relu(%x) @relu
+    %y = MatMul(%r, %w) @mm
+  })");
+  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}}}};
+  auto r = assign_precision(*g, t, {.mode = "bf16"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(lower_emulated_precision(*g, lowered_nodes(*r), t).ok());
+  EXPECT_EQ(count(*g, Op::Cast), 2) << "relu's output pair only";
+  const Node* mm = g->find_node("mm");
+  ASSERT_NE(mm, nullptr);
+  ASSERT_NE(mm->input(0)->producer(), nullptr);
+  EXPECT_EQ(mm->input(0)->producer()->op(), Op::Cast);
+}
+
 }  // namespace
 }  // namespace ferry
