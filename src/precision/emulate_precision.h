@@ -15,7 +15,8 @@
 //     ==>  y = n(Cast(Cast(x, to=p), to=f32), round_p(W))
 //
 // what the hardware computes: x rounded at the step's reorder into p (one Cast pair per x,
-// shared by its accelerated readers), W (input 1 only; the bias stays f32) rounded once,
+// shared by its accelerated readers; none when x is already an emulated producer's rounded
+// output), W (input 1 only; the bias stays f32) rounded once,
 // fp32 accumulation, the output written in f32 (not rounded). The CPU scheduler runs the
 // pattern as one bf16 step reading x (backends/cpu/cpu_schedule.cc, try_bf16); any other
 // backend, or a shape the step declines, runs the Casts and the fp32 kernel: the same
