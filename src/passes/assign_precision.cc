@@ -69,7 +69,13 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
     d.sensitivity = it->second.sensitivity;
     d.act_scale = it->second.act_scale;
     d.act_zero_point = it->second.act_zero_point;
-    return set_decision(n, d, it->second.precision, t, "saved in the model: " + it->second.reason);
+    // The saved reason names the converting host's execution; say this one's where it differs.
+    std::string reason = "saved in the model: " + it->second.reason;
+    if (it->second.precision != DType::f32 && s.dtype != DType::i8) {
+      const std::string here = exec_reason(s, n);
+      if (reason.find(here) == std::string::npos) reason += "; here " + here;
+    }
+    return set_decision(n, d, it->second.precision, t, std::move(reason));
   }
   if (mode == "auto") {
     std::string why;
