@@ -161,5 +161,27 @@ TEST(AssignPrecision, SavedDecisionsAreReadBack) {
   EXPECT_NE(bad.status().message().find("metadata 'ferry.precision'"), std::string::npos);
 }
 
+TEST(AssignPrecision, SavedDecisionsSayHowThisHostRunsThem) {
+  // Converted where MatMul runs on bf16 steps, loaded where bf16 is emulated (and back).
+  TargetPrecisions fast{"cpu", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}}}};
+  TargetPrecisions slow{"cpu", {{DType::bf16, PrecisionExec::emulated, "no bf16 hardware", {}, {}}}};
+  auto g = parse_ir(kMlp);
+  auto r = assign_precision(*g, fast, {.mode = "bf16"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(decision(*r, "mm").exec, "accelerated");
+  const std::string saved = save_precision_metadata(*r);
+  auto fresh = parse_ir(kMlp);
+  auto here = assign_precision(*fresh, slow, {.saved = saved});
+  ASSERT_TRUE(here.ok()) << here.status().to_string();
+  EXPECT_EQ(decision(*here, "mm").precision, DType::bf16);
+  EXPECT_EQ(decision(*here, "mm").exec, "emulated");
+  EXPECT_NE(decision(*here, "mm").reason.find("bf16 accelerated (bf16 steps); here emulated: no bf16 hardware"),
+            std::string::npos)
+      << decision(*here, "mm").reason;
+  auto same = assign_precision(*fresh, fast, {.saved = saved});
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(decision(*same, "mm").reason.find("; here "), std::string::npos) << decision(*same, "mm").reason;
+}
+
 }  // namespace
 }  // namespace ferry
