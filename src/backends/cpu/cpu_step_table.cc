@@ -52,11 +52,13 @@ Result<Made> with_activation(const FusedEpilogue& e, std::vector<PostOp> post, I
 }
 
 Result<Made> conv(const StepRequest& r) {
+  if (Result<Made> own = row_conv_step(r, Activation::kNone, 0.f); own.ok()) return own;
   return onednn::make_conv(r.node, r.ops, {}, r.out_dims, r.blocked);
 }
 
 Result<Made> fused_conv(const StepRequest& r) {
   FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(r.node));
+  if (Result<Made> own = row_conv_step(r, e.act, e.alpha); own.ok()) return own;
   std::vector<PostOp> post;
   if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
   auto make = [&](bool blocked) {

@@ -14,6 +14,7 @@
 
 #include "backends/cpu/onednn/onednn_int8.h"
 #include "backends/cpu/onednn/onednn_steps.h"
+#include "ir/activation.h"
 #include "ops/registry.h"
 
 namespace ferry {
@@ -44,6 +45,11 @@ Result<onednn::Made> make_int8_step(const StepRequest& r, const onednn::Int8Inpu
 
 /// DepthToSpace as one strided copy over a plain or channels-last input (cpu_depth_to_space_step.cc).
 Result<onednn::Made> depth_to_space_step(const StepRequest& r);
+
+/// A Conv / FusedConv (activation `act`) with few output channels or a long kernel row on
+/// ferry's row convolution (native/row_conv.h); unsupported for every other shape
+/// (cpu_row_conv_step.cc says which), which then goes to oneDNN.
+Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float alpha);
 
 /// The row of `op`, or null.
 const StepRow* step_row(Op op);
