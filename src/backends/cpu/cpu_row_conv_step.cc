@@ -1,10 +1,12 @@
 // backends/cpu/cpu_row_conv_step.cc — the Conv / FusedConv shapes that run on ferry's row
 // convolution (native/row_conv.h) instead of oneDNN: 2-D, group 1, no dilation, f32,
 // constant weights, no residual, and either
-//   - few output channels (OC <= 8) with a dot of at least 16 floats per kernel row
+//   - few output channels (OC <= 4) with a dot of at least 16 floats per kernel row
 //     (KW * IC on the channels-last input: basic-pitch's oc=1 heads), or
 //   - one input channel and a long kernel row (KW >= 64: basic-pitch's CQT, 1x256).
-// oneDNN 2.6's brgconv blocks output channels by 16 and ran those at 3-6 GFLOP/s.
+// oneDNN 2.6's brgconv blocks output channels by 16 and ran those at 3-6 GFLOP/s. With 8
+// output channels (basic-pitch's 8 -> 8 3x39 conv, 680 MFLOP) both run near the FMA peak
+// (row conv 4.7-5.4 ms, oneDNN 5.7 ms on one Zen 5 thread beside a build): oneDNN keeps it.
 // The input is read channels-last (one row = x[n, h, :, :]); with one input channel that is
 // the plain layout too. Activations: none and Relu in the kernel, the native ones (Sigmoid,
 // Tanh, SiLU, Gelu) as ferry's kernel after it in the same step; others go to oneDNN.
@@ -19,7 +21,7 @@ namespace {
 
 /// Whether row_conv beats oneDNN for this geometry (see the file comment).
 bool row_conv_pays(int64_t oc, int64_t ic, int64_t kw) {
-  return (oc <= 8 && kw * ic >= 16) || (ic == 1 && kw >= 64);
+  return (oc <= 4 && kw * ic >= 16) || (ic == 1 && kw >= 64);
 }
 
 /// W [OC][IC][KH][KW] as [OC][KH][KW][IC] (the channels-last rows' order).

@@ -25,6 +25,10 @@ struct RowConvVec {
 };
 template <int W>
 using rcv = typename RowConvVec<W>::type;
+template <int W>
+struct RowConvIVec {
+  typedef int32_t type __attribute__((vector_size(4 * W)));
+};
 
 template <int W>
 FERRY_INLINE rcv<W> rc_load(const float* p) {
@@ -33,12 +37,30 @@ FERRY_INLINE rcv<W> rc_load(const float* p) {
   return v;
 }
 
+/// p[0 .. W): lanes >= n read but zeroed (bitwise: a NaN or Inf past the window does not leak).
+template <int W>
+FERRY_INLINE rcv<W> rc_load_first(const float* p, int64_t n) {
+  using iv = typename RowConvIVec<W>::type;
+  iv lane, bits;
+  for (int l = 0; l < W; ++l) lane[l] = l;
+  std::memcpy(&bits, p, sizeof bits);
+  bits &= lane < iv{} + int32_t(n);  // true lanes are all ones
+  rcv<W> v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+/// The sum of the lanes, halving the vector (W/2 adds, log2 W steps; not W dependent adds).
 template <int W>
 FERRY_INLINE float rc_hsum(rcv<W> v) {
-  float s = 0.f;
-#pragma GCC unroll 16
-  for (int l = 0; l < W; ++l) s += v[l];
-  return s;
+  if constexpr (W == 2) {
+    return v[0] + v[1];
+  } else {
+    rcv<W / 2> lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    return rc_hsum<W / 2>(lo + hi);
+  }
 }
 
 /// The rows (g, kh) that output row oh reads: their input offsets from the (n) base and the
@@ -58,12 +80,11 @@ template <int W, int OB, int JB>
 FERRY_INLINE void rc_tile(const RowConvProblem& p, const RcRows& rows, const float* xn, const float* w,
                           const float* bias, int64_t o0, int64_t j, float* yrow, int64_t y_o) {
   rcv<W> acc[OB][JB];
-  float tail[OB][JB];
 #pragma GCC unroll 8
   for (int o = 0; o < OB; ++o)
 #pragma GCC unroll 8
-    for (int jj = 0; jj < JB; ++jj) acc[o][jj] = rcv<W>{}, tail[o][jj] = 0.f;
-  const int64_t kv = p.K / W * W, wo = p.G * p.KH * p.K;
+    for (int jj = 0; jj < JB; ++jj) acc[o][jj] = rcv<W>{};
+  const int64_t kv = p.K / W * W, rem = p.K - kv, wo = p.G * p.KH * row_conv_k_stride(p);
   for (int64_t r = 0; r < rows.count; ++r) {
     const float* xr = xn + rows.x_off[r] + j * p.s - p.p;
     const float* wr = w + o0 * wo + rows.w_off[r];
@@ -78,24 +99,29 @@ FERRY_INLINE void rc_tile(const RowConvProblem& p, const RcRows& rows, const flo
         for (int o = 0; o < OB; ++o) acc[o][jj] += wv[o] * xv;
       }
     }
-    for (int64_t k = kv; k < p.K; ++k)
+    if (rem) {  // the weights are zero past K (row_conv_pack); x is masked
+      rcv<W> wv[OB];
 #pragma GCC unroll 8
-      for (int o = 0; o < OB; ++o)
+      for (int o = 0; o < OB; ++o) wv[o] = rc_load<W>(wr + o * wo + kv);
 #pragma GCC unroll 8
-        for (int jj = 0; jj < JB; ++jj) tail[o][jj] += wr[o * wo + k] * xr[jj * p.s + k];
+      for (int jj = 0; jj < JB; ++jj) {
+        const rcv<W> xv = rc_load_first<W>(xr + jj * p.s + kv, rem);
+#pragma GCC unroll 8
+        for (int o = 0; o < OB; ++o) acc[o][jj] += wv[o] * xv;
+      }
+    }
   }
 #pragma GCC unroll 8
   for (int o = 0; o < OB; ++o)
 #pragma GCC unroll 8
-    for (int jj = 0; jj < JB; ++jj)
-      yrow[(o0 + o) * y_o + j + jj] = rc_finish(p, rc_hsum<W>(acc[o][jj]) + tail[o][jj], bias, o0 + o);
+    for (int jj = 0; jj < JB; ++jj) yrow[(o0 + o) * y_o + j + jj] = rc_finish(p, rc_hsum<W>(acc[o][jj]), bias, o0 + o);
 }
 
 /// One output at column j whose window crosses the row's ends: the part inside, scalar.
 FERRY_INLINE void rc_edge(const RowConvProblem& p, const RcRows& rows, const float* xn, const float* w,
                           const float* bias, int64_t o, int64_t j, float* yrow, int64_t y_o) {
   const int64_t start = j * p.s - p.p, k0 = std::max<int64_t>(0, -start),
-                k1 = std::min<int64_t>(p.K, p.L - start), wo = p.G * p.KH * p.K;
+                k1 = std::min<int64_t>(p.K, p.L - start), wo = p.G * p.KH * row_conv_k_stride(p);
   float v = 0.f;
   for (int64_t r = 0; r < rows.count; ++r) {
     const float* xr = xn + rows.x_off[r] + start;
@@ -126,9 +152,9 @@ template <int W, int JB>
 FERRY_INLINE void rc_tasks(const RowConvProblem& p, const float* x, const float* w, const float* bias, float* y,
                            int64_t chunk, int64_t t0, int64_t t1) {
   const int64_t nob = (p.OC + kRcChannels - 1) / kRcChannels, nch = (p.OW + chunk - 1) / chunk;
-  // Interior columns: window [j*s - p, j*s - p + K) inside [0, L).
-  const int64_t lo = std::min(p.OW, (p.p + p.s - 1) / p.s);
-  const int64_t hi = p.L - p.K + p.p < 0 ? lo : std::max(lo, std::min(p.OW, (p.L - p.K + p.p) / p.s + 1));
+  // Interior columns: the window [j*s - p, j*s - p + K rounded up to W) inside [0, L).
+  const int64_t kw = (p.K + W - 1) / W * W, lo = std::min(p.OW, (p.p + p.s - 1) / p.s);
+  const int64_t hi = p.L - kw + p.p < 0 ? lo : std::max(lo, std::min(p.OW, (p.L - kw + p.p) / p.s + 1));
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t c = t % nch, ob = (t / nch) % nob, oh = (t / nch / nob) % p.OH, n = t / nch / nob / p.OH;
     RcRows rows;
@@ -137,7 +163,7 @@ FERRY_INLINE void rc_tasks(const RowConvProblem& p, const float* x, const float*
         const int64_t ih = oh * p.sh + kh - p.ph;
         if (ih < 0 || ih >= p.H) continue;
         rows.x_off[rows.count] = g * p.x_g + ih * p.x_h;
-        rows.w_off[rows.count] = (g * p.KH + kh) * p.K;
+        rows.w_off[rows.count] = (g * p.KH + kh) * row_conv_k_stride(p);
         ++rows.count;
       }
     const float* xn = x + n * p.x_n;
@@ -169,6 +195,13 @@ void row_conv_tasks__generic(const RowConvProblem& p, const float* x, const floa
 }
 
 }  // namespace
+
+std::vector<float> row_conv_pack(const RowConvProblem& p, const float* w) {
+  const int64_t ks = row_conv_k_stride(p), rows = p.OC * p.G * p.KH;
+  std::vector<float> out(size_t(rows * ks), 0.f);
+  for (int64_t r = 0; r < rows; ++r) std::copy(w + r * p.K, w + (r + 1) * p.K, out.begin() + r * ks);
+  return out;
+}
 
 const char* row_conv_name(Isa isa) {
   return isa >= Isa::avx512 ? "row_conv_f32__avx512" : isa >= Isa::avx2 ? "row_conv_f32__avx2" : "row_conv_f32__generic";
@@ -226,8 +259,9 @@ class RowConvStep : public Step {
 
 std::unique_ptr<Step> make_row_conv_step(const RowConvProblem& p, std::vector<float> w, std::vector<float> bias,
                                          Isa isa, std::string layout_name) {
-  if (p.G * p.KH > 64 || p.K < 1 || p.s < 1 || p.OW < 1) return nullptr;
-  return std::make_unique<RowConvStep>(p, std::move(w), std::move(bias), isa,
+  if (p.G * p.KH > 64 || p.K < 1 || p.s < 1 || p.OW < 1 || int64_t(w.size()) != p.OC * p.G * p.KH * p.K)
+    return nullptr;
+  return std::make_unique<RowConvStep>(p, row_conv_pack(p, w.data()), std::move(bias), isa,
                                        std::string(row_conv_name(isa)) + "_" + layout_name);
 }
 

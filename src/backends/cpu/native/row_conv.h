@@ -35,14 +35,20 @@ struct RowConvProblem {
   bool relu = false;                      ///< max(0, .) after the bias
 };
 
-/// y = row conv of x with w packed [OC][G][KH][K] and bias [OC] (or null), on the OpenMP pool,
-/// with the kernel of `isa` (generic below AVX2).
+/// Floats between weight rows as row_conv_f32 reads them: K rounded up to 16 (zeros after K).
+inline int64_t row_conv_k_stride(const RowConvProblem& p) { return (p.K + 15) / 16 * 16; }
+
+/// w [OC][G][KH][K] as row_conv_f32 reads it: rows row_conv_k_stride apart.
+std::vector<float> row_conv_pack(const RowConvProblem& p, const float* w);
+
+/// y = row conv of x with w packed by row_conv_pack and bias [OC] (or null), on the OpenMP
+/// pool, with the kernel of `isa` (generic below AVX2).
 void row_conv_f32(const RowConvProblem& p, const float* x, const float* w, const float* bias, float* y, Isa isa);
 
 /// "row_conv_f32__avx512" etc.
 const char* row_conv_name(Isa isa);
 
-/// A step running row_conv_f32 on input 0 -> output 0 (weights and bias copied into the step).
+/// A step running row_conv_f32 on input 0 -> output 0; w [OC][G][KH][K] (packed here).
 std::unique_ptr<Step> make_row_conv_step(const RowConvProblem& p, std::vector<float> w, std::vector<float> bias,
                                          Isa isa, std::string layout_name);
 
