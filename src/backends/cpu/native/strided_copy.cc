@@ -149,7 +149,21 @@ std::unique_ptr<Step> make_strided_copy_step(const std::vector<int64_t>& dims, c
   if (elem_size != 1 && elem_size != 2 && elem_size != 4 && elem_size != 8) return nullptr;
   for (int64_t d : dims)
     if (d <= 0) return nullptr;
-  return std::make_unique<StridedCopyStep>(dims, src_strides, dst_strides, elem_size, std::move(name), src_offset);
+  // Fewer, longer rows: size-1 dims dropped, dims contiguous with the next one in both src and
+  // dst merged (a Slice of [1, 172, 309, 1] along axis 2 copies rows of 208, not 35776 of 1).
+  std::vector<int64_t> d, ss, ds;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (!d.empty() && ss.back() == src_strides[i] * dims[i] && ds.back() == dst_strides[i] * dims[i]) {
+      d.back() *= dims[i];
+      ss.back() = src_strides[i];
+      ds.back() = dst_strides[i];
+      continue;
+    }
+    d.push_back(dims[i]), ss.push_back(src_strides[i]), ds.push_back(dst_strides[i]);
+  }
+  if (d.empty()) d = {1}, ss = {1}, ds = {1};
+  return std::make_unique<StridedCopyStep>(d, ss, ds, elem_size, std::move(name), src_offset);
 }
 
 }  // namespace ferry
