@@ -90,7 +90,10 @@ Result<Made> fused_matmul(const StepRequest& r) {
 }
 
 Result<Made> pool(const StepRequest& r) { return onednn::make_pool(r.node, r.ops, r.out_dims, r.blocked); }
-Result<Made> concat(const StepRequest& r) { return onednn::make_concat(r.node, r.ops, r.out_dims, r.blocked); }
+Result<Made> concat(const StepRequest& r) {
+  if (Result<Made> own = concat_copy_step(r); own.ok()) return own;
+  return onednn::make_concat(r.node, r.ops, r.out_dims, r.blocked);
+}
 Result<Made> softmax(const StepRequest& r) { return onednn::make_softmax(r.node, r.ops); }
 Result<Made> layer_norm(const StepRequest& r) { return onednn::make_layer_norm(r.node, r.ops); }
 
@@ -287,7 +290,7 @@ const std::vector<StepRow>& step_table() {
       {Op::AveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalAveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalMaxPool, pool, -1, "oneDNN pooling"},
-      {Op::Concat, concat, -1, "oneDNN concat (any axis; blocked when every operand's block is whole)"},
+      {Op::Concat, concat, -1, "own parallel copy over plain or channels-last operands; oneDNN concat for a blocked lead (any axis; blocked when every operand's block is whole)"},
       {Op::DepthToSpace, depth_to_space_step, 1, "own strided copy (DCR / CRD; plain or channels-last input, channels-last out when the input is)"},
       {Op::Slice, slice_step, 1, "own strided copy (constant starts/ends/axes/steps; plain or channels-last data)"},
       {Op::QuantizeLinear, quantize_step, 1, "own kernel: per-tensor f32 -> u8 over any dense layout (plain, channels-last)", false, true},

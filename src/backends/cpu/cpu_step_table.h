@@ -51,6 +51,10 @@ Result<onednn::Made> depth_to_space_step(const StepRequest& r);
 /// (cpu_row_conv_step.cc says which), which then goes to oneDNN.
 Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float alpha);
 
+/// Concat over plain or channels-last operands as one parallel copy (cpu_concat_step.cc);
+/// unsupported for a blocked lead operand, which oneDNN's concat keeps in its format.
+Result<onednn::Made> concat_copy_step(const StepRequest& r);
+
 /// The row of `op`, or null.
 const StepRow* step_row(Op op);
 /// Every row, in table order.
