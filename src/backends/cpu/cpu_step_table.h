@@ -25,6 +25,7 @@ struct StepRequest {
   const std::vector<int64_t>& out_dims;     ///< output 0
   bool blocked;                              ///< blocked activation layouts allowed
   Isa isa;                                   ///< ferry's own kernels up to this ISA
+  std::vector<std::vector<int64_t>> all_out_dims = {};  ///< every output's dims (all-outputs rows)
 };
 
 using StepMaker = Result<onednn::Made> (*)(const StepRequest& r);
@@ -54,6 +55,10 @@ Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float a
 /// Concat over plain or channels-last operands as one parallel copy (cpu_concat_step.cc);
 /// unsupported for a blocked lead operand, which oneDNN's concat keeps in its format.
 Result<onednn::Made> concat_copy_step(const StepRequest& r);
+
+/// Split over a plain or channels-last input as one strided copy per output, each in the
+/// input's layout family (cpu_split_step.cc): YOLOv8's C2f splits stay channels-last.
+Result<onednn::Made> split_step(const StepRequest& r);
 
 /// The row of `op`, or null.
 const StepRow* step_row(Op op);

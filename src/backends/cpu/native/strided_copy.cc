@@ -25,7 +25,8 @@ void copy_rows(const T* src, T* dst, int64_t rows, const int64_t* dims, const in
     }
     const T* s = src + so;
     T* t = dst + dof;
-    for (int64_t k = 0; k < n; ++k) t[k * di] = s[k * si];
+    if (si == 1 && di == 1) std::memcpy(t, s, size_t(n) * sizeof(T));
+    else for (int64_t k = 0; k < n; ++k) t[k * di] = s[k * si];
   }
 }
 
