@@ -293,6 +293,7 @@ const std::vector<StepRow>& step_table() {
       {Op::Concat, concat, -1, "own parallel copy over plain or channels-last operands; oneDNN concat for a blocked lead (any axis; blocked when every operand's block is whole)"},
       {Op::DepthToSpace, depth_to_space_step, 1, "own strided copy (DCR / CRD; plain or channels-last input, channels-last out when the input is)"},
       {Op::Split, split_step, 1, "own strided copy per output (channels-last input, channels-last outputs)", true},
+      {Op::Resize, resize_nearest_step, 1, "own strided copy: nearest by whole factors, channels-last in and out"},
       {Op::Slice, slice_step, 1, "own strided copy (constant starts/ends/axes/steps; plain or channels-last data)"},
       {Op::QuantizeLinear, quantize_step, 1, "own kernel: per-tensor f32 -> u8 over any dense layout (plain, channels-last)", false, true},
       {Op::DynamicQuantizeLinear, dynamic_quantize_step, 1, "own kernel: f32 -> u8 with its range's scale and zero point, over any dense layout", true, true},

@@ -60,6 +60,10 @@ Result<onednn::Made> concat_copy_step(const StepRequest& r);
 /// input's layout family (cpu_split_step.cc): YOLOv8's C2f splits stay channels-last.
 Result<onednn::Made> split_step(const StepRequest& r);
 
+/// Resize nearest by whole factors of a channels-last input as one strided copy, output
+/// channels-last (cpu_resize_step.cc); plain inputs go to the kernel table.
+Result<onednn::Made> resize_nearest_step(const StepRequest& r);
+
 /// The row of `op`, or null.
 const StepRow* step_row(Op op);
 /// Every row, in table order.
