@@ -89,13 +89,15 @@ TEST(ConcatCopy, RunsOfAnyLengthMatchTheReference) {
       {{{2, 3, 4, 5, 6}, {2, 3, 1, 5, 6}}, 2, false, false},
       {{{1, 32, 9, 11}, {1, 1, 9, 11}}, 1, false, true},
       {{{1, 16, 9, 11}, {1, 16, 9, 11}}, 3, false, true},
+      {{{1, 40000}, {1, 20001}, {1, 3}}, 1, false, false},      // one long row: pieces of each run
+      {{{2, 3, 20000}, {2, 1, 20000}}, 1, true, false},          // few long rows
   };
   uint32_t seed = 7400;
   for (const CopyConcatCase& cc : cases) {
     std::map<std::string, Tensor> feeds;
     for (size_t i = 0; i < cc.dims.size(); ++i) feeds["x" + std::to_string(i)] = randn(cc.dims[i], seed++);
     Tensor k = randn(cc.dims[0], seed++);
-    const int64_t c0 = cc.dims[0].size() > 1 ? cc.dims[0][1] : 1;
+    const int64_t c0 = cc.after_conv ? cc.dims[0][1] : 1;
     Tensor w = randn({c0, c0, 1, 1}, seed++);
     auto build = [&](Graph& g) {
       std::vector<Value*> in;

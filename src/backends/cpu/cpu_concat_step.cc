@@ -41,6 +41,21 @@ class ConcatCopyStep : public Step {
       float* y = reinterpret_cast<float*>(io_->outputs[0]->raw());
       const float* const* src = src_.data();
       const int64_t* runs = s_.runs_.data();
+      if (outer < 64 && outer * row * 4 >= kConcatStepParallelBytes) {
+        // Few long rows (a concat along the leading axes): pieces of 16k floats of each run.
+        constexpr int64_t kPiece = 1 << 14;
+        int64_t pieces = 0;
+        for (int64_t i = 0; i < n; ++i) pieces += (runs[i] + kPiece - 1) / kPiece;
+#pragma omp parallel for schedule(static) if (pieces > 1)
+        for (int64_t t = 0; t < outer * pieces; ++t) {
+          const int64_t o = t / pieces;
+          int64_t q = t % pieces, i = 0, at = 0;
+          while (q >= (runs[i] + kPiece - 1) / kPiece) q -= (runs[i] + kPiece - 1) / kPiece, at += runs[i], ++i;
+          const int64_t lo = q * kPiece, len = std::min(kPiece, runs[i] - lo);
+          std::memcpy(y + o * row + at + lo, src[i] + o * runs[i] + lo, size_t(len) * sizeof(float));
+        }
+        return Status::Ok();
+      }
       // Blocks of rows: every operand's runs of a block, so the output is written in order.
       const int64_t block = std::max<int64_t>(1, 4096 / row), blocks = (outer + block - 1) / block;
 #pragma omp parallel for schedule(static) if (outer * row * 4 >= kConcatStepParallelBytes)
