@@ -79,7 +79,8 @@ struct CopyConcatCase {
 };
 
 // The own copy: runs of one float (basic-pitch's 8 x [1,172,309,1] on the last axis), mixed
-// runs, a channels-last conv output with a 1-channel operand beside it, constants, rank 1-5.
+// runs, a channels-last conv output with a 1-channel operand beside it (blocked: oneDNN),
+// channel-blocked operands in whole blocks (nChw8c with AVX2 oneDNN), constants, rank 1-5.
 TEST(ConcatCopy, RunsOfAnyLengthMatchTheReference) {
   const std::vector<CopyConcatCase> cases = {
       {{{1, 17, 31, 1}, {1, 17, 31, 1}, {1, 17, 31, 1}}, 3, false, false},
@@ -89,6 +90,7 @@ TEST(ConcatCopy, RunsOfAnyLengthMatchTheReference) {
       {{{2, 3, 4, 5, 6}, {2, 3, 1, 5, 6}}, 2, false, false},
       {{{1, 32, 9, 11}, {1, 1, 9, 11}}, 1, false, true},
       {{{1, 16, 9, 11}, {1, 16, 9, 11}}, 3, false, true},
+      {{{1, 16, 9, 11}, {1, 8, 9, 11}}, 1, false, true},  // nChw8c (AVX2 oneDNN): whole blocks
       {{{1, 40000}, {1, 20001}, {1, 3}}, 1, false, false},      // one long row: pieces of each run
       {{{2, 3, 20000}, {2, 1, 20000}}, 1, true, false},          // few long rows
   };
@@ -115,9 +117,14 @@ TEST(ConcatCopy, RunsOfAnyLengthMatchTheReference) {
       EXPECT_TRUE(r.reference_steps().empty()) << r.plan_text;
       ASSERT_EQ(r.steps_of("Concat").size(), 1u) << r.plan_text;
       const std::string& kernel = r.steps_of("Concat")[0]->kernel;
-      if (!blocked || !cc.after_conv) EXPECT_EQ(kernel, "concat_copy_f32_plain") << r.plan_text;
-      else if (r.steps_of("Conv")[0]->kernel.find("_acdb") != std::string::npos)  // channels-last conv output
-        EXPECT_EQ(kernel, "concat_copy_f32_acdb") << r.plan_text;
+      const std::string& ck = blocked && cc.after_conv ? r.steps_of("Conv")[0]->kernel : std::string();
+      const size_t a = ck.find("f32_"), b = ck.find('[');
+      const std::string layout = a == std::string::npos || b == std::string::npos ? "plain" : ck.substr(a + 4, b - a - 4);
+      const int64_t block = layout == "abcd8b" ? 8 : layout == "abcd16b" ? 16 : 0;
+      bool whole_blocks = block && (cc.axis == 1 || cc.axis == -3);
+      for (const auto& d : cc.dims) whole_blocks = whole_blocks && d[1] % block == 0;
+      if (layout == "plain" || layout == "acdb" || whole_blocks)  // else oneDNN keeps the blocked format
+        EXPECT_EQ(kernel, "concat_copy_f32_" + layout) << r.plan_text;
       EXPECT_TRUE(outputs_close(r, cc.after_conv ? 1e-5 : 0.0)) << cc.dims[0].size() << "-D axis " << cc.axis << r.plan_text;
     }
   }

@@ -1,5 +1,5 @@
-// Resize nearest by whole factors on a channels-last conv output (cpu_resize_step.cc) against
-// the reference interpreter: scales and sizes, asymmetric / half_pixel rounding, unequal
+// Resize nearest by whole factors on a channels-last or channel-blocked (nChw8c with AVX2
+// oneDNN) conv output (cpu_resize_step.cc) against the reference interpreter: scales and sizes, asymmetric / half_pixel rounding, unequal
 // factors; the output feeds a channels-last conv, so no reorder may appear around the
 // Resize. Near misses: linear mode, a fractional factor, a plain input (the kernel table).
 #include <gtest/gtest.h>
@@ -30,7 +30,8 @@ TEST(ResizeStep, ChannelsLastNearestMatchesAndNeedsNoReorder) {
   uint32_t seed = 7800;
   for (const ResizeCase& rc : cases) {
     const int64_t c = rc.x[1];
-    Tensor x = randn(rc.x, seed++), w = randn({c, c, 1, 1}, seed++), hw = randn({4, c, 3, 3}, seed++);
+    // The head has 16 output channels: oneDNN in the Resize's layout (4 would be a row conv).
+    Tensor x = randn(rc.x, seed++), w = randn({c, c, 1, 1}, seed++), hw = randn({16, c, 3, 3}, seed++);
     std::map<std::string, Tensor> feeds{{"x", x}};
     auto build = [&](Graph& g) {
       Value* v = g.add_input("x", DType::f32, x.shape());
@@ -56,9 +57,12 @@ TEST(ResizeStep, ChannelsLastNearestMatchesAndNeedsNoReorder) {
       ASSERT_TRUE(run_session(build, feeds, blocked, &r)) << label;
       ASSERT_EQ(r.steps_of("Resize").size(), 1u) << r.plan_text;
       const std::string& kernel = r.steps_of("Resize")[0]->kernel;
-      const bool cl = rc.after_conv && blocked && r.steps_of("Conv")[0]->kernel.find("_acdb") != std::string::npos;
-      const bool own = rc.own && cl;
-      EXPECT_EQ(kernel == "resize_nearest_strided_copy_acdb", own) << label << r.plan_text;
+      // Channels-last or channel-blocked (nChw8c with AVX2 oneDNN) conv outputs take the copy.
+      const std::string& ck = r.steps_of("Conv")[0]->kernel;
+      const size_t a = ck.find("f32_"), b = ck.find('[');
+      const std::string layout = a == std::string::npos || b == std::string::npos ? "" : ck.substr(a + 4, b - a - 4);
+      const bool own = rc.own && rc.after_conv && blocked && (layout == "acdb" || layout == "abcd8b" || layout == "abcd16b");
+      EXPECT_EQ(kernel == "resize_nearest_strided_copy_" + layout, own) << label << r.plan_text;
       if (own) {
         for (size_t k = 1; k + 1 < r.plan.steps.size(); ++k)
           if (r.plan.steps[k].op == "Resize")

@@ -1,6 +1,6 @@
-// backends/cpu/cpu_split_step.cc — Split over a dense layout of its input (plain or
-// channels-last) as one strided copy per output (native/strided_copy.h), each output in the
-// input's layout family. YOLOv8's C2f block splits a channels-last conv output in two along
+// backends/cpu/cpu_split_step.cc — Split of a channels-last or channel-blocked (nChw8c / 16c,
+// along the channels in whole blocks) input as one strided copy per output
+// (native/strided_copy.h), each output in the input's layout. YOLOv8's C2f block splits a channels-last conv output in two along
 // the channels and feeds both halves to convs and a Concat that run channels-last: on the
 // kernel table's (plain) Split that took a reorder to plain and one back per half.
 #include <algorithm>
@@ -49,6 +49,32 @@ class SplitCopiesStep : public Step {
   std::string name_;
 };
 
+/// nChw8c / 16c split along the channels in whole blocks: per image, output i is one run of
+/// C_i * H * W floats of the input, at channel offset c0 * H * W.
+Result<onednn::Made> split_blocked(const StepRequest& r, int64_t axis, int64_t block) {
+  const std::vector<int64_t>& xd = r.ops[0].dims;
+  if (axis != 1) return unsupported("split: a channel-blocked input split along another axis");
+  const int64_t hw = xd[2] * xd[3];
+  std::vector<std::unique_ptr<Step>> parts;
+  onednn::Made made;
+  int64_t start = 0;
+  for (size_t i = 0; i < r.all_out_dims.size(); ++i) {
+    const std::vector<int64_t>& d = r.all_out_dims[i];
+    if (d[1] % block) return unsupported("split: a channel block split between outputs");
+    std::unique_ptr<Step> part =
+        make_strided_copy_step({xd[0], d[1] * hw}, {xd[1] * hw, 1}, {d[1] * hw, 1}, sizeof(float), "split", start * hw);
+    if (!part) return unsupported("split: strided copy");
+    parts.push_back(std::move(part));
+    if (i == 0) made.out = channel_blocked_desc(d, block);
+    else made.more_outs.push_back(channel_blocked_desc(d, block));
+    start += d[1];
+  }
+  made.want.assign(r.ops.size(), std::nullopt);
+  made.want[0] = r.ops[0].layout;
+  made.step = std::make_unique<SplitCopiesStep>(std::move(parts), "split_strided_copy_" + onednn::layout_name(made.out));
+  return made;
+}
+
 }  // namespace
 
 Result<onednn::Made> split_step(const StepRequest& r) {
@@ -67,6 +93,7 @@ Result<onednn::Made> split_step(const StepRequest& r) {
   if (total != x.dims[size_t(axis)]) return unsupported("split: sizes do not cover the axis");
   // A channels-last input: channels-last outputs; plain or blocked ones: the kernel table's Split.
   if (onednn::is_plain(x.layout)) return unsupported("split: plain input (the kernel table's Split)");
+  if (const int64_t block = channel_block_4d(x.layout)) return split_blocked(r, axis, block);
   const auto xs = onednn::dense_strides(x.layout);
   if (!xs) return unsupported("split: a blocked input");
   if (rank != 4 || (*xs)[1] != 1) return unsupported("split: a dense layout other than nhwc");

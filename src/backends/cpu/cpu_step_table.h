@@ -52,9 +52,16 @@ Result<onednn::Made> depth_to_space_step(const StepRequest& r);
 /// (cpu_row_conv_step.cc says which), which then goes to oneDNN.
 Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float alpha);
 
-/// Concat over plain or channels-last operands as one parallel copy (cpu_concat_step.cc);
-/// unsupported for a blocked lead operand, which oneDNN's concat keeps in its format.
+/// Concat over plain, channels-last or channel-blocked (nChw8c / 16c, whole blocks, along
+/// the channels) operands as one parallel copy (cpu_concat_step.cc); other blocked leads go
+/// to oneDNN's concat, which keeps their format.
 Result<onednn::Made> concat_copy_step(const StepRequest& r);
+
+/// B when `md` is the unpadded 4-D channel-blocked layout aBcd<B>b (nChw8c: 8, nChw16c: 16)
+/// of its dims, else 0.
+int64_t channel_block_4d(const dnnl::memory::desc& md);
+/// That layout of `dims` (4-D, block 8 or 16).
+dnnl::memory::desc channel_blocked_desc(const std::vector<int64_t>& dims, int64_t block);
 
 /// Split over a plain or channels-last input as one strided copy per output, each in the
 /// input's layout family (cpu_split_step.cc): YOLOv8's C2f splits stay channels-last.
