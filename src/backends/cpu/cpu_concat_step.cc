@@ -124,8 +124,10 @@ Result<onednn::Made> concat_copy_step(const StepRequest& r) {
         block = channel_block_4d(o.layout);
         if (block) {
           if (axis != 1) return unsupported("concat copy: a channel-blocked concat along another axis");
+          // A channel block split between operands: oneDNN's concat goes plain too; so does the copy.
+          const int64_t b = block;
           for (const onednn::Operand& q : ops)
-            if (q.dims[1] % block) return unsupported("concat copy: a channel block split between operands");
+            if (q.dims[1] % b) block = 0;
           break;
         }
         if (rank != 4 || !st || (*st)[1] != 1 || o.dims[1] == 1)
