@@ -49,7 +49,12 @@ fuzz_one() {
       -max_len=65536 -timeout=25 -rss_limit_mb=2048 -artifact_prefix="$findings/" -print_final_stats=1 \
       >"$BUILD/$t.log" 2>&1; then
     echo "fuzz: $t: found a crash (inputs in $findings/):" >&2
-    grep -E "ERROR|SUMMARY|fuzz:|runtime error|Test unit written" "$BUILD/$t.log" | head -20 >&2
+    # The first report in full (its stack names the function), then the summary lines.
+    grep -m1 -n -E "runtime error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$BUILD/$t.log" | cut -d: -f1 |
+      while read -r first; do sed -n "${first},$((first + 40))p" "$BUILD/$t.log" | grep -E "runtime error|ERROR|^ +#[0-9]+ " | head -30; done >&2
+    grep -E "SUMMARY|Test unit written" "$BUILD/$t.log" | head -6 >&2
+    local unit
+    for unit in "$findings"/*; do [ -f "$unit" ] && echo "fuzz: $t: input (base64): $(head -c 4096 "$unit" | base64 -w0)" >&2; done
     return 1
   fi
   grep -E "stat::number_of_executed_units|stat::new_units_added" "$BUILD/$t.log" | sed "s/^/fuzz: $t: /" || true

@@ -15,12 +15,28 @@ bool is_floating_node(const Node& n) {
   return false;
 }
 
-std::string exec_reason(const PrecisionSupport& s) {
+/// How `s` runs node `n`: accelerated (only the ops and weights its steps take,
+/// accelerated_for) or emulated.
+PrecisionExec prec_node_exec(const PrecisionSupport& s, const Node& n) {
+  if (s.exec == PrecisionExec::accelerated && !accelerated_for(s, n)) return PrecisionExec::emulated;
+  return s.exec;
+}
+
+std::string prec_accelerated_ops_text(const PrecisionSupport& s) {
+  std::string ops;
+  for (Op op : s.accelerated_ops) ops += (ops.empty() ? "" : ", ") + std::string(op_name(op));
+  return ops + " with constant weights only";
+}
+
+std::string exec_reason(const PrecisionSupport& s, const Node& n) {
+  const std::string d = precision_name(s.dtype);
   if (s.exec == PrecisionExec::emulated && s.dtype == DType::i8) return "emulated: " + s.why;
-  if (s.exec == PrecisionExec::emulated)
-    return "emulated: " + s.why + " (outputs and weights rounded to " + precision_name(s.dtype) +
-           ", fp32 compute: accuracy as on hardware, no speedup)";
-  return std::string(precision_exec_name(s.exec)) + ": " + s.why;
+  const std::string rounded =
+      " (outputs and weights rounded to " + d + ", fp32 compute: accuracy as on hardware, no speedup)";
+  if (s.exec == PrecisionExec::emulated) return "emulated: " + s.why + rounded;
+  if (s.exec == PrecisionExec::accelerated && !accelerated_for(s, n))
+    return "emulated: " + d + " steps run " + prec_accelerated_ops_text(s) + rounded;
+  return d + " " + precision_exec_name(s.exec) + " (" + s.why + ")";
 }
 
 /// Whether `s` is offered for n's op (PrecisionSupport::ops; empty = every op).
@@ -34,9 +50,9 @@ std::string op_list(const std::vector<Op>& ops) {
   return s;
 }
 
-void set_decision(Node&, NodePrecision& d, DType p, const TargetPrecisions& t, std::string reason) {
+void set_decision(Node& n, NodePrecision& d, DType p, const TargetPrecisions& t, std::string reason) {
   d.precision = p;
-  d.exec = p == DType::f32 ? "native" : precision_exec_name(t.of(p).exec);
+  d.exec = p == DType::f32 ? "native" : precision_exec_name(prec_node_exec(t.of(p), n));
   d.reason = std::move(reason);
 }
 
@@ -53,18 +69,24 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
     d.sensitivity = it->second.sensitivity;
     d.act_scale = it->second.act_scale;
     d.act_zero_point = it->second.act_zero_point;
-    return set_decision(n, d, it->second.precision, t, "saved in the model: " + it->second.reason);
+    // The saved reason names the converting host's execution; say this one's where it differs.
+    std::string reason = "saved in the model: " + it->second.reason;
+    if (it->second.precision != DType::f32 && s.dtype != DType::i8) {
+      const std::string here = exec_reason(s, n);
+      if (reason.find(here) == std::string::npos) reason += "; here " + here;
+    }
+    return set_decision(n, d, it->second.precision, t, std::move(reason));
   }
   if (mode == "auto") {
     std::string why;
     for (DType p : {DType::i8, DType::bf16, DType::f16}) {
       const PrecisionSupport s = t.of(p);
-      const bool op_ok = s.accelerated_ops.empty() ||
-                         std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), n.op()) != s.accelerated_ops.end();
-      if (s.exec == PrecisionExec::accelerated && op_ok && offered_for(s, n))
-        return set_decision(n, d, p, t, std::string("auto: ") + precision_name(p) + " accelerated: " + s.why);
+      if (accelerated_for(s, n) && offered_for(s, n))
+        return set_decision(n, d, p, t, std::string("auto: ") + exec_reason(s, n));
       why += std::string(why.empty() ? "" : "; ") + precision_name(p) + ": " +
-             (s.exec == PrecisionExec::emulated ? s.why + " (only emulated, no faster than fp32)" : s.why);
+             (s.exec == PrecisionExec::emulated ? s.why + " (only emulated, no faster than fp32)"
+              : s.exec == PrecisionExec::accelerated ? "accelerated for " + prec_accelerated_ops_text(s)
+                                                     : s.why);
     }
     return set_decision(n, d, DType::f32, t, "auto keeps fp32, nothing faster on this CPU: " + why);
   }
@@ -73,7 +95,7 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
   if (s.exec == PrecisionExec::none) return set_decision(n, d, DType::f32, t, "fp32: " + mode + " requested, but " + s.why);
   if (!offered_for(s, n))
     return set_decision(n, d, DType::f32, t, "fp32: " + mode + " covers " + op_list(s.ops) + " only");
-  set_decision(n, d, p, t, mode + " requested; " + exec_reason(s));
+  set_decision(n, d, p, t, mode + " requested; " + exec_reason(s, n));
 }
 
 using DecisionIndex = std::map<const Node*, size_t>;
@@ -107,7 +129,7 @@ Status apply_overrides(Graph& g, const TargetPrecisions& t, const PrecisionReque
     if (*p != DType::f32 && !offered_for(s, *n))
       return invalid_argument("--force " + text + ": " + precision_name(*p) + " covers " + op_list(s.ops) + " only, not " +
                               n->describe());
-    set_decision(*n, *d, *p, t, std::string(precision_name(*p)) + ": --force" + (*p == DType::f32 ? "" : "; " + exec_reason(s)));
+    set_decision(*n, *d, *p, t, std::string(precision_name(*p)) + ": --force" + (*p == DType::f32 ? "" : "; " + exec_reason(s, *n)));
     d->pinned = true;
   }
   return Status::Ok();

@@ -1,5 +1,9 @@
 #include "passes/target_precision.h"
 
+#include <algorithm>
+
+#include "ir/graph.h"
+
 namespace ferry {
 
 const char* precision_exec_name(PrecisionExec e) {
@@ -19,6 +23,15 @@ const char* precision_name(DType dtype) {
     case DType::i8: return "int8";
     default: return dtype_name(dtype);
   }
+}
+
+bool accelerated_for(const PrecisionSupport& s, const Node& n) {
+  if (s.exec != PrecisionExec::accelerated) return false;
+  if (std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), n.op()) == s.accelerated_ops.end()) return false;
+  const std::vector<Op>& products = int8_ops();
+  if (std::find(products.begin(), products.end(), n.op()) == products.end()) return true;
+  const Value* w = n.num_inputs() > 1 ? n.input(1) : nullptr;
+  return w && w->is_constant() && w->dtype() == DType::f32;
 }
 
 const std::vector<Op>& int8_ops() {

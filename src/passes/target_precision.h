@@ -21,6 +21,8 @@
 
 namespace ferry {
 
+class Node;
+
 enum class PrecisionExec : uint8_t { none, emulated, accelerated };
 const char* precision_exec_name(PrecisionExec e);
 /// The user's spelling of a precision: f32 "fp32", bf16 "bf16", f16 "fp16", i8 "int8".
@@ -43,6 +45,12 @@ struct TargetPrecisions {
   /// How it executes `dtype` (exec none, with the reason, when not offered).
   PrecisionSupport of(DType dtype) const;
 };
+
+/// Whether `s` runs node `n` on hardware: s is accelerated, n's op is in accelerated_ops, and
+/// for the matrix products (Conv, MatMul, Gemm and their fused forms) n's weights (input 1)
+/// are an f32 constant, which the steps convert once. Every other node at s's precision
+/// is emulated (precision/emulate_precision.h writes each form accordingly).
+bool accelerated_for(const PrecisionSupport& s, const Node& n);
 
 /// The ops int8 is offered for: Conv, MatMul, Gemm and their fused forms.
 const std::vector<Op>& int8_ops();

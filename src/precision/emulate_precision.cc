@@ -10,17 +10,11 @@
 namespace ferry {
 namespace {
 
-/// Emulated unless the target accelerates this op in `p` (then its own kernels store p).
-bool emul_emulated_here(const TargetPrecisions& t, const Node& n, DType p) {
-  const PrecisionSupport s = t.of(p);
-  if (s.exec != PrecisionExec::accelerated) return true;
-  return std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), n.op()) == s.accelerated_ops.end();
-}
-
 using EmulRoundedConstants = std::map<std::pair<const Value*, DType>, Value*>;
 
-Status emul_round_weights(Graph& g, Node& n, DType p, EmulRoundedConstants& cache) {
-  for (size_t i = 0; i < n.num_inputs(); ++i) {
+/// Rounds n's f32 constant inputs (only input 1, the weights, when `weights_only`).
+Status emul_round_weights(Graph& g, Node& n, DType p, EmulRoundedConstants& cache, bool weights_only = false) {
+  for (size_t i = weights_only ? 1 : 0; i < n.num_inputs() && (!weights_only || i < 2); ++i) {
     Value* v = n.input(i);
     if (!v || !v->is_constant() || v->dtype() != DType::f32) continue;
     Value*& r = cache[{v, p}];
@@ -56,6 +50,29 @@ void emul_round_outputs(Graph& g, Node& n, DType p, std::map<const Node*, const 
     r->set_name(name);
     if (owner) (*owner)[down] = (*owner)[up] = &n;
   }
+}
+
+using EmulRoundedInputs = std::map<std::pair<const Value*, DType>, Value*>;
+
+/// An accelerated node's input 0 through Cast(Cast(x, to=p), to=f32), one pair per (x, p)
+/// shared by every accelerated reader: what the hardware step's reorder into p computes.
+void emul_round_input(Graph& g, Node& n, DType p, EmulRoundedInputs& cache, std::map<const Node*, const Node*>* owner) {
+  Value* x = n.num_inputs() > 0 ? n.input(0) : nullptr;
+  if (!x || x->is_constant() || x->dtype() != DType::f32) return;
+  // Already rounded to p (an emulated producer's output pair): rounding again changes nothing.
+  const Node* up = x->producer();
+  const Node* down = up && up->op() == Op::Cast && up->input(0) ? up->input(0)->producer() : nullptr;
+  if (down && down->op() == Op::Cast && up->input(0)->dtype() == p && down->input(0) &&
+      down->input(0)->dtype() == DType::f32)
+    return;
+  Value*& r = cache[{x, p}];
+  if (!r) {
+    Node* down = emul_add_cast(g, x, p, p, n, std::string("x_to_") + precision_name(p));
+    Node* up = emul_add_cast(g, down->output(0), DType::f32, DType::f32, n, "x_to_fp32");
+    r = up->output(0);
+    if (owner) (*owner)[down] = (*owner)[up] = &n;
+  }
+  g.set_node_input(&n, 0, r);
 }
 
 /// The axis of W's output channels for an int8 node (-1: per tensor).
@@ -122,6 +139,7 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
   if (precision.empty()) return int64_t(0);
   FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
   EmulRoundedConstants cache;
+  EmulRoundedInputs inputs;
   int64_t lowered = 0;
   for (Node* n : order) {
     auto it = precision.find(n->name());
@@ -137,7 +155,14 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
       ++lowered;
       continue;
     }
-    if ((p != DType::bf16 && p != DType::f16) || !emul_emulated_here(target, *n, p)) continue;
+    if (p != DType::bf16 && p != DType::f16) continue;
+    if (accelerated_for(target.of(p), *n)) {
+      // The hardware step rounds x at its reorder and W once, and writes f32.
+      FERRY_TRY(emul_round_weights(g, *n, p, cache, true).with_context("rounding the weights of " + n->describe()));
+      emul_round_input(g, *n, p, inputs, owner);
+      ++lowered;
+      continue;
+    }
     FERRY_TRY(emul_round_weights(g, *n, p, cache).with_context("rounding the weights of " + n->describe()));
     emul_round_outputs(g, *n, p, owner);
     ++lowered;

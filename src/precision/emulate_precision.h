@@ -8,7 +8,19 @@
 // rounded once per precision). Every f32 output of n reads through the Cast pair, which
 // rounds exactly as ops/cast.cc does (nearest even, fp16 overflow to ±Inf); a graph
 // output keeps its name (the unrounded value is renamed). Inputs are not rounded: a node
-// reads what its producer stored. Runs at compile time (Model::compile), after the
+// reads what its producer stored.
+//
+//   y = n(x, W)   with n.precision = p accelerated by the target for n (accelerated_for:
+//                 a Conv / MatMul with constant weights that the CPU's bf16 steps run)
+//     ==>  y = n(Cast(Cast(x, to=p), to=f32), round_p(W))
+//
+// what the hardware computes: x rounded at the step's reorder into p (one Cast pair per x,
+// shared by its accelerated readers; none when x is already an emulated producer's rounded
+// output), W (input 1 only; the bias stays f32) rounded once,
+// fp32 accumulation, the output written in f32 (not rounded). The CPU scheduler runs the
+// pattern as one bf16 step reading x (backends/cpu/cpu_schedule.cc, try_bf16); any other
+// backend, or a shape the step declines, runs the Casts and the fp32 kernel: the same
+// numbers up to the summation order. Runs at compile time (Model::compile), after the
 // optimizer and the precision pass, so `ferry convert` writes the graph without the
 // Casts and every backend that runs Cast runs the emulation.
 #pragma once

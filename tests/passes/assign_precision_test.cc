@@ -46,13 +46,23 @@ TEST(AssignPrecision, Fp16LowersEveryFloatingNodeAndSaysEmulated) {
 
 TEST(AssignPrecision, AutoKeepsFp32WhereNothingIsAccelerated) {
   auto g = parse_ir(kMlp);
-  auto r = assign_precision(*g, cpu_precisions(host_isa()), {.mode = "auto"});
+  const TargetPrecisions t = cpu_precisions(host_isa());
+  auto r = assign_precision(*g, t, {.mode = "auto"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   bool bf16_hw = false;
   for (const env::IsaFlag& f : env::read_isa_flags())
     bf16_hw |= f.usable && (f.name == "amx_bf16" || f.name == "avx512_bf16");
+  // The CPU's bf16 steps run MatMuls with constant weights where the target accelerates bf16
+  // (bf16 hardware and oneDNN's jit / brgemm bf16 matmul): auto takes exactly those.
+  const bool accelerated = t.of(DType::bf16).exec == PrecisionExec::accelerated;
+  if (!bf16_hw) EXPECT_FALSE(accelerated) << t.of(DType::bf16).why;
   for (const NodePrecision& d : r->nodes) {
-    // ferry has no accelerated bf16/fp16 steps yet, so auto is fp32 on every host, with the reason.
+    if (accelerated && d.op == "MatMul") {
+      EXPECT_EQ(d.precision, DType::bf16) << d.node;
+      EXPECT_EQ(d.exec, "accelerated") << d.node;
+      EXPECT_EQ(d.reason.rfind("auto: bf16 accelerated (oneDNN bf16 steps", 0), 0u) << d.reason;
+      continue;
+    }
     EXPECT_EQ(d.precision, DType::f32) << d.node;
     EXPECT_NE(d.reason.find("auto keeps fp32"), std::string::npos) << d.reason;
     // int8 is fake quantization (emulated) on every host for now, so auto never picks it.
@@ -149,6 +159,28 @@ TEST(AssignPrecision, SavedDecisionsAreReadBack) {
   auto bad = assign_precision(*fresh, reference_precisions(), {.saved = "{not json"});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("metadata 'ferry.precision'"), std::string::npos);
+}
+
+TEST(AssignPrecision, SavedDecisionsSayHowThisHostRunsThem) {
+  // Converted where MatMul runs on bf16 steps, loaded where bf16 is emulated (and back).
+  TargetPrecisions fast{"cpu", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}}}};
+  TargetPrecisions slow{"cpu", {{DType::bf16, PrecisionExec::emulated, "no bf16 hardware", {}, {}}}};
+  auto g = parse_ir(kMlp);
+  auto r = assign_precision(*g, fast, {.mode = "bf16"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(decision(*r, "mm").exec, "accelerated");
+  const std::string saved = save_precision_metadata(*r);
+  auto fresh = parse_ir(kMlp);
+  auto here = assign_precision(*fresh, slow, {.saved = saved});
+  ASSERT_TRUE(here.ok()) << here.status().to_string();
+  EXPECT_EQ(decision(*here, "mm").precision, DType::bf16);
+  EXPECT_EQ(decision(*here, "mm").exec, "emulated");
+  EXPECT_NE(decision(*here, "mm").reason.find("bf16 accelerated (bf16 steps); here emulated: no bf16 hardware"),
+            std::string::npos)
+      << decision(*here, "mm").reason;
+  auto same = assign_precision(*fresh, fast, {.saved = saved});
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(decision(*same, "mm").reason.find("; here "), std::string::npos) << decision(*same, "mm").reason;
 }
 
 }  // namespace

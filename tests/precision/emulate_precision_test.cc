@@ -68,5 +68,60 @@ TEST(EmulatePrecision, Fp32NodesAndSharedWeights) {
   EXPECT_EQ((*out)[1].data<float>()[0], 1.0f + 0.1f) << "the fp32 node reads the weight unrounded";
 }
 
+TEST(EmulatePrecision, AcceleratedNodesRoundTheirInputNotTheirOutput) {
+  // A target whose bf16 steps run MatMul: the node reads Cast(Cast(x, bf16), f32) (what the
+  // step's reorder computes), its constant weights are rounded, its output stays f32; a
+  // MatMul of two activations has no constant weights and keeps the emulated form.
+  auto g = parse_checked(R"(graph g (%x: f32[1,2], %z: f32[1,1]) -> (%y, %p) {
+    %w = const f32[2,1] [1.00390625, 3.0]
+    %y = MatMul(%x, %w) @mm
+    %p = MatMul(%y, %z) @act
+  })");
+  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}}}};
+  auto r = assign_precision(*g, t, {.mode = "bf16"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->nodes.size(), 2u);
+  EXPECT_EQ(r->nodes[0].exec, "accelerated") << r->nodes[0].reason;
+  EXPECT_EQ(r->nodes[0].reason, "bf16 requested; bf16 accelerated (bf16 steps)");
+  EXPECT_EQ(r->nodes[1].exec, "emulated") << r->nodes[1].reason;
+  auto n = lower_emulated_precision(*g, lowered_nodes(*r), t);
+  ASSERT_TRUE(n.ok()) << n.status().to_string();
+  EXPECT_EQ(*n, 2);
+  EXPECT_EQ(count(*g, Op::Cast), 4) << "one pair on mm's input, one on act's output";
+  const Node* mm = g->find_node("mm");
+  ASSERT_NE(mm, nullptr);
+  ASSERT_NE(mm->input(0)->producer(), nullptr) << "mm must read its input through the rounding Casts";
+  EXPECT_EQ(mm->input(0)->producer()->op(), Op::Cast);
+  EXPECT_EQ(mm->output(0)->uses().size(), 1u) << "mm's output is read unrounded";
+  const float x0 = 1.0f + 3.0f / 1024, x1 = 0.1f;  // neither is a bf16 value
+  auto out = interpret(*g, {{"x", Tensor::from_vector(std::vector<float>{x0, x1}, {1, 2})},
+                            {"z", Tensor::from_vector(std::vector<float>{1.0f}, {1, 1})}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  const double want = double(round_to_bf16(x0)) * round_to_bf16(1.00390625f) + double(round_to_bf16(x1)) * 3.0;
+  const double unrounded_inputs = double(x0) * round_to_bf16(1.00390625f) + double(x1) * 3.0;
+  EXPECT_NEAR((*out)[0].data<float>()[0], want, 1e-6) << "x and W rounded, the f32 sum not";
+  EXPECT_GT(std::fabs(unrounded_inputs - want), 1e-3) << "the test needs an input that bf16 rounds";
+  EXPECT_GT(std::fabs(double(round_to_bf16(float(want))) - want), 1e-4) << "and an output that bf16 would round";
+}
+
+TEST(EmulatePrecision, AnInputAlreadyRoundedIsNotRoundedAgain) {
+  // relu (emulated) stores bf16 through its output pair; mm (accelerated) reads that pair
+  // as it is: rounding it again would change nothing.
+  auto g = parse_checked(R"(graph g (%x: f32[1,2]) -> (%y) {
+    %w = const f32[2,1] [1.0, 3.0]
+    %r = Relu(%x) @relu
+    %y = MatMul(%r, %w) @mm
+  })");
+  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}}}};
+  auto r = assign_precision(*g, t, {.mode = "bf16"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(lower_emulated_precision(*g, lowered_nodes(*r), t).ok());
+  EXPECT_EQ(count(*g, Op::Cast), 2) << "relu's output pair only";
+  const Node* mm = g->find_node("mm");
+  ASSERT_NE(mm, nullptr);
+  ASSERT_NE(mm->input(0)->producer(), nullptr);
+  EXPECT_EQ(mm->input(0)->producer()->op(), Op::Cast);
+}
+
 }  // namespace
 }  // namespace ferry

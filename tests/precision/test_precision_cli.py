@@ -177,12 +177,29 @@ def test_decisions_round_trip_through_the_model(ferry_bin, ferry_api, converted,
     assert np.isfinite(written).all()
 
 
+def host_accelerates_bf16(ferry_bin):
+    """What `ferry env` says; checked against the CPU flags in test_env_reports_what_precision_can_use."""
+    checks = json.loads(ferry(ferry_bin, "env", "--json", "--no-python").stdout)["checks"]
+    return "--precision bf16 accelerated" in next(c for c in checks if c["name"] == "bf16")["detail"]
+
+
 def test_auto_keeps_fp32_on_this_cpu_with_the_reason(ferry_bin, ferry_api, converted):
     src = converted[0]
     session = ferry_api.load(str(src)).compile(precision="auto")
     nodes = session.precision["nodes"]
-    assert nodes and all(n["precision"] == "fp32" for n in nodes)
-    assert all("auto keeps fp32, nothing faster on this CPU" in n["reason"] for n in nodes), nodes[0]["reason"]
+    accelerated = host_accelerates_bf16(ferry_bin)
+    kept = []
+    for n in nodes:
+        if accelerated and n["op"] in ("MatMul", "FusedMatMul"):  # fc1, fc2: oneDNN bf16 steps
+            assert n["precision"] == "bf16" and n["exec"] == "accelerated", n
+            assert n["reason"].startswith("auto: bf16 accelerated (oneDNN bf16 steps"), n["reason"]
+            continue
+        assert n["precision"] == "fp32", n
+        assert "auto keeps fp32, nothing faster on this CPU" in n["reason"], n["reason"]
+        kept.append(n)
+    assert kept and len(kept) < len(nodes) if accelerated else len(kept) == len(nodes)
+    if accelerated:
+        assert "bf16: accelerated for Conv, FusedConv, MatMul, FusedMatMul with constant weights only" in kept[0]["reason"]
     cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
     cpu_flags = set(next((line.split(":", 1)[1].split() for line in cpuinfo if line.startswith("flags")), []))
     if not cpu_flags & {"avx512f", "avx512_bf16", "amx_bf16"} and "avx2" in cpu_flags:
@@ -215,7 +232,9 @@ def test_forced_overflow_is_a_model_error_naming_the_node(ferry_bin, converted, 
 def test_run_flags_and_calibration_file(ferry_bin, converted, tmp_path):
     src = converted[0]
     r = ferry(ferry_bin, "run", src, "--precision", "bf16", "--keep-fp32", "softmax")
-    assert "precision bf16: bf16 (emulated): " in r.stderr and "fp32: 1 node" in r.stderr, r.stderr
+    assert "precision bf16: " in r.stderr and "bf16 (emulated): " in r.stderr and "fp32: 1 node" in r.stderr, r.stderr
+    # fc1 and fc2 (MatMuls with constant weights) run on oneDNN's bf16 steps where the CPU has them
+    assert ("bf16 (accelerated): 2 nodes" in r.stderr) == host_accelerates_bf16(ferry_bin), r.stderr
     r = ferry(ferry_bin, "run", src, "--keep-fp32", "nope", expect=1)
     assert "--keep-fp32: no node named 'nope'" in r.stderr
     calib = tmp_path / "calib.npz"
@@ -248,5 +267,14 @@ def test_env_reports_what_precision_can_use(ferry_bin):
     checks = {c["name"]: c for c in json.loads(r.stdout)["checks"] if c["section"] == "isa"}
     for p in ("bf16", "fp16"):
         assert checks[p]["detail"].startswith(f"--precision {p} "), checks[p]
-        # ferry has no bf16/fp16 steps yet: emulated on every host, said as a warning with the consequence
-        assert "emulated" in checks[p]["detail"] and checks[p]["status"] == "warn", checks[p]
+    # ferry has no fp16 steps: emulated on every host, said as a warning with the consequence
+    assert "emulated" in checks["fp16"]["detail"] and checks["fp16"]["status"] == "warn", checks["fp16"]
+    # bf16 runs on oneDNN's bf16 steps where the CPU has bf16 hardware and nothing caps the ISA
+    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
+    cpu_flags = set(next((line.split(":", 1)[1].split() for line in cpuinfo if line.startswith("flags")), []))
+    capped = any(os.environ.get(v) for v in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "FERRY_CPU_MAX_ISA"))
+    if cpu_flags & {"avx512_bf16", "amx_bf16"} and not capped:
+        assert checks["bf16"]["detail"].startswith("--precision bf16 accelerated: oneDNN bf16 steps"), checks["bf16"]
+        assert checks["bf16"]["status"] == "ok", checks["bf16"]
+    else:
+        assert "emulated" in checks["bf16"]["detail"] and checks["bf16"]["status"] == "warn", checks["bf16"]

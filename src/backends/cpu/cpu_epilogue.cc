@@ -76,6 +76,7 @@ bool cpu_applies(Activation a, Isa isa) {
 Result<onednn::Made> append_native_activation(onednn::Made made, Activation a, float alpha, Isa isa) {
   ActivationChunk f = native_activation(a, isa);
   if (!f) return unsupported(std::string("no own kernel for the ") + activation_name(a) + " epilogue on " + isa_name(isa));
+  if (made.out.data_type() != dnnl::memory::data_type::f32) return unsupported("own epilogue kernels: f32 output only");
   FERRY_ASSIGN_OR_RETURN(std::optional<ChannelPadding> pad, onednn::channel_padding(made.out));
   if (activation_keeps_zero(a)) pad.reset();
   const int64_t count = int64_t(made.out.get_size() / sizeof(float));

@@ -37,6 +37,11 @@ bool cpu_kernel_accepts_where(const Node& n, const std::vector<const Tensor*>& k
                               const std::vector<std::vector<int64_t>>& dims);
 bool cpu_kernel_accepts_prelu(const Node& n, const std::vector<const Tensor*>& known,
                               const std::vector<std::vector<int64_t>>& dims);
+/// Cast f32 -> bf16, bf16 -> f32 (or bf16 -> bf16, a copy) over `count` elements of one
+/// layout `layout` (any: the output keeps it, a blocked one with its zero padding), as
+/// ir/dtype.h converts (nearest even, subnormals kept): the precision pass's rounding pairs
+/// (native/cast.cc).
+std::unique_ptr<Step> make_cast_bf16_step(DType from, DType to, int64_t count, const std::string& layout);
 /// QuantizeLinear(x, scale, zero_point) f32 -> u8 per tensor over `count` elements of any dense
 /// layout `layout` (the output keeps it): the step the int8 convolutions read (native/quantize.cc).
 std::unique_ptr<Step> make_quantize_u8_step(float scale, uint8_t zero_point, int64_t count, const std::string& layout,

@@ -4,12 +4,14 @@
 //
 //   bf16  accelerated needs bf16 hardware (amx_bf16, or avx512_bf16), the dispatch caps
 //         allowing it (FERRY_CPU_MAX_ISA / --isa, and oneDNN's ONEDNN_MAX_CPU_ISA), a oneDNN
-//         implementation that is not ref:* (probed by its impl name) and ferry's bf16 steps;
-//   f16   the same with avx512_fp16;
+//         matmul implementation that is not ref:* (probed by its impl name); then ferry's
+//         bf16 steps run MatMul / FusedMatMul with constant weights, and Conv / FusedConv
+//         when oneDNN's bf16 conv is jit / brgemm too (accelerated_ops); else emulated;
+//   f16   emulated (ferry has no fp16 steps); `why` says what the hardware path would need;
 //   int8  fake quantization (precision/emulate_precision.h) for Conv / MatMul / Gemm; `why`
 //         names the int8 hardware (amx_int8, avx512_vnni, avx_vnni) and oneDNN's int8 matmul.
-// ferry has no bf16 / f16 / int8 steps yet, so on every host all three are emulation
-// (fp32 compute); `why` says what is missing on this one, e.g. "no bf16 hardware: avx2 only".
+// Emulated precisions compute in fp32; `why` says what is missing on this host, e.g.
+// "no bf16 hardware: avx2 only".
 #pragma once
 
 #include <string>
@@ -26,6 +28,9 @@ TargetPrecisions cpu_precisions(Isa isa);
 /// oneDNN's implementation of a small matmul with `dtype` sources and f32 destination on
 /// this host ("jit:avx512_core_amx", "ref:any"), or "none: <why>" when it has none.
 std::string onednn_matmul_impl(DType dtype);
+
+/// oneDNN's implementation of a 3x3 convolution with `dtype` source and weights, f32 destination.
+std::string onednn_conv_impl(DType dtype);
 
 /// oneDNN's implementation of a small u8 x s8 -> f32 matmul on this host ("brg:avx2", ...).
 std::string onednn_int8_matmul_impl();

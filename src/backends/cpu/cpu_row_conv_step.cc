@@ -40,8 +40,9 @@ std::vector<float> row_conv_pack(const Tensor& w) {
 
 Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float alpha) {
   const onednn::Operand& X = r.ops[0];
-  if (r.ops.size() < 2 || X.dtype != DType::f32 || X.constant || X.dims.size() != 4 || r.out_dims.size() != 4)
-    return unsupported("row conv: a computed f32 4-D input");
+  if (r.ops.size() < 2 || X.dtype != DType::f32 || X.constant || X.dims.size() != 4 || r.out_dims.size() != 4 ||
+      r.out_dtype != DType::f32)
+    return unsupported("row conv: a computed f32 4-D input and an f32 output");
   const onednn::Operand& Wo = r.ops[1];
   const onednn::Operand* B = r.ops.size() > 2 && r.ops[2].present() ? &r.ops[2] : nullptr;
   if (!Wo.constant || Wo.constant->dtype() != DType::f32 || Wo.dims.size() != 4) return unsupported("row conv: weights");

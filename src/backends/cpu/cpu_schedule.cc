@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "backends/cpu/cpu_plan.h"
+#include "backends/cpu/cpu_precision.h"
 #include "backends/cpu/cpu_step_table.h"
 #include "backends/cpu/cpu_step_work.h"
 #include "backends/cpu/native/strided_copy.h"
@@ -123,7 +124,8 @@ class Scheduler {
   int slot_for(const Value* v);
   Operand operand_of(int slot) const;
   static memory::desc plain_md(const Slot& s);
-  Result<int> in_layout(int slot, const memory::desc& want);
+  /// `slot` in layout `want`; `to` (undefined: the slot's dtype) converts it on the way (f32 -> bf16).
+  Result<int> in_layout(int slot, const memory::desc& want, DType to = DType::undefined);
   Result<int> plain_slot(int slot);
   enum class Facts { kRunTime, kFolded, kDataDependent };
   /// Output facts of `n` for this signature: kFolded binds the outputs as known slots.
@@ -135,6 +137,13 @@ class Scheduler {
                        bool all_outputs);
   Result<bool> try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  Result<bool> try_bf16(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  void erase_dead_bf16_casts(const Value* rounded);
+  bool bf16_accelerated(Op op);
+  bool bf16_readers_only(const Node& n);
+  std::optional<std::vector<Op>> bf16_ops_;  ///< the CPU target's accelerated bf16 ops at opt_.isa
+  void erase_unread_reorder(int slot);
+  size_t step_writing(int slot) const;
   bool try_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Status schedule_kernel(const Node& n, std::vector<int> ins, const std::vector<OutputInfo>& outs);
 
@@ -149,6 +158,7 @@ class Scheduler {
   void erase_dead_dequantize(size_t k, int xq);
   size_t erased_steps_ = 0;               ///< steps try_int8 removed (a DequantizeLinear it absorbed)
   std::unordered_map<const Value*, size_t> absorbed_;  ///< per DequantizeLinear output: int8 steps reading its x_q
+                                                       ///< (per rounded bf16 input: bf16 steps reading its x)
 };
 
 bool slot_is_plain(const Slot& s) { return s.layout.is_zero() || onednn::is_plain(s.layout); }
@@ -203,25 +213,26 @@ Operand Scheduler::operand_of(int slot) const {
   return o;
 }
 
-Result<int> Scheduler::in_layout(int slot, const memory::desc& want) {
+Result<int> Scheduler::in_layout(int slot, const memory::desc& want, DType to) {
   Slot& s = sig_.slots[size_t(slot)];
-  if (s.layout.is_zero() ? onednn::is_plain(want) : s.layout == want) return slot;
+  if (to == DType::undefined) to = s.dtype;
+  if (to == s.dtype && (s.layout.is_zero() ? onednn::is_plain(want) : s.layout == want)) return slot;
   const std::string key = layout_key(want);
   if (auto it = s.reorders.find(key); it != s.reorders.end()) return it->second;
   memory::desc from = s.layout.is_zero() ? plain_md(s) : s.layout;
   Made made;
   // Between two dense unblocked layouts (NCHW <-> NHWC): own strided copy, faster than oneDNN's here.
   auto fs = onednn::dense_strides(from), ws = onednn::dense_strides(want);
-  if (fs && ws && fast_)
+  if (fs && ws && fast_ && to == s.dtype)
     made.step = make_strided_copy_step(s.dims, *fs, *ws, dtype_size(s.dtype),
                                        "strided_copy_" + onednn::layout_name(from) + "_to_" + onednn::layout_name(want));
   if (!made.step) { FERRY_ASSIGN_OR_RETURN(made, onednn::make_reorder(from, want)); }
   Slot r;
-  r.dtype = s.dtype;
+  r.dtype = to;
   r.dims = s.dims;
   r.layout = want;
   r.bytes = want.get_size();
-  const std::string shapes = dims_text(s.dtype, s.dims);
+  const std::string shapes = dims_text(s.dtype, s.dims) + (to == s.dtype ? "" : " -> " + dims_text(to, s.dims));
   int rs = add_slot(std::move(r));  // invalidates `s`
   PlannedStep ps;
   ps.ins = {slot};
@@ -374,7 +385,8 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   std::vector<std::vector<int64_t>> all_out_dims;
   if (row->all_outputs)
     for (const OutputInfo& o : outs) all_out_dims.push_back(o.shape.static_dims());
-  Result<Made> made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, std::move(all_out_dims)});
+  Result<Made> made =
+      row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, std::move(all_out_dims)});
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;  // declined: the next option
     return std::move(made).status().with_context("node " + n.describe());
@@ -459,6 +471,143 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
   std::vector<int> step_ins = ins;
   step_ins[0] = xq->second;
   FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs, false));
+  return true;
+}
+
+/// The f32 value x when `v` is Cast(Cast(x, to=bf16), to=f32): the input rounding the precision
+/// pass writes for a node it runs in bf16 on hardware (precision/emulate_precision.h).
+const Value* bf16_rounded_source(const Value* v) {
+  const Node* up = v && v->dtype() == DType::f32 ? v->producer() : nullptr;
+  if (!up || up->op() != Op::Cast || !up->input(0) || up->input(0)->dtype() != DType::bf16) return nullptr;
+  const Node* down = up->input(0)->producer();
+  if (!down || down->op() != Op::Cast || !down->input(0) || down->input(0)->dtype() != DType::f32) return nullptr;
+  return down->input(0);
+}
+
+/// Where the step that writes `slot` is (sig_.steps.size(): none).
+size_t Scheduler::step_writing(int slot) const {
+  for (size_t k = sig_.steps.size(); k-- > 0;)
+    if (std::find(sig_.steps[k].outs.begin(), sig_.steps[k].outs.end(), slot) != sig_.steps[k].outs.end()) return k;
+  return sig_.steps.size();
+}
+
+/// Removes the reorder that writes `slot` when no step reads that any more.
+void Scheduler::erase_unread_reorder(int slot) {
+  for (const PlannedStep& ps : sig_.steps)
+    if (std::find(ps.ins.begin(), ps.ins.end(), slot) != ps.ins.end()) return;
+  const size_t r = step_writing(slot);
+  if (r == sig_.steps.size() || sig_.steps[r].info.op != "Reorder" || sig_.steps[r].ins.empty()) return;
+  const int from = sig_.steps[r].ins[0];
+  sig_.steps.erase(sig_.steps.begin() + std::ptrdiff_t(r));
+  ++erased_steps_;
+  auto& cache = sig_.slots[size_t(from)].reorders;
+  for (auto it = cache.begin(); it != cache.end(); ++it)
+    if (it->second == slot) { cache.erase(it); break; }
+}
+
+/// Removes the steps of Cast(Cast(x, to=bf16), to=f32) = `rounded` once the bf16 steps read x
+/// directly (the Cast to bf16 too when nothing else reads it), and a reorder of x they read.
+void Scheduler::erase_dead_bf16_casts(const Value* rounded) {
+  const Value* half = rounded->producer()->input(0);
+  auto up = slot_of_.find(rounded), down = slot_of_.find(half);
+  if (up == slot_of_.end() || down == slot_of_.end()) return;
+  const size_t ku = step_writing(up->second);
+  if (ku == sig_.steps.size()) return;
+  sig_.steps.erase(sig_.steps.begin() + std::ptrdiff_t(ku));
+  ++erased_steps_;
+  if (half->uses().size() != 1 || g_.is_graph_output(half)) return;
+  const size_t kd = step_writing(down->second);
+  if (kd == sig_.steps.size()) return;
+  const int in = sig_.steps[kd].ins.empty() ? -1 : sig_.steps[kd].ins[0];
+  sig_.steps.erase(sig_.steps.begin() + std::ptrdiff_t(kd));
+  ++erased_steps_;
+  if (in >= 0) erase_unread_reorder(in);
+}
+
+/// Whether the CPU target runs `op` in bf16 on hardware at this ISA cap (cpu_precision.h):
+/// an emulated node whose producer's output was rounded has the same Cast pair in front,
+/// but keeps the fp32 step (its `why`, e.g. a ONEDNN_MAX_CPU_ISA cap, says why).
+bool Scheduler::bf16_accelerated(Op op) {
+  if (!bf16_ops_) {
+    const PrecisionSupport s = cpu_precisions(opt_.isa).of(DType::bf16);
+    bf16_ops_ = s.exec == PrecisionExec::accelerated ? s.accelerated_ops : std::vector<Op>{};
+  }
+  return std::find(bf16_ops_->begin(), bf16_ops_->end(), op) != bf16_ops_->end();
+}
+
+/// Whether n's output 0 is read only through Cast(Cast(y, to=bf16), to=f32) pairs, each by bf16
+/// step candidates as their input 0 (and nothing else reads y or the pairs): then the step may
+/// write y in bf16, which is exactly what those readers round it to.
+bool Scheduler::bf16_readers_only(const Node& n) {
+  const Value* y = n.output(0);
+  for (size_t i = 1; i < n.num_outputs(); ++i)
+    if (!n.output(i)->uses().empty() || g_.is_graph_output(n.output(i))) return false;
+  if (y->uses().empty() || g_.is_graph_output(y)) return false;
+  for (const Use& u : y->uses()) {
+    const Value* half = u.node->output(0);
+    if (u.node->op() != Op::Cast || half->dtype() != DType::bf16 || half->uses().empty() || g_.is_graph_output(half))
+      return false;
+    for (const Use& h : half->uses()) {
+      const Value* r = h.node->output(0);
+      if (h.node->op() != Op::Cast || r->dtype() != DType::f32 || r->uses().empty() || g_.is_graph_output(r)) return false;
+      for (const Use& q : r->uses()) {
+        const Node& reader = *q.node;
+        if (q.index != 0 || !bf16_accelerated(reader.op()) || reader.num_inputs() < 2 || !reader.input(1) ||
+            !reader.input(1)->is_constant())
+          return false;
+        for (size_t i = 1; i < reader.num_inputs(); ++i)
+          if (reader.input(i) == r) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// y = n(Cast(Cast(x, to=bf16), to=f32), W) as one oneDNN step with bf16 source and weights
+/// and f32 destination (onednn/onednn_steps.h: make_conv / make_matmul with a bf16 operand 0),
+/// reading x through one reorder into the layout and dtype the primitive wants. The Casts'
+/// steps go once every reader of the rounded value is such a step; a declined node runs them
+/// and the fp32 step (the same numbers up to the summation order).
+Result<bool> Scheduler::try_bf16(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
+  if (!is_int8_candidate(n.op()) || ins.size() < 2 || ins[0] < 0 || ins[1] < 0 || outs.empty() ||
+      outs[0].dtype != DType::f32 || !n.input(1)->is_constant() || !bf16_accelerated(n.op()))
+    return false;
+  const Value* rounded = n.input(0);
+  const Value* x = bf16_rounded_source(rounded);
+  if (!x) return false;
+  auto xs = slot_of_.find(x);
+  if (xs == slot_of_.end() || sig_.slots[size_t(xs->second)].known_tensor()) return false;
+  const StepRow* row = step_row(n.op());
+  if (!row) return false;
+  std::vector<Operand> ops;
+  for (int s : ins) ops.push_back(operand_of(s));
+  ops[0].dtype = DType::bf16;
+  ops[0].layout = onednn::plain_desc(DType::bf16, ops[0].dims);
+  ops[0].constant = nullptr;
+  const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
+  // A bf16 output where every reader is a bf16 step (no reorder f32 -> bf16 between them);
+  // makers decline it for a sum post-op or an own-kernel epilogue: f32 then.
+  std::vector<OutputInfo> step_outs = outs;
+  Result<Made> made = unsupported("f32 output");
+  if (bf16_readers_only(n)) {
+    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::bf16});
+    if (made.ok()) step_outs[0].dtype = DType::bf16;
+  }
+  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
+    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa});
+  if (!made.ok()) {
+    if (made.status().code() == StatusCode::kUnsupported) return false;  // the Casts and the fp32 step
+    return std::move(made).status().with_context("node " + n.describe());
+  }
+  Made m = std::move(made).value();
+  const memory::desc want = !m.want.empty() && m.want[0] ? *m.want[0] : ops[0].layout;
+  FERRY_ASSIGN_OR_RETURN(int xb, in_layout(xs->second, want, DType::bf16));
+  if (!m.want.empty()) m.want[0] = std::nullopt;
+  std::vector<int> step_ins = ins;
+  step_ins[0] = xb;
+  if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
+  if (++absorbed_[rounded] == rounded->uses().size() && !g_.is_graph_output(rounded)) erase_dead_bf16_casts(rounded);
+  FERRY_TRY(schedule_made(std::move(m), step_ins, n, step_outs, false));
   return true;
 }
 
@@ -572,6 +721,8 @@ Result<bool> Scheduler::schedule_steps(const Node& n) {
   if (fast_ && !overridden) {
     FERRY_ASSIGN_OR_RETURN(bool int8, try_int8(n, ins, outs));
     if (int8) return true;
+    FERRY_ASSIGN_OR_RETURN(bool bf16, try_bf16(n, ins, outs));
+    if (bf16) return true;
     FERRY_ASSIGN_OR_RETURN(bool done, try_step_table(n, ins, outs));
     if (done || try_view(n, ins, outs)) return true;
   }
@@ -592,6 +743,9 @@ Status Scheduler::carry_from(const std::vector<const Node*>& order, size_t end) 
     auto it = slot_of_.find(v);
     if (it == slot_of_.end()) continue;  // computed later (or a constant)
     FERRY_ASSIGN_OR_RETURN(int s, plain_slot(it->second));
+    if (sig_.slots[size_t(s)].dtype != v->dtype()) {  // a bf16 step's bf16 output: the next segment reads f32
+      FERRY_ASSIGN_OR_RETURN(s, in_layout(s, onednn::plain_desc(v->dtype(), sig_.slots[size_t(s)].dims), v->dtype()));
+    }
     sig_.carried.push_back(v);
     sig_.carried_slots.push_back(s);
   }

@@ -58,6 +58,11 @@ Status report_step(const CpuSession::Signature& sig, const CpuSession::Context& 
     const Slot& slot = sig.slots[size_t(s)];
     if (!ctx.tensors[size_t(s)].defined()) continue;
     FERRY_ASSIGN_OR_RETURN(Tensor plain, plain_copy(slot, ctx.tensors[size_t(s)]));
+    if (plain.dtype() == DType::bf16 && slot.value->dtype() == DType::f32) {  // a bf16 step's bf16 output
+      Tensor f = Tensor::empty(DType::f32, plain.dims());
+      for (int64_t i = 0; i < plain.numel(); ++i) f.data<float>()[i] = bf16_to_f32(plain.data<uint16_t>()[i]);
+      plain = std::move(f);
+    }
     obs.on_value(slot.value, plain);
   }
   return Status::Ok();

@@ -53,7 +53,7 @@ Result<Made> with_activation(const FusedEpilogue& e, std::vector<PostOp> post, I
 
 Result<Made> conv(const StepRequest& r) {
   if (Result<Made> own = row_conv_step(r, Activation::kNone, 0.f); own.ok()) return own;
-  return onednn::make_conv(r.node, r.ops, {}, r.out_dims, r.blocked);
+  return onednn::make_conv(r.node, r.ops, {}, r.out_dims, r.blocked, r.out_dtype);
 }
 
 Result<Made> fused_conv(const StepRequest& r) {
@@ -63,7 +63,7 @@ Result<Made> fused_conv(const StepRequest& r) {
   if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
   auto make = [&](bool blocked) {
     return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
-      return onednn::make_conv(r.node, r.ops, p, r.out_dims, blocked);
+      return onednn::make_conv(r.node, r.ops, p, r.out_dims, blocked, r.out_dtype);
     });
   };
   Result<Made> made = make(r.blocked);
@@ -76,7 +76,7 @@ Result<Made> conv_transpose(const StepRequest& r) {
   return onednn::make_deconv(r.node, r.ops, r.out_dims, r.blocked);
 }
 
-Result<Made> matmul(const StepRequest& r) { return onednn::make_matmul(r.ops, {}, r.out_dims); }
+Result<Made> matmul(const StepRequest& r) { return onednn::make_matmul(r.ops, {}, r.out_dims, r.out_dtype); }
 
 Result<Made> fused_matmul(const StepRequest& r) {
   FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(r.node));
@@ -85,7 +85,7 @@ Result<Made> fused_matmul(const StepRequest& r) {
     post.push_back({PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, 2});  // bias [N]
   if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
   return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
-    return onednn::make_matmul(r.ops, p, r.out_dims);
+    return onednn::make_matmul(r.ops, p, r.out_dims, r.out_dtype);
   });
 }
 
@@ -259,6 +259,28 @@ Result<Made> dequantize_step(const StepRequest& r) {
   return made;
 }
 
+/// Cast f32 <-> bf16 (the precision pass's rounding pairs) in x's own layout, blocked ones
+/// too: the same blocking with the other element type, so no reorder around the pair.
+Result<Made> cast_bf16_step(const StepRequest& r) {
+  const Operand& x = r.ops[0];
+  std::optional<DType> to = dtype_from_name(r.node.attrs<CastAttrs>().to);
+  // bf16 -> bf16: the Cast to bf16 of a bf16 step's bf16 output (a copy; it runs only where a
+  // reader declined its bf16 step).
+  const bool pair = to && (x.dtype == DType::f32 || x.dtype == DType::bf16) &&
+                    (*to == DType::f32 || *to == DType::bf16) && !(x.dtype == DType::f32 && *to == DType::f32);
+  if (!pair || x.constant || x.layout.is_zero()) return unsupported("cast: f32 <-> bf16 of a computed value only");
+  dnnl_memory_desc_t d = x.layout.data;
+  if (d.format_kind != dnnl_blocked || d.extra.flags != 0) return unsupported("cast: a blocked or plain layout");
+  d.data_type = *to == DType::bf16 ? dnnl_bf16 : dnnl_f32;
+  Made made;
+  made.out = dnnl::memory::desc(d);
+  made.step = make_cast_bf16_step(x.dtype, *to, int64_t(x.layout.get_size() / dtype_size(x.dtype)),
+                                  onednn::layout_name(x.layout));
+  made.want.assign(r.ops.size(), std::nullopt);
+  made.want[0] = x.layout;
+  return made;
+}
+
 }  // namespace
 
 Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x) {
@@ -298,6 +320,7 @@ const std::vector<StepRow>& step_table() {
       {Op::QuantizeLinear, quantize_step, 1, "own kernel: per-tensor f32 -> u8 over any dense layout (plain, channels-last)", false, true},
       {Op::DynamicQuantizeLinear, dynamic_quantize_step, 1, "own kernel: f32 -> u8 with its range's scale and zero point, over any dense layout", true, true},
       {Op::DequantizeLinear, dequantize_step, -1, "own kernel: per-tensor u8 / i8 -> f32 (scale and zero point constant or computed) over any dense layout"},
+      {Op::Cast, cast_bf16_step, 1, "own kernel: f32 <-> bf16 (the bf16 rounding pairs) in the input's layout, blocked too", false, true},
       {Op::Softmax, softmax, 1, "oneDNN softmax (last axis)"},
       {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias)"},
       {Op::Add, binary, -1, "oneDNN binary on blocked operands"},

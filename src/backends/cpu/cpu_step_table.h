@@ -25,6 +25,9 @@ struct StepRequest {
   const std::vector<int64_t>& out_dims;     ///< output 0
   bool blocked;                              ///< blocked activation layouts allowed
   Isa isa;                                   ///< ferry's own kernels up to this ISA
+  /// Output 0's element type for the Conv / MatMul makers: bf16 for a bf16 step whose
+  /// readers are all bf16 steps (cpu_schedule.cc, try_bf16); f32 otherwise.
+  DType out_dtype = DType::f32;
   std::vector<std::vector<int64_t>> all_out_dims = {};  ///< every output's dims (all-outputs rows)
 };
 

@@ -85,22 +85,44 @@ PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>
             (host_isa() >= Isa::avx512 ? " without " + flags : std::string(" only"));
     return s;
   }
-  if (isa < present->min_isa) {
+  // The first path the caps allow (AMX capped to AVX-512 by --isa or ONEDNN_MAX_CPU_ISA
+  // still has avx512_bf16); none: say why for the first one present.
+  const std::string dnnl_isa = onednn_effective_isa();
+  auto allowed = [&](const HwPath& p) {
+    return cpu_flag_usable(p.flag) && isa >= p.min_isa && dnnl_isa.find(p.onednn_tag) != std::string::npos;
+  };
+  const HwPath* usable = nullptr;
+  for (const HwPath& p : paths)
+    if (!usable && allowed(p)) usable = &p;
+  if (!usable && isa < present->min_isa) {
     s.why = d + " hardware (" + present->flag + ") present, but the dispatch cap is " + isa_name(isa);
     return s;
   }
-  const std::string dnnl_isa = onednn_effective_isa();
-  if (dnnl_isa.find(present->onednn_tag) == std::string::npos) {
+  if (!usable) {
     s.why = d + " hardware (" + present->flag + ") present, but oneDNN is capped at " + dnnl_isa + " (ONEDNN_MAX_CPU_ISA)";
     return s;
   }
+  present = usable;
   const std::string impl = onednn_matmul_impl(dtype);
   if (impl.rfind("jit", 0) != 0 && impl.rfind("brg", 0) != 0) {
     s.why = d + " hardware (" + present->flag + "), but oneDNN offers only '" + impl + "' for a " + d + " matmul";
     return s;
   }
-  s.why = d + " hardware (" + present->flag + ", oneDNN " + impl + "), but ferry's " + d +
-          " steps are not built yet (docs/precision.md)";
+  if (dtype != DType::bf16) {
+    s.why = d + " hardware (" + present->flag + ", oneDNN " + impl + "), but ferry's " + d +
+            " steps are not built yet (docs/precision.md)";
+    return s;
+  }
+  // ferry's bf16 steps (onednn_steps.h, cpu_schedule.cc try_bf16): measured ~2x fp32 on
+  // AVX512_BF16 (bench/RESULTS.md), so `auto` takes them; a conv without a jit / brgemm
+  // bf16 implementation keeps Conv emulated.
+  const std::string conv = onednn_conv_impl(dtype);
+  const bool conv_ok = conv.rfind("jit", 0) == 0 || conv.rfind("brg", 0) == 0;
+  s.exec = PrecisionExec::accelerated;
+  s.accelerated_ops = {Op::MatMul, Op::FusedMatMul};
+  if (conv_ok) s.accelerated_ops.insert(s.accelerated_ops.begin(), {Op::Conv, Op::FusedConv});
+  s.why = "oneDNN bf16 steps on " + std::string(present->flag) + ": matmul " + impl + ", conv " +
+          (conv_ok ? conv : conv + " (Conv stays emulated)") + "; bf16 inputs and weights, fp32 accumulation and output";
   return s;
 }
 
@@ -130,6 +152,31 @@ std::string onednn_matmul_impl(DType dtype) {
   if (dtype == DType::bf16) return bf16;
   if (dtype == DType::f16) return f16;
   return probe_matmul_impl(dtype);
+}
+
+namespace {
+
+std::string probe_conv_impl(DType dtype) {
+  auto dt = onednn::dnnl_type(dtype);
+  if (!dt) return "none: no oneDNN type for " + std::string(dtype_name(dtype));
+  try {
+    using dnnl::memory;
+    using tag = memory::format_tag;
+    const memory::desc src({1, 64, 14, 14}, *dt, tag::any), w({64, 64, 3, 3}, *dt, tag::any),
+        dst({1, 64, 14, 14}, memory::data_type::f32, tag::any);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, w,
+                                      memory::desc(), dst, {1, 1}, {0, 0}, {1, 1}, {1, 1});
+    return dnnl::convolution_forward::primitive_desc(d, onednn::engine()).impl_info_str();
+  } catch (const dnnl::error& e) {
+    return std::string("none: ") + e.what();
+  }
+}
+
+}  // namespace
+
+std::string onednn_conv_impl(DType dtype) {
+  static const std::string bf16 = probe_conv_impl(DType::bf16);
+  return dtype == DType::bf16 ? bf16 : probe_conv_impl(dtype);
 }
 
 std::string onednn_int8_matmul_impl() {

@@ -1,8 +1,11 @@
 // backends/cpu/native/cast.cc — Cast between f32, f64, the integers and bool, with the
 // reference's rules (ops/cast.cc): float -> int truncates toward zero, NaN -> 0, out of
 // range saturates; int -> float rounds once; int -> int wraps; x -> bool is x != 0;
-// bool -> x is 0 / 1. f16 / bf16 run on the reference kernel. Split across threads.
+// bool -> x is 0 / 1; f32 <-> bf16 as ir/dtype.h converts (nearest even, NaN stays NaN,
+// subnormals kept: the precision pass's rounding pairs). Other f16 / bf16 casts run on the
+// reference kernel. Split across threads.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -58,18 +61,91 @@ bool cast_visit_native(DType t, F&& f) {
 
 bool cast_native_dtype(DType t) { return cast_visit_native(t, [](auto) {}); }
 
+/// f32 -> bf16 or bf16 -> f32 (the pairs emulate_precision writes).
+bool cast_is_bf16_pair(DType from, DType to) {
+  return (from == DType::f32 && to == DType::bf16) || (from == DType::bf16 && to == DType::f32);
+}
+
+/// ir/dtype.cc's f32_to_bf16 (nearest even, NaN quiet), here inline so the loop vectorizes;
+/// OnednnBf16Steps.CastStepsRoundLikeTheInterpreter checks them bit for bit.
+inline uint16_t cast_f32_to_bf16_bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t rounded = (x + 0x7fff + ((x >> 16) & 1)) >> 16;
+  return uint16_t((x & 0x7fffffff) > 0x7f800000 ? (x >> 16) | 0x40 : rounded);
+}
+
+/// n elements f32 -> bf16 (`from` f32), bf16 -> f32, or bf16 -> bf16 (`to` bf16 too: a copy).
+void cast_bf16_buffer(DType from, DType to, const void* x, void* y, int64_t n) {
+  if (from == to) {
+    std::memcpy(y, x, size_t(n) * dtype_size(from));
+  } else if (from == DType::f32) {
+    const auto* in = static_cast<const float*>(x);
+    auto* out = static_cast<uint16_t*>(y);
+#pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
+    for (int64_t i = 0; i < n; ++i) out[i] = cast_f32_to_bf16_bits(in[i]);
+  } else {
+    const auto* in = static_cast<const uint16_t*>(x);
+    auto* out = static_cast<float*>(y);
+#pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
+    for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(in[i]);
+  }
+}
+
+void cast_bf16_pair(const Tensor& x, Tensor& y) {
+  cast_bf16_buffer(x.dtype(), y.dtype(), x.raw(), y.data<uint16_t>(), x.numel());
+}
+
+/// cast_bf16_buffer over the whole buffer of one layout (blocked ones with their padding).
+class CastBf16Step : public Step {
+ public:
+  CastBf16Step(DType from, DType to, int64_t count, std::string name)
+      : from_(from), to_(to), count_(count), name_(std::move(name)) {}
+  std::string kernel_name() const override { return name_; }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
+  }
+
+ private:
+  class Bound : public BoundStep {
+   public:
+    Bound(const CastBf16Step& s, StepIO* io) : s_(s), io_(io) {}
+    Status run() override {
+      cast_bf16_buffer(s_.from_, s_.to_, io_->inputs[0]->raw(), io_->outputs[0]->raw(), s_.count_);
+      return Status::Ok();
+    }
+
+   private:
+    const CastBf16Step& s_;
+    StepIO* io_;
+  };
+  DType from_, to_;
+  int64_t count_;
+  std::string name_;
+};
+
 }  // namespace
 
+std::unique_ptr<Step> make_cast_bf16_step(DType from, DType to, int64_t count, const std::string& layout) {
+  return std::make_unique<CastBf16Step>(from, to, count, std::string("cast_") + dtype_name(from) + "_" + dtype_name(to) +
+                                                             "_" + layout + "__generic");
+}
+
 bool cpu_kernel_accepts_cast(const Node& n, const std::vector<const Tensor*>&, const std::vector<std::vector<int64_t>>&) {
-  if (!n.input(0) || !cast_native_dtype(n.input(0)->dtype())) return false;
+  if (!n.input(0)) return false;
   std::optional<DType> to = dtype_from_name(n.attrs<CastAttrs>().to);
-  return to && cast_native_dtype(*to);
+  if (to && cast_is_bf16_pair(n.input(0)->dtype(), *to)) return true;
+  return to && cast_native_dtype(n.input(0)->dtype()) && cast_native_dtype(*to);
 }
 
 Status cast__generic(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   if (y.numel() != x.numel()) return internal_error("native cast: output size");
+  if (cast_is_bf16_pair(x.dtype(), y.dtype())) {
+    cast_bf16_pair(x, y);
+    return Status::Ok();
+  }
   bool done = false;
   cast_visit_native(x.dtype(), [&](auto i) {
     using I = decltype(i);

@@ -148,25 +148,29 @@ Result<ConvGeometry> conv_geometry(const Node& n, const std::vector<int64_t>& x_
   return g;
 }
 
-static const char* conv_kind_name(size_t rank, int64_t group, int64_t channels) {
+static std::string conv_kind_name(size_t rank, int64_t group, int64_t channels, DType src) {
   static const char* const names[3][3] = {
-      {"onednn_conv1d_f32", "onednn_conv1d_grouped_f32", "onednn_conv1d_dw_f32"},
-      {"onednn_conv2d_f32", "onednn_conv2d_grouped_f32", "onednn_conv2d_dw_f32"},
-      {"onednn_conv3d_f32", "onednn_conv3d_grouped_f32", "onednn_conv3d_dw_f32"}};
+      {"onednn_conv1d", "onednn_conv1d_grouped", "onednn_conv1d_dw"},
+      {"onednn_conv2d", "onednn_conv2d_grouped", "onednn_conv2d_dw"},
+      {"onednn_conv3d", "onednn_conv3d_grouped", "onednn_conv3d_dw"}};
   const int kind = group <= 1 ? 0 : group == channels ? 2 : 1;
-  return names[rank - 3][kind];
+  return std::string(names[rank - 3][kind]) + (src == DType::bf16 ? "_bf16" : "_f32");
 }
 
 Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std::vector<PostOp>& post,
-                       const std::vector<int64_t>& out_dims, bool blocked) {
+                       const std::vector<int64_t>& out_dims, bool blocked, DType dst) {
   const Operand& X = ops[0];
   const Operand& W = ops[1];
   const Operand* B = ops.size() > 2 && ops[2].present() ? &ops[2] : nullptr;
   const size_t rank = X.dims.size();
-  if (X.dtype != DType::f32 || rank < 3 || rank > 5 || !W.constant || W.dims.size() != rank ||
-      out_dims.size() != rank)
-    return unsupported("oneDNN conv: f32 1-D, 2-D or 3-D conv with constant weights only");
-  if (B && !B->constant) return unsupported("oneDNN conv: bias must be constant");
+  // bf16: X's values in bf16 (the caller reorders into pd.src_desc()), W rounded from its f32
+  // constant once, f32 bias, accumulation and destination.
+  const bool bf16 = X.dtype == DType::bf16;
+  if ((X.dtype != DType::f32 && !bf16) || rank < 3 || rank > 5 || !W.constant || W.dims.size() != rank ||
+      W.dtype != DType::f32 || out_dims.size() != rank)
+    return unsupported("oneDNN conv: f32 or bf16 1-D, 2-D or 3-D conv with constant f32 weights only");
+  if (B && (!B->constant || B->dtype != DType::f32)) return unsupported("oneDNN conv: bias must be a constant f32");
+  const dt src_dt = bf16 ? dt::bf16 : dt::f32;
   FERRY_ASSIGN_OR_RETURN(ConvGeometry geo, conv_geometry(n, X.dims, W.dims));
   const int64_t group = window_attr_source(n).group;
   std::vector<int64_t> wdims = W.dims;
@@ -177,13 +181,16 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
   FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
   if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant))
     return unsupported("sum operand shape");
+  if (dst != DType::f32 && (!bf16 || dst != DType::bf16 || sum_k >= 0))
+    return unsupported("oneDNN conv: a bf16 output only from a bf16 conv without a sum");
+  const dt dst_dt = dst == DType::bf16 ? dt::bf16 : dt::f32;
   auto build = [&](bool any_layout) {
     return guarded([&]() -> Result<Made> {
-      memory::desc src_md = any_layout ? memory::desc(to_dims(X.dims), dt::f32, tag::any) : plain_desc(X.dtype, X.dims);
+      memory::desc src_md = any_layout ? memory::desc(to_dims(X.dims), src_dt, tag::any) : plain_desc(X.dtype, X.dims);
       memory::desc dst_md =
-          any_layout ? memory::desc(to_dims(out_dims), dt::f32, tag::any) : plain_desc(X.dtype, out_dims);
+          any_layout ? memory::desc(to_dims(out_dims), dst_dt, tag::any) : plain_desc(dst, out_dims);
       if (sum_k >= 0) dst_md = ops[size_t(sum_k)].layout;
-      memory::desc w_md(to_dims(wdims), dt::f32, tag::any);
+      memory::desc w_md(to_dims(wdims), src_dt, tag::any);
       memory::desc b_md = B ? memory::desc({W.dims[0]}, dt::f32, tag::x) : memory::desc();
       Made made;
       made.want.assign(ops.size(), std::nullopt);
@@ -198,7 +205,8 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
                                         to_dims(geo.pad_l), to_dims(geo.pad_r));
       dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
       const std::string impl = impl_name(pd);
-      if (any_layout && is_reference_impl(impl)) return unsupported("oneDNN conv: only " + impl + " for any layout");
+      if ((any_layout || bf16) && is_reference_impl(impl))
+        return unsupported("oneDNN conv: only " + impl + (bf16 ? " in bf16" : " for any layout"));
       auto packed = reorder_to(W.constant->raw(), plain_desc(DType::f32, wdims), pd.weights_desc());
       args.push_back({DNNL_ARG_SRC, pd.src_desc(), 0});
       args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, packed->data});
@@ -208,8 +216,8 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
       if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
       made.want[0] = pd.src_desc();
       made.out = pd.dst_desc();
-      std::string name = std::string(conv_kind_name(rank, group, X.dims[1])) + "_" + layout_name(pd.src_desc()) + "[" +
-                         impl + "]" + post_suffix(post);
+      std::string name = conv_kind_name(rank, group, X.dims[1], X.dtype) + "_" + layout_name(pd.src_desc()) + "[" +
+                         impl + "]" + post_suffix(post) + (dst == DType::bf16 ? "+dst_bf16" : "");
       auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
                                                   std::vector<std::shared_ptr<AlignedBlock>>{packed}, false);
       if (sum_k >= 0) step->set_sum_input(sum_k, pd.dst_desc().get_size());
@@ -226,11 +234,16 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
   return build(false);
 }
 Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<PostOp>& post,
-                         const std::vector<int64_t>& out_dims) {
+                         const std::vector<int64_t>& out_dims, DType dst) {
   const Operand& A = ops[0];
   const Operand& B = ops[1];
-  if (A.dtype != DType::f32 || B.dtype != DType::f32 || A.dims.size() < 2 || B.dims.size() < 2)
-    return unsupported("oneDNN matmul: f32 operands of rank >= 2 only");
+  // bf16: A's values in bf16 (plain; the caller reorders), a constant f32 B rounded once,
+  // f32 bias, accumulation and destination.
+  const bool bf16 = A.dtype == DType::bf16;
+  if ((A.dtype != DType::f32 && !bf16) || B.dtype != DType::f32 || A.dims.size() < 2 || B.dims.size() < 2)
+    return unsupported("oneDNN matmul: f32 (or bf16 A) operands of rank >= 2 only");
+  if (bf16 && !B.constant) return unsupported("oneDNN bf16 matmul: constant B only");
+  if (dst != DType::f32 && (!bf16 || dst != DType::bf16)) return unsupported("oneDNN matmul: a bf16 output only from bf16");
   if (!is_plain(A.layout) || (!B.constant && !is_plain(B.layout))) return unsupported("oneDNN matmul: plain layouts only");
   std::vector<int64_t> a_dims, b_dims, dst_dims;
   if (B.dims.size() == 2) {
@@ -265,7 +278,7 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
     }
     FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(rest));
     if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant ||
-                       !is_plain(ops[size_t(sum_k)].layout)))
+                       !is_plain(ops[size_t(sum_k)].layout) || dst != DType::f32))
       return unsupported("sum operand shape");
     dnnl::post_ops po;
     // fill_post_ops numbers post-ops from 0; keep the original indices aligned.
@@ -273,11 +286,13 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    memory::desc a_md = plain_desc(DType::f32, a_dims);
-    memory::desc b_md = B.constant ? memory::desc(to_dims(b_dims), dt::f32, tag::any) : plain_desc(DType::f32, b_dims);
-    memory::desc c_md = plain_desc(DType::f32, dst_dims);
+    memory::desc a_md = plain_desc(A.dtype, a_dims);
+    memory::desc b_md = B.constant ? memory::desc(to_dims(b_dims), bf16 ? dt::bf16 : dt::f32, tag::any)
+                                   : plain_desc(DType::f32, b_dims);
+    memory::desc c_md = plain_desc(dst, dst_dims);
     dnnl::matmul::desc d = bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
     dnnl::matmul::primitive_desc pd(d, attr, engine());
+    if (bf16 && is_reference_impl(impl_name(pd))) return unsupported("oneDNN matmul: only " + impl_name(pd) + " in bf16");
     std::vector<std::shared_ptr<AlignedBlock>> owned;
     args.push_back({DNNL_ARG_SRC, a_md, 0});
     if (B.constant) {
@@ -292,8 +307,9 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
     size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.want[0] = A.layout;
-    made.out = plain_desc(DType::f32, out_dims);
-    std::string name = "onednn_matmul_f32[" + impl_name(pd) + "]" + (bias ? "+bias" : "") + post_suffix(rest);
+    made.out = plain_desc(dst, out_dims);
+    std::string name = std::string(bf16 ? "onednn_matmul_bf16[" : "onednn_matmul_f32[") + impl_name(pd) + "]" + (bias ? "+bias" : "") + post_suffix(rest) +
+                       (dst == DType::bf16 ? "+dst_bf16" : "");
     auto step = std::make_unique<PrimitiveStep>(name, dnnl::matmul(pd), std::move(args), scratch, std::move(owned), false);
     if (sum_k >= 0) step->set_sum_input(sum_k, c_md.get_size());
     made.step = std::move(step);
@@ -660,7 +676,13 @@ Result<Made> make_reorder(const memory::desc& from, const memory::desc& to) {
     std::vector<ArgSource> args{{DNNL_ARG_FROM, from, 0}, {DNNL_ARG_TO, to, -1, 0}};
     size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
-    made.step = std::make_unique<PrimitiveStep>("onednn_reorder_" + layout_name(from) + "_to_" + layout_name(to) + "[" +
+    // A conversion (f32 -> bf16 at a bf16 step's input) names both types.
+    const bool convert = from.data_type() != to.data_type();
+    auto type_of = [&](const memory::desc& md) {
+      return !convert ? std::string() : md.data_type() == dt::bf16 ? "bf16_" : md.data_type() == dt::f32 ? "f32_" : "";
+    };
+    made.step = std::make_unique<PrimitiveStep>("onednn_reorder_" + type_of(from) + layout_name(from) + "_to_" +
+                                                    type_of(to) + layout_name(to) + "[" +
                                                     impl_name(pd) + "]",
                                                 dnnl::reorder(pd), std::move(args), scratch,
                                                 std::vector<std::shared_ptr<AlignedBlock>>{}, false);

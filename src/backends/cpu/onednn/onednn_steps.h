@@ -72,11 +72,13 @@ Result<ConvGeometry> conv_geometry(const Node& n, const std::vector<int64_t>& x_
 /// Conv over 1, 2 or 3 spatial dims: operands [X, W (constant), B? (constant), extra post-op operands...].
 /// With `blocked`, oneDNN picks the layouts, unless it has only its reference
 /// implementation for them: then plain.
+/// `dst` bf16 (a bf16 X only, no sum post-op): the output is written in bf16.
 Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std::vector<PostOp>& post,
-                       const std::vector<int64_t>& out_dims, bool blocked);
+                       const std::vector<int64_t>& out_dims, bool blocked, DType dst = DType::f32);
 /// MatMul: operands [A, B, extra...]; a rank-2 B (constant B is packed once) flattens A's batch dims.
+/// `dst` bf16 (a bf16 A only, no sum post-op): the output is written in bf16.
 Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<PostOp>& post,
-                         const std::vector<int64_t>& out_dims);
+                         const std::vector<int64_t>& out_dims, DType dst = DType::f32);
 /// MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool over 1, 2 or 3 spatial dims.
 Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
                        bool blocked);

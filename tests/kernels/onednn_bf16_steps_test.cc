@@ -1,0 +1,281 @@
+// The bf16 Conv / MatMul steps (cpu_schedule.cc try_bf16, onednn_steps.h with a bf16
+// operand 0): a graph optimized for the CPU, its nodes put at bf16 by the precision pass
+// with the CPU target's column (cpu_precision.h), lowered by emulate_precision.h
+// (accelerated nodes read Cast(Cast(x, bf16), f32) and rounded weights), then
+//   * the CPU session runs each Conv / MatMul as one oneDNN bf16 step (the plan says so,
+//     no Cast step is left),
+//   * its outputs equal the reference interpreter's on the same lowered graph (fp32
+//     kernels on the rounded numbers) up to the summation order,
+//   * and differ from the fp32 model by a bf16-sized error (not zero: the rounding happened);
+//   * a step whose readers are all bf16 steps writes bf16 (chains), the others f32.
+// Shapes: 1x1, 3x3, strided, grouped, depthwise, padded, bias, fused Relu, residual sum;
+// MatMul 2-D, batched, M = 1, odd K / N, rank-3 constant B, bias, residual.
+// Skipped (with the reason) where the host's CPU target does not accelerate bf16.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "backends/cpu/cpu_precision.h"
+#include "ir/graph_clone.h"
+#include "kernel_test_util.h"
+#include "passes/assign_precision.h"
+#include "precision/emulate_precision.h"
+
+namespace ferry::testing {
+namespace {
+
+bool host_accelerates_bf16(std::string* why) {
+  const PrecisionSupport s = cpu_precisions(host_isa()).of(DType::bf16);
+  *why = s.why;
+  return s.exec == PrecisionExec::accelerated;
+}
+
+/// max |a - b| and max |b| over two tensors of the same shape.
+std::pair<double, double> bf16_test_diff(const Tensor& a, const Tensor& b) {
+  double d = 0, m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    d = std::max(d, std::fabs(a.get_double(i) - b.get_double(i)));
+    m = std::max(m, std::fabs(b.get_double(i)));
+  }
+  return {d, m};
+}
+
+/// Builds, lowers to bf16 and runs `build` on the CPU (blocked and plain layouts); checks
+/// the steps (Conv / FusedConv or MatMul / FusedMatMul, each named *_bf16*) and the numbers
+/// as the file comment says.
+void check_bf16(const std::string& label, const std::function<void(Graph&)>& build,
+                const std::map<std::string, Tensor>& feeds, bool conv, int bf16_outputs = 0) {
+  auto is_product = [&](const std::string& op) {
+    return conv ? op == "Conv" || op == "FusedConv" : op == "MatMul" || op == "FusedMatMul";
+  };
+  for (bool blocked : {true, false}) {
+    const std::string what = label + (blocked ? " blocked" : " plain");
+    auto g = std::make_unique<Graph>();
+    build(*g);
+    ASSERT_TRUE(infer_shapes(*g).ok()) << what;
+    auto fp32 = interpret(*g, feeds);
+    ASSERT_TRUE(fp32.ok()) << what << ": " << fp32.status().to_string();
+    ASSERT_TRUE(optimize(*g, cpu_target(), {}, nullptr).ok()) << what;
+    const TargetPrecisions t = cpu_precisions(host_isa());
+    auto report = assign_precision(*g, t, {.mode = "bf16"});
+    ASSERT_TRUE(report.ok()) << what << ": " << report.status().to_string();
+    int accelerated = 0;
+    for (const NodePrecision& n : report->nodes)
+      if (is_product(n.op)) {
+        ++accelerated;
+        EXPECT_EQ(n.exec, "accelerated") << what << ": " << n.node << ": " << n.reason;
+        EXPECT_NE(n.reason.find("bf16 accelerated (oneDNN bf16 steps"), std::string::npos) << n.reason;
+      }
+    ASSERT_GT(accelerated, 0) << what << ": no matrix product in the optimized graph";
+    ASSERT_TRUE(lower_emulated_precision(*g, lowered_nodes(*report), t).ok()) << what;
+    auto want = interpret(*g, feeds);  // fp32 kernels on the rounded inputs and weights
+    ASSERT_TRUE(want.ok()) << what << ": " << want.status().to_string();
+    std::vector<std::vector<int64_t>> dims;
+    for (const Value* v : g->inputs()) dims.push_back(feeds.at(v->name()).dims());
+    SessionOptions o;
+    o.blocked_layouts = blocked;
+    auto s = CpuSession::compile(std::move(g), o);
+    ASSERT_TRUE(s.ok()) << what << ": " << s.status().to_string();
+    auto plan = (*s)->plan_info(dims);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    std::string text;
+    int bf16_steps = 0, bf16_written = 0;
+    for (const StepInfo& st : plan->steps) {
+      text += "\n  " + st.op + " " + st.kernel;
+      if (is_product(st.op)) bf16_steps += st.kernel.find("_bf16") != std::string::npos;
+      if (is_product(st.op)) bf16_written += st.shapes.find("-> bf16[") != std::string::npos;
+      EXPECT_FALSE(st.op == "Cast" && st.nodes.find("/x_to_") != std::string::npos)
+          << what << ": the input rounding " << st.nodes << " runs instead of the bf16 step's reorder";
+    }
+    EXPECT_EQ(bf16_steps, accelerated) << what << text;
+    EXPECT_EQ(bf16_written, bf16_outputs) << what << ": steps writing bf16 for bf16 readers" << text;
+    for (int rep = 0; rep < 2; ++rep) {
+      auto got = (*s)->run(feeds);
+      ASSERT_TRUE(got.ok()) << what << ": " << got.status().to_string() << text;
+      ASSERT_EQ(got->size(), want->size());
+      for (size_t i = 0; i < got->size(); ++i) {
+        EXPECT_TRUE(close((*got)[i], (*want)[i], 1e-4)) << what << " vs the emulation" << text;
+        auto [err, scale] = bf16_test_diff((*got)[i], (*fp32)[i]);
+        EXPECT_LE(err, 2e-2 * scale) << what << ": bf16 error against fp32";
+        EXPECT_GT(err, 0.0) << what << ": bit-equal to fp32, nothing was rounded";
+      }
+    }
+  }
+}
+
+struct Bf16ConvCase {
+  std::vector<int64_t> x, w;
+  int64_t group;
+  std::vector<int64_t> strides, pads;
+  bool bias, relu, residual;
+};
+
+TEST(OnednnBf16Steps, ConvSweep) {
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
+  if (std::find(cpu_precisions(host_isa()).of(DType::bf16).accelerated_ops.begin(),
+                cpu_precisions(host_isa()).of(DType::bf16).accelerated_ops.end(),
+                Op::Conv) == cpu_precisions(host_isa()).of(DType::bf16).accelerated_ops.end())
+    GTEST_SKIP() << "oneDNN has no jit / brgemm bf16 convolution here: " << why;
+  const std::vector<Bf16ConvCase> cases = {
+      {{1, 16, 14, 14}, {32, 16, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, false, false, false},  // 1x1
+      {{2, 32, 12, 12}, {32, 32, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, true, true, false},    // 3x3 padded, bias, relu
+      {{1, 24, 15, 15}, {48, 24, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, true, false, false},   // strided
+      {{1, 32, 9, 9}, {64, 8, 3, 3}, 4, {1, 1}, {1, 1, 1, 1}, false, true, false},      // grouped
+      {{1, 48, 10, 10}, {48, 1, 3, 3}, 48, {1, 1}, {1, 1, 1, 1}, true, true, false},    // depthwise
+      {{1, 40, 7, 7}, {40, 40, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, true, true, true},       // residual sum + relu
+      {{1, 3, 17, 19}, {8, 3, 7, 7}, 1, {2, 2}, {3, 3, 3, 3}, true, false, false},      // 7x7 s2 stem, 3 channels
+  };
+  uint32_t seed = 300;
+  for (const Bf16ConvCase& c : cases) {
+    Tensor x = randn(c.x, seed++), w = randn(c.w, seed++), b = randn({c.w[0]}, seed++);
+    std::map<std::string, Tensor> feeds{{"x", x}};
+    auto conv_attrs = [&] { return attrs({{"group", c.group}, {"strides", ints(c.strides)}, {"pads", ints(c.pads)}}); };
+    if (c.residual) {
+      Graph probe;
+      Node* n = probe.add_node(Op::Conv, {probe.add_input("x", DType::f32, x.shape()), probe.add_constant("w", w)}, 1,
+                               conv_attrs());
+      probe.set_outputs({n->output(0)});
+      ASSERT_TRUE(infer_shapes(probe).ok());
+      feeds["r"] = randn(n->output(0)->shape().static_dims(), seed++);
+    }
+    auto build = [&](Graph& g) {
+      std::vector<Value*> ins{g.add_input("x", DType::f32, x.shape()), g.add_constant("w", w)};
+      if (c.bias) ins.push_back(g.add_constant("b", b));
+      Value* y = g.add_node(Op::Conv, ins, 1, conv_attrs(), "conv")->output(0);
+      if (c.residual)
+        y = g.add_node(Op::Add, {y, g.add_input("r", DType::f32, Shape::from_dims(feeds.at("r").dims()))}, 1, {}, "add")
+                ->output(0);
+      if (c.relu) y = g.add_node(Op::Relu, {y}, 1, {}, "relu")->output(0);
+      g.set_outputs({y});
+    };
+    check_bf16("conv x " + x.type_string() + " w " + w.type_string() + " group " + std::to_string(c.group), build,
+               feeds, true);
+  }
+}
+
+TEST(OnednnBf16Steps, MatMulSweep) {
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
+  struct MM {
+    std::vector<int64_t> a, b;
+    bool bias, residual;
+  };
+  const std::vector<MM> cases = {{{7, 33}, {33, 5}, false, false},           // 2-D, odd K / N
+                                 {{2, 16, 64}, {64, 96}, true, true},        // batched A, bias, residual
+                                 {{1, 64}, {64, 128}, true, false},          // M = 1
+                                 {{5, 37}, {37, 19}, true, false},           // odd
+                                 {{2, 8, 12}, {2, 12, 6}, false, false}};    // rank-3 constant B
+  uint32_t seed = 400;
+  for (const MM& c : cases) {
+    Tensor a = randn(c.a, seed++), b = randn(c.b, seed++), bias = randn({c.b.back()}, seed++);
+    std::vector<int64_t> out = c.a;
+    out.back() = c.b.back();
+    if (c.b.size() == 3) out = {c.b[0], c.a[1], c.b[2]};
+    std::map<std::string, Tensor> feeds{{"a", a}};
+    if (c.residual) feeds["r"] = randn(out, seed++);
+    auto build = [&](Graph& g) {
+      Value* y = g.add_node(Op::MatMul, {g.add_input("a", DType::f32, a.shape()), g.add_constant("b", b)}, 1, {}, "mm")
+                     ->output(0);
+      if (c.bias) y = g.add_node(Op::Add, {y, g.add_constant("bias", bias)}, 1, {}, "bias")->output(0);
+      if (c.residual) y = g.add_node(Op::Add, {y, g.add_input("r", DType::f32, Shape::from_dims(out))}, 1, {}, "res")->output(0);
+      g.set_outputs({y});
+    };
+    check_bf16("matmul a " + a.type_string() + " b " + b.type_string(), build, feeds, false);
+  }
+}
+
+// A bf16 step whose readers are all bf16 steps writes bf16 (what they would round it to): no
+// f32 -> bf16 reorder between them. A residual read (f32) or a graph output keeps f32.
+TEST(OnednnBf16Steps, ChainsWriteBf16BetweenSteps) {
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
+  const PrecisionSupport s = cpu_precisions(host_isa()).of(DType::bf16);
+  if (std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), Op::Conv) != s.accelerated_ops.end()) {
+    Tensor x = randn({1, 16, 12, 12}, 500), w1 = randn({32, 16, 3, 3}, 501), b1 = randn({32}, 502),
+           wd = randn({32, 1, 3, 3}, 503), w2 = randn({24, 32, 1, 1}, 504);
+    auto build = [&](Graph& g) {
+      Value* y = g.add_node(Op::Conv, {g.add_input("x", DType::f32, x.shape()), g.add_constant("w1", w1), g.add_constant("b1", b1)},
+                            1, attrs({{"pads", ints({1, 1, 1, 1})}}), "c1")->output(0);
+      y = g.add_node(Op::Relu, {y}, 1, {}, "r1")->output(0);
+      y = g.add_node(Op::Conv, {y, g.add_constant("wd", wd)}, 1,
+                     attrs({{"group", int64_t(32)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), "dw")
+              ->output(0);
+      y = g.add_node(Op::Conv, {y, g.add_constant("w2", w2)}, 1, {}, "pw")->output(0);
+      g.set_outputs({y});
+    };
+    check_bf16("conv chain", build, {{"x", x}}, true, 2);  // c1 and dw write bf16, pw (the output) f32
+  }
+  Tensor a = randn({2, 8, 48}, 510), m1 = randn({48, 96}, 511), c1 = randn({96}, 512), m2 = randn({96, 40}, 513);
+  auto build = [&](Graph& g) {
+    Value* y = g.add_node(Op::MatMul, {g.add_input("a", DType::f32, a.shape()), g.add_constant("m1", m1)}, 1, {}, "mm1")
+                   ->output(0);
+    y = g.add_node(Op::Add, {y, g.add_constant("c1", c1)}, 1, {}, "bias")->output(0);
+    y = g.add_node(Op::Relu, {y}, 1, {}, "relu")->output(0);
+    y = g.add_node(Op::MatMul, {y, g.add_constant("m2", m2)}, 1, {}, "mm2")->output(0);
+    g.set_outputs({y});
+  };
+  check_bf16("matmul chain", build, {{"a", a}}, false, 1);
+}
+
+// The Cast steps of the rounding pairs (own kernels, any host): f32 -> bf16 -> f32 and the
+// bf16 -> bf16 copy a declined reader of a bf16 output runs, bit-equal to the interpreter's
+// Casts on ties, subnormals, NaN, Inf and overflow.
+TEST(OnednnBf16Steps, CastStepsRoundLikeTheInterpreter) {
+  Tensor x = randn({3, 37}, 520);
+  const std::vector<float> special = {1 + 0x1p-8f, 1 + 3 * 0x1p-8f, 0x1p-133f, 3 * 0x1p-134f, 3.4e38f,
+                                      INFINITY, -INFINITY, NAN, -0.0f, 0.1f};
+  for (size_t i = 0; i < special.size(); ++i) x.data<float>()[i] = special[i];
+  auto cast = [](Graph& g, Value* v, const char* to, const std::string& name) {
+    return g.add_node(Op::Cast, {v}, 1, attrs({{"to", std::string(to)}}), name)->output(0);
+  };
+  auto build = [&](Graph& g) {
+    Value* r = g.add_node(Op::Neg, {g.add_input("x", DType::f32, x.shape())}, 1, {}, "neg1")->output(0);
+    Value* h = cast(g, cast(g, r, "bf16", "down"), "bf16", "copy");
+    Value* n = g.add_node(Op::Neg, {g.add_input("x2", DType::f32, x.shape())}, 1, {}, "neg")->output(0);
+    g.set_outputs({cast(g, h, "f32", "up"), cast(g, cast(g, n, "bf16", "down2"), "f32", "up2")});
+  };
+  // Not optimized: the optimizer drops the identity Cast bf16 -> bf16.
+  auto g = std::make_unique<Graph>();
+  build(*g);
+  ASSERT_TRUE(infer_shapes(*g).ok());
+  const std::map<std::string, Tensor> feeds{{"x", x}, {"x2", x}};
+  auto want = interpret(*g, feeds);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  auto sess = CpuSession::compile(std::move(g), SessionOptions{});
+  ASSERT_TRUE(sess.ok()) << sess.status().to_string();
+  auto plan = (*sess)->plan_info({x.dims(), x.dims()});
+  ASSERT_TRUE(plan.ok());
+  int casts = 0;
+  for (const StepInfo& st : plan->steps)
+    if (st.op == "Cast") {
+      ++casts;
+      EXPECT_EQ(st.kernel.rfind("cast_", 0), 0u) << st.kernel;
+    }
+  EXPECT_EQ(casts, 5);
+  auto got = (*sess)->run(feeds);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  for (size_t o = 0; o < 2; ++o)
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const float a = (*got)[o].data<float>()[i], b = (*want)[o].data<float>()[i];
+      uint32_t ab, bb;
+      std::memcpy(&ab, &a, 4), std::memcpy(&bb, &b, 4);
+      EXPECT_TRUE(std::isnan(b) ? std::isnan(a) : ab == bb) << "output " << o << " element " << i << ": " << a << " vs " << b;
+    }
+}
+
+TEST(OnednnBf16Steps, TargetColumnFollowsTheDispatchCap) {
+  const PrecisionSupport capped = cpu_precisions(Isa::avx2).of(DType::bf16);
+  EXPECT_EQ(capped.exec, PrecisionExec::emulated) << capped.why;
+  EXPECT_TRUE(capped.accelerated_ops.empty());
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "no bf16 hardware path here: " << why;
+  EXPECT_NE(capped.why.find("dispatch cap is avx2"), std::string::npos) << capped.why;
+  const PrecisionSupport full = cpu_precisions(host_isa()).of(DType::bf16);
+  EXPECT_NE(std::find(full.accelerated_ops.begin(), full.accelerated_ops.end(), Op::FusedMatMul),
+            full.accelerated_ops.end());
+  EXPECT_EQ(cpu_precisions(host_isa()).of(DType::f16).exec, PrecisionExec::emulated) << "no fp16 steps";
+}
+
+}  // namespace
+}  // namespace ferry::testing
