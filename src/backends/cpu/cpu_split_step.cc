@@ -91,17 +91,16 @@ Result<onednn::Made> split_step(const StepRequest& r) {
     total += d[size_t(axis)];
   }
   if (total != x.dims[size_t(axis)]) return unsupported("split: sizes do not cover the axis");
-  // A channels-last input: channels-last outputs; plain or blocked ones: the kernel table's Split.
+  // A channels-last or channel-blocked input: outputs in its layout; plain or other blocked
+  // inputs: the kernel table's Split.
   if (onednn::is_plain(x.layout)) return unsupported("split: plain input (the kernel table's Split)");
   if (const int64_t block = channel_block_4d(x.layout)) return split_blocked(r, axis, block);
   const auto xs = onednn::dense_strides(x.layout);
   if (!xs) return unsupported("split: a blocked input");
   if (rank != 4 || (*xs)[1] != 1) return unsupported("split: a dense layout other than nhwc");
-  const bool channels_last = true;
   auto layout_of = [&](const std::vector<int64_t>& dims) {
-    return channels_last ? dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()),
-                                              dnnl::memory::data_type::f32, dnnl::memory::format_tag::acdb)
-                         : onednn::plain_desc(DType::f32, dims);
+    return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), dnnl::memory::data_type::f32,
+                              dnnl::memory::format_tag::acdb);
   };
   std::vector<std::unique_ptr<Step>> parts;
   onednn::Made made;
@@ -125,8 +124,7 @@ Result<onednn::Made> split_step(const StepRequest& r) {
   }
   made.want.assign(r.ops.size(), std::nullopt);
   made.want[0] = x.layout;
-  made.step = std::make_unique<SplitCopiesStep>(std::move(parts),
-                                                std::string("split_strided_copy_") + (channels_last ? "acdb" : "plain"));
+  made.step = std::make_unique<SplitCopiesStep>(std::move(parts), "split_strided_copy_acdb");
   return made;
 }
 
