@@ -39,6 +39,20 @@ def test_bench_profile_writes_a_chrome_trace_with_one_event_per_step(ferry, tmp_
     assert "top steps" in p.stdout and "p50" in p.stdout
 
 
+def test_bench_top_lists_that_many_steps(ferry, tmp_path):
+    model = conv_model(tmp_path / "conv.onnx")
+    for top in (1, 2):
+        p = ferry("bench", model, "--iters", "2", "--warmup", "0", "--profile", tmp_path / "t.json", "--top", str(top),
+                  check_rc=0)
+        lines = p.stdout.split("top steps", 1)[1].splitlines()[1:]
+        assert len([ln for ln in lines if " ms " in ln]) == top, p.stdout
+    p = ferry("bench", model, "--iters", "2", "--warmup", "0", "--profile", tmp_path / "t.json", "--top", "1000",
+              check_rc=0)
+    trace = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    lines = p.stdout.split("top steps", 1)[1].splitlines()[1:]
+    assert len([ln for ln in lines if " ms " in ln]) == len(trace), p.stdout
+
+
 def test_bench_batch_needs_a_symbolic_batch_dim(ferry, tmp_path):
     from test_cli import helper, save, TensorProto
 

@@ -119,7 +119,14 @@ TEST(DataMovementKernels, CastPadSplitGather) {
                                    {{1, 172, 264}, {0, 1, 19, 0, 1, 19}, {}, "constant", DType::f32},
                                    {{4, 6}, {1, 2, 0, 1}, {}, "constant", DType::i64},
                                    {{4, 1}, {0, 3, 0, 2}, {}, "reflect", DType::i32},
-                                   {{5, 5}, {-2, 1, 0, -1}, {}, "edge", DType::u8}}) {
+                                   {{5, 5}, {-2, 1, 0, -1}, {}, "edge", DType::u8},
+                                   // unpadded trailing axes: rows along the last padded axis
+                                   {{1, 17, 20, 1}, {0, 0, 3, 0, 0, 0, 5, 0}, {}, "constant", DType::f32},
+                                   {{2, 5, 3, 4}, {1, 2, 0, 0, 0, 3, 0, 0}, {}, "reflect", DType::f32},
+                                   {{2, 6, 3, 2}, {0, -2, 0, 0, 1, 3, 0, 0}, {}, "edge", DType::f32},
+                                   {{3, 4, 5}, {0, 2, 0, 0, 5, 0}, {}, "wrap", DType::i32},
+                                   {{2, 9, 4}, {2, -3}, {1}, "constant", DType::f32},
+                                   {{3, 4}, {0, 0, 0, 0}, {}, "constant", DType::f32}}) {
     NodeCase c{std::string("pad ") + p.mode + " " + dtype_name(p.t), {rand_of(p.t, p.dims, s++)}, {i64s(p.pads)}, {}, Op::Pad,
                attrs({{"mode", std::string(p.mode)}}), 1, "pad__generic"};
     if (std::string(p.mode) == "constant") {

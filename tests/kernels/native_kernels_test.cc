@@ -61,7 +61,8 @@ std::vector<NativeCase> cases_for(Op op) {
   }
   if (op == Op::Softmax) {
     for (auto [dims, axis] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
-             {{7}, 0}, {{3, 129}, -1}, {{2, 12, 128, 128}, -1}, {{4, 5, 6}, 1}, {{4, 5, 6}, 0}}) {
+             {{7}, 0}, {{3, 129}, -1}, {{2, 12, 128, 128}, -1}, {{4, 5, 6}, 1}, {{4, 5, 6}, 0},
+             {{1, 16, 4, 2100}, 1}, {{2, 3, 300}, 1}, {{3, 1, 257}, -2}}) {  // strided: lane chunks of 256 + a tail
       Tensor x = randn(dims, 7);
       for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 8.f;  // exercise the max shift
       cs.push_back({{x}, attrs({{"axis", axis}}), ""});

@@ -28,6 +28,11 @@ TEST(SliceStep, SweepMatchesReference) {
       {{37}, {3}, {100}, {}, {}, false},
       {{2, 3, 8, 8, 2}, {0}, {1}, {-1}, {}, false},
       {{1, 24, 10, 10}, {0, 1}, {M, M}, {2, 3}, {2, 2}, true},
+      // size-1 and contiguous dims merged into longer rows (basic-pitch's harmonic stacking)
+      {{1, 17, 31, 1}, {5}, {M}, {2}, {}, false},
+      {{1, 17, 31, 1}, {-2}, {3}, {2}, {-1}, false},
+      {{2, 1, 6, 5, 4}, {1}, {5}, {2}, {}, false},
+      {{1, 1, 1, 40}, {3}, {39}, {3}, {2}, false},
   };
   uint32_t seed = 700;
   for (const SliceCase& sc : cases) {

@@ -34,6 +34,7 @@ struct BenchOptions {
   int iters = 30;
   bool json = false;
   std::string profile;
+  int top = 20;
   std::string backend = "cpu";
   uint64_t seed = 0;
   CpuFlags cpu;
@@ -233,7 +234,7 @@ int run_bench(const BenchOptions& o) {
     std::ostream& out = o.json ? std::cerr : std::cout;
     out << "top steps (median per step over " << step_us.size() << " iterations, sum " << total / 1000.0
         << " ms; trace: " << o.profile << ")\n";
-    for (size_t r = 0; r < std::min<size_t>(20, idx.size()); ++r) {
+    for (size_t r = 0; r < std::min<size_t>(size_t(std::max(o.top, 0)), idx.size()); ++r) {
       const StepInfo& si = plan->steps[idx[r]];
       char line[64];
       std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  ", step_med[idx[r]] / 1000.0,
@@ -268,6 +269,7 @@ Action add_bench_command(CLI::App& app) {
   sub->add_option("--iters", o->iters, "timed runs (default 30)")->type_name("N");
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->add_option("--profile", o->profile, "write a Chrome trace of one run and print the top steps")->type_name("FILE");
+  sub->add_option("--top", o->top, "with --profile: how many steps to list (default 20)")->type_name("N");
   sub->add_option("--backend", o->backend, "cpu (default) or reference (reference kernels, same planner)")
       ->type_name("NAME");
   sub->add_option("--seed", o->seed, "seed for the random inputs (default 0)")->type_name("N");

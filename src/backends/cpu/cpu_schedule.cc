@@ -362,7 +362,8 @@ Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, 
   ps.outs.push_back(new_out_slot(n.output(0), outs[0], made.out));
   // Outputs a oneDNN step does not write (LayerNormalization's unused statistics): plain zeros.
   for (size_t i = 1; i < n.num_outputs(); ++i) {
-    const int slot = new_out_slot(n.output(i), outs[i], {});
+    const int slot = new_out_slot(n.output(i), outs[i], i - 1 < made.more_outs.size() ? made.more_outs[i - 1]
+                                                                                     : memory::desc());
     if (all_outputs) ps.outs.push_back(slot);  // LSTM's Y_h, Y_c
   }
   // A oneDNN step on one of oneDNN's reference implementations ("[ref:any]") is as slow as ours: say so.
@@ -381,7 +382,11 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   std::vector<Operand> ops;
   for (int s : ins) ops.push_back(operand_of(s));
   const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
-  Result<Made> made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa});
+  std::vector<std::vector<int64_t>> all_out_dims;
+  if (row->all_outputs)
+    for (const OutputInfo& o : outs) all_out_dims.push_back(o.shape.static_dims());
+  Result<Made> made =
+      row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, std::move(all_out_dims)});
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;  // declined: the next option
     return std::move(made).status().with_context("node " + n.describe());

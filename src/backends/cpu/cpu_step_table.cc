@@ -52,11 +52,13 @@ Result<Made> with_activation(const FusedEpilogue& e, std::vector<PostOp> post, I
 }
 
 Result<Made> conv(const StepRequest& r) {
+  if (Result<Made> own = row_conv_step(r, Activation::kNone, 0.f); own.ok()) return own;
   return onednn::make_conv(r.node, r.ops, {}, r.out_dims, r.blocked, r.out_dtype);
 }
 
 Result<Made> fused_conv(const StepRequest& r) {
   FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(r.node));
+  if (Result<Made> own = row_conv_step(r, e.act, e.alpha); own.ok()) return own;
   std::vector<PostOp> post;
   if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
   auto make = [&](bool blocked) {
@@ -88,7 +90,10 @@ Result<Made> fused_matmul(const StepRequest& r) {
 }
 
 Result<Made> pool(const StepRequest& r) { return onednn::make_pool(r.node, r.ops, r.out_dims, r.blocked); }
-Result<Made> concat(const StepRequest& r) { return onednn::make_concat(r.node, r.ops, r.out_dims, r.blocked); }
+Result<Made> concat(const StepRequest& r) {
+  if (Result<Made> own = concat_copy_step(r); own.ok()) return own;
+  return onednn::make_concat(r.node, r.ops, r.out_dims, r.blocked);
+}
 Result<Made> softmax(const StepRequest& r) { return onednn::make_softmax(r.node, r.ops); }
 Result<Made> layer_norm(const StepRequest& r) { return onednn::make_layer_norm(r.node, r.ops); }
 
@@ -307,8 +312,10 @@ const std::vector<StepRow>& step_table() {
       {Op::AveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalAveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalMaxPool, pool, -1, "oneDNN pooling"},
-      {Op::Concat, concat, -1, "oneDNN concat (any axis; blocked when every operand's block is whole)"},
+      {Op::Concat, concat, -1, "own parallel copy over plain or channels-last operands; oneDNN concat for a blocked lead (any axis; blocked when every operand's block is whole)"},
       {Op::DepthToSpace, depth_to_space_step, 1, "own strided copy (DCR / CRD; plain or channels-last input, channels-last out when the input is)"},
+      {Op::Split, split_step, 1, "own strided copy per output (channels-last input, channels-last outputs)", true},
+      {Op::Resize, resize_nearest_step, 1, "own strided copy: nearest by whole factors, channels-last in and out"},
       {Op::Slice, slice_step, 1, "own strided copy (constant starts/ends/axes/steps; plain or channels-last data)"},
       {Op::QuantizeLinear, quantize_step, 1, "own kernel: per-tensor f32 -> u8 over any dense layout (plain, channels-last)", false, true},
       {Op::DynamicQuantizeLinear, dynamic_quantize_step, 1, "own kernel: f32 -> u8 with its range's scale and zero point, over any dense layout", true, true},

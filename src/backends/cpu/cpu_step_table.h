@@ -14,6 +14,7 @@
 
 #include "backends/cpu/onednn/onednn_int8.h"
 #include "backends/cpu/onednn/onednn_steps.h"
+#include "ir/activation.h"
 #include "ops/registry.h"
 
 namespace ferry {
@@ -27,6 +28,7 @@ struct StepRequest {
   /// Output 0's element type for the Conv / MatMul makers: bf16 for a bf16 step whose
   /// readers are all bf16 steps (cpu_schedule.cc, try_bf16); f32 otherwise.
   DType out_dtype = DType::f32;
+  std::vector<std::vector<int64_t>> all_out_dims = {};  ///< every output's dims (all-outputs rows)
 };
 
 using StepMaker = Result<onednn::Made> (*)(const StepRequest& r);
@@ -47,6 +49,30 @@ Result<onednn::Made> make_int8_step(const StepRequest& r, const onednn::Int8Inpu
 
 /// DepthToSpace as one strided copy over a plain or channels-last input (cpu_depth_to_space_step.cc).
 Result<onednn::Made> depth_to_space_step(const StepRequest& r);
+
+/// A Conv / FusedConv (activation `act`) with few output channels or a long kernel row on
+/// ferry's row convolution (native/row_conv.h); unsupported for every other shape
+/// (cpu_row_conv_step.cc says which), which then goes to oneDNN.
+Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float alpha);
+
+/// Concat over plain, channels-last or channel-blocked (nChw8c / 16c, whole blocks, along
+/// the channels) operands as one parallel copy (cpu_concat_step.cc); other blocked leads go
+/// to oneDNN's concat, which keeps their format.
+Result<onednn::Made> concat_copy_step(const StepRequest& r);
+
+/// B when `md` is the unpadded 4-D channel-blocked layout aBcd<B>b (nChw8c: 8, nChw16c: 16)
+/// of its dims, else 0.
+int64_t channel_block_4d(const dnnl::memory::desc& md);
+/// That layout of `dims` (4-D, block 8 or 16).
+dnnl::memory::desc channel_blocked_desc(const std::vector<int64_t>& dims, int64_t block);
+
+/// Split over a plain or channels-last input as one strided copy per output, each in the
+/// input's layout family (cpu_split_step.cc): YOLOv8's C2f splits stay channels-last.
+Result<onednn::Made> split_step(const StepRequest& r);
+
+/// Resize nearest by whole factors of a channels-last input as one strided copy, output
+/// channels-last (cpu_resize_step.cc); plain inputs go to the kernel table.
+Result<onednn::Made> resize_nearest_step(const StepRequest& r);
 
 /// The row of `op`, or null.
 const StepRow* step_row(Op op);

@@ -127,36 +127,46 @@ Status pad__generic(KernelContext& ctx) {
   int64_t in_stride[kPadMaxRank];
   in_stride[r - 1] = 1;
   for (int a = r - 1; a > 0; --a) in_stride[a - 1] = in_stride[a] * x.dim(a);
-  const PadAxisNative& last = ax[r - 1];
-  const int64_t inner = last.out, rows = y.numel() / std::max<int64_t>(inner, 1);
-  // The kept run of the last axis: output [lead, lead + keep) <- source [crop, crop + keep).
+  // Rows along the last padded axis q: the unpadded axes after it are one run of `unit`
+  // elements per position (a [1, 172, 208, 1] -> [1, 172, 309, 1] pad: rows of 309, not of 1).
+  int q = r - 1;
+  while (q > 0 && begin[q] == 0 && end[q] == 0) --q;
+  const int64_t unit = in_stride[q];
+  const size_t ub = size_t(unit) * esz;
+  const PadAxisNative& last = ax[q];
+  const int64_t inner = last.out, rows = y.numel() / std::max<int64_t>(inner * unit, 1);
+  // The kept run of axis q: output [lead, lead + keep) <- source [crop, crop + keep).
   const int64_t keep = std::max<int64_t>(0, std::min(last.n, inner - last.lead));
   const uint8_t* src = x.raw();
   uint8_t* dst = y.raw();
+  auto fill = [&](uint8_t* o, int64_t count) {
+    for (int64_t j = 0; j < count; ++j) std::memcpy(o + size_t(j) * esz, value, esz);
+  };
 #pragma omp parallel for schedule(static) if (y.numel() * int64_t(esz) >= kPadParallelBytes)
   for (int64_t row = 0; row < rows; ++row) {
-    uint8_t* o = dst + size_t(row * inner) * esz;
+    uint8_t* o = dst + size_t(row * inner) * ub;
     int64_t off = 0, rem = row;
-    bool fill = false;
-    for (int a = r - 2; a >= 0; --a) {
+    bool in_pad = false;
+    for (int a = q - 1; a >= 0; --a) {
       const int64_t s = pad_source_native(ax[a], mode, rem % ax[a].out);
       rem /= ax[a].out;
-      if (s < 0) fill = true;
+      if (s < 0) in_pad = true;
       off += s * in_stride[a];
     }
-    if (fill) {
-      for (int64_t j = 0; j < inner; ++j) std::memcpy(o + size_t(j) * esz, value, esz);
+    if (in_pad) {
+      fill(o, inner * unit);
       continue;
     }
     const uint8_t* s = src + size_t(off) * esz;
-    if (keep > 0) std::memcpy(o + size_t(last.lead) * esz, s + size_t(last.crop) * esz, size_t(keep) * esz);
+    if (keep > 0) std::memcpy(o + size_t(last.lead) * ub, s + size_t(last.crop) * ub, size_t(keep) * ub);
     for (int64_t j = 0; j < inner; ++j) {
       if (j >= last.lead && j < last.lead + keep) {
         j = last.lead + keep - 1;
         continue;
       }
       const int64_t m = pad_source_native(last, mode, j);
-      std::memcpy(o + size_t(j) * esz, m < 0 ? value : s + size_t(m) * esz, esz);
+      if (m < 0) fill(o + size_t(j) * ub, unit);
+      else std::memcpy(o + size_t(j) * ub, s + size_t(m) * ub, ub);
     }
   }
   return Status::Ok();

@@ -43,6 +43,7 @@ struct Made {
   std::unique_ptr<Step> step;
   std::vector<std::optional<memory::desc>> want;  ///< per operand read through StepIO: the layout it must have
   memory::desc out;                               ///< layout of output 0
+  std::vector<memory::desc> more_outs;            ///< layouts of outputs 1.. of an all-outputs step (absent: plain)
 };
 
 /// The eltwise post-ops equivalent to `n` (Relu, LeakyRelu, Clip with constant
