@@ -46,7 +46,9 @@ Target cpu_target(Isa isa) {
   // Its AVX-512 brgconv takes wide pads itself: basic-pitch's 3x39 conv with pad 19 ran in
   // 9.8 ms against 10.2 ms after an explicit Pad (+0.24 ms for the Pad, +0.13 ms for a second
   // reorder of its input; one Zen 5 thread beside a build), so no limit when oneDNN runs AVX-512.
-  t.conv_pad_limit = dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core ? -1 : 3;
+  // dnnl_cpu_isa_t is a set of bits (avx2_vnni = 0x407 is above avx512_core = 0x27 but is AVX2).
+  const unsigned dnnl_isa = unsigned(dnnl_get_effective_cpu_isa()), avx512 = unsigned(dnnl_cpu_isa_avx512_core);
+  t.conv_pad_limit = (dnnl_isa & avx512) == avx512 ? -1 : 3;
   return t;
 }
 
