@@ -220,7 +220,7 @@ int run_bench(const BenchOptions& o) {
     std::printf("peak RSS     %.1f MiB (arena %.1f MiB)\n", peak_rss_mb(), double(plan->arena_bytes) / (1 << 20));
     std::printf("compile      %.0f ms (load, optimize, compile, reshape)\n", compile_ms);
     if (std::string r = reference_summary(*plan); !r.empty()) std::printf("note         %s\n", r.c_str());
-    if (s.precision().mode != "fp32")  // emulated precisions are never faster: say so next to the time
+    if (s.precision().mode != "fp32")  // which nodes run accelerated and which emulated, next to the time
       std::printf("precision    %s\n", precision_note(s.precision()).c_str());
     if (!plan->runtime_planned_from.empty())
       std::printf("note         node '%s' has a data-dependent output shape: the rest is planned at run time\n",

@@ -379,9 +379,10 @@ Action add_convert_command(CLI::App& app) {
       "--precision bf16|fp16|int8 lowers each node the target offers it for (int8: Conv, MatMul, Gemm, their\n"
       "input calibrated on the calibration inputs with --observer), then the accuracy guard measures the\n"
       "model against fp32 on calibration inputs and raises the nodes that break --accuracy-budget to fp32;\n"
-      "the decisions (per node: precision, sensitivity, reason) go into the model and the report. Without\n"
-      "bf16/fp16 hardware they are emulated: accuracy as on hardware, no speedup; int8 is always emulated\n"
-      "(fake quantization) for now (docs/precision.md).");
+      "the decisions (per node: precision, sensitivity, reason) go into the model and the report. On bf16\n"
+      "hardware (AVX512_BF16, AMX) bf16 Conv/MatMul with constant weights run as oneDNN bf16 steps; the\n"
+      "rest, and everything without the hardware, is emulated: accuracy as on hardware, no speedup; int8\n"
+      "runs as oneDNN u8 x s8 steps where they apply, fake quantization elsewhere (docs/precision.md).");
   sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory")
       ->required()
       ->type_name("FILE|DIR");
