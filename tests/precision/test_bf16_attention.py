@@ -4,7 +4,7 @@ Attention op in bf16's accelerated ops only on CPUs where ferry's bf16 kernel
 AVX512_BF16 (bench/RESULTS.md). There `--precision bf16` rounds Q, K, V to bf16 and runs that
 kernel; elsewhere the node is emulated (output rounded, fp32 kernel).
 
-The rule is recomputed here from /proc/cpuinfo, so the expectation holds (and can fail) on each
+The rule is recomputed from /proc/cpuinfo (tests/conftest.py bf16_attention_cpu), so the expectation holds (and can fail) on each
 host: an AVX2 Zen 3 and an AMX Xeon check the fp32 kernel and `emulated`, a Zen 5 the bf16
 kernel and `accelerated`. Outputs are compared with ONNX Runtime fp32 (within bf16 error, not
 equal), capped runs (FERRY_CPU_MAX_ISA=avx2, ONEDNN_MAX_CPU_ISA=AVX512_CORE) must take the fp32
@@ -24,19 +24,6 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 BF16_TOL = 2e-2  # of max|y|: Q, K, V and P in bf16, fp32 accumulation and softmax
-
-
-def cpu_rule_says_bf16_attention():
-    """AMD family 0x1A with avx512_bf16: the CPU target's rule (backends/cpu/cpu_target.cc)."""
-    try:
-        text = open("/proc/cpuinfo").read()
-    except OSError:
-        return False
-    first = text.split("\n\n")[0]
-    fields = dict(line.split(":", 1) for line in first.splitlines() if ":" in line)
-    fields = {k.strip(): v.strip() for k, v in fields.items()}
-    return (fields.get("vendor_id") == "AuthenticAMD" and fields.get("cpu family") == "26"
-            and "avx512_bf16" in fields.get("flags", "").split())
 
 
 def attention_model(path, h=4, s=96, d=64):
@@ -84,7 +71,7 @@ def attention_node(session):
     return nodes[0]
 
 
-def test_bf16_attention_kernel_where_the_rule_says(ferry_api, ferry_cli, ort, tmp_path):
+def test_bf16_attention_kernel_where_the_rule_says(ferry_api, ferry_cli, ort, tmp_path, bf16_attention_cpu):
     path = tmp_path / "attention.onnx"
     feed = attention_model(path)
     want = ort_fp32(ort, path, feed)
@@ -94,7 +81,7 @@ def test_bf16_attention_kernel_where_the_rule_says(ferry_api, ferry_cli, ort, tm
     node = attention_node(session)
     kernels = attention_kernels(ferry_cli, path, tmp_path)
     assert len(kernels) == 1, kernels
-    if cpu_rule_says_bf16_attention():
+    if bf16_attention_cpu:
         assert node["exec"] == "accelerated", node
         assert "Attention: ferry's avx512_bf16 kernel" in node["reason"], node
         assert kernels == ["attention_bf16__avx512bf16"], kernels
@@ -104,8 +91,8 @@ def test_bf16_attention_kernel_where_the_rule_says(ferry_api, ferry_cli, ort, tm
 
 
 @pytest.mark.parametrize("cap", ["FERRY_CPU_MAX_ISA=avx2", "ONEDNN_MAX_CPU_ISA=AVX512_CORE"])
-def test_capped_runs_take_the_fp32_kernel(ferry_cli, ort, tmp_path, cap):
-    if not cpu_rule_says_bf16_attention():
+def test_capped_runs_take_the_fp32_kernel(ferry_cli, ort, tmp_path, cap, bf16_attention_cpu):
+    if not bf16_attention_cpu:
         pytest.skip("this CPU keeps the fp32 Attention kernel under bf16 (not AMD family 0x1A with avx512_bf16)")
     key, value = cap.split("=")
     env = dict(os.environ, **{key: value})
@@ -122,13 +109,13 @@ def test_capped_runs_take_the_fp32_kernel(ferry_cli, ort, tmp_path, cap):
     assert 0 < rel_err(np.load(out / "y.npy"), ort_fp32(ort, path, feed)) <= BF16_TOL
 
 
-def test_auto_picks_bf16_attention_only_where_accelerated(ferry_api, ferry_cli, ort, tmp_path):
+def test_auto_picks_bf16_attention_only_where_accelerated(ferry_api, ferry_cli, ort, tmp_path, bf16_attention_cpu):
     path = tmp_path / "attention.onnx"
     feed = attention_model(path)
     session = ferry_api.load(str(path)).compile(precision="auto")
     node = attention_node(session)
     kernels = attention_kernels(ferry_cli, path, tmp_path, precision="auto")
-    if cpu_rule_says_bf16_attention():
+    if bf16_attention_cpu:
         assert node["precision"] == "bf16" and node["exec"] == "accelerated", node
         assert node["reason"].startswith("auto: bf16 accelerated"), node
         assert kernels == ["attention_bf16__avx512bf16"], kernels

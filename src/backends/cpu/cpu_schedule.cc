@@ -533,7 +533,7 @@ bool Scheduler::bf16_accelerated(Op op) {
 
 /// Whether the fused Attention `n` runs the bf16 kernel: the target accelerates bf16 Attention
 /// (cpu_target.cc, where it is measured faster) and the precision pass rounded Q, K and V
-/// (precision/emulate_precision.cc; the kernel rounds them again, which changes nothing).
+/// (precision/emulate_precision.cc; the kernel rounds what it reads the same way).
 bool Scheduler::bf16_attention(const Node& n) {
   if (n.num_inputs() < 3 || !bf16_accelerated(Op::Attention)) return false;
   for (size_t i = 0; i < 3; ++i)
@@ -647,10 +647,20 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
     }
     if (!k->accepts(n, known, dims)) k = nullptr;
   }
+  // The bf16 Attention kernel rounds Q, K, V itself: it reads them unrounded, and the Cast
+  // pairs no other step reads are erased (as try_bf16 does for its reorders).
+  const bool bf16_attn = k && n.op() == Op::Attention && bf16_attention(n);
+  std::vector<const Value*> absorbed;
+  for (size_t i = 0; bf16_attn && i < 3; ++i) {
+    auto xs = slot_of_.find(bf16_rounded_source(n.input(i)));
+    if (xs == slot_of_.end() || sig_.slots[size_t(xs->second)].known_tensor()) continue;
+    FERRY_ASSIGN_OR_RETURN(ins[i], plain_slot(xs->second));
+    absorbed.push_back(n.input(i));
+  }
   PlannedStep ps;
   ps.ins = ins;
   for (size_t i = 0; i < n.num_outputs(); ++i) ps.outs.push_back(new_out_slot(n.output(i), outs[i], {}));
-  if (k && n.op() == Op::Attention && bf16_attention(n))
+  if (bf16_attn)
     ps.step = std::make_unique<FnStep>(n, attention_bf16__avx512bf16, "attention_bf16__avx512bf16", false, k->in_place);
   else if (k)
     ps.step = std::make_unique<FnStep>(n, k->fn, k->name, false, k->in_place);
@@ -658,6 +668,8 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
     ps.step = std::make_unique<FnStep>(n, op_reference_kernel(n.op()), std::string("ref_") + op_name(n.op()), true, false);
   ps.info = {n.name(), op_name(n.op()), ps.step->kernel_name(), shapes_of(ps.ins, ps.outs), k == nullptr};
   sig_.steps.push_back(std::move(ps));
+  for (const Value* r : absorbed)
+    if (++absorbed_[r] == r->uses().size() && !g_.is_graph_output(r)) erase_dead_bf16_casts(r);
   return Status::Ok();
 }
 
