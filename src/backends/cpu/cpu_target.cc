@@ -73,7 +73,7 @@ struct HwPath {
 /// faster than its fp32 one on this CPU: a CPU-family rule, not a run-time calibration (a timing
 /// taken at first use on a shared 2-core host is noise; the choice must not vary run to run).
 /// AMD family 0x1A (Zen 5, full-width AVX-512: a zmm vdpbf16ps issues as often as an FMA and
-/// does twice its products): 1.2-1.5x fp32 at S >= 512 (bench/RESULTS.md, 2026-12-04). Intel
+/// does twice its products): 1.4-1.5x fp32 at S = 128 .. 4096 (bench/RESULTS.md, 2026-12-04). Intel
 /// (Sapphire Rapids: vdpbf16ps at half the FMA rate, 2.2x slower as measured) and every
 /// CPU not measured (Zen 4's double-pumped AVX-512 included) keep the fp32 kernel.
 bool cpu_bf16_attention_measured_faster(Isa isa) {
