@@ -9,6 +9,10 @@
 //   Pp[q][i]  = (P^T[2q][i], P^T[2q+1][i])      P rounded to bf16 after the fp32 softmax step
 //   Vp[q][e]  = (V[2q][e], V[2q+1][e])          once per key block
 //   O^T[e][i] = alpha[i] O^T[e][i] + sum_q Vp[q][e] . Pp[q][i]
+// Both products run on an R x C register tile (R rows of A pairs broadcast, C vectors of 16
+// query lanes: 4 x 4 = 16 accumulators, the whole 64-query block), fully unrolled; R, C and the
+// block L can be overridden at compile time for bench/attention_bf16_probe.cc (FERRY_ATTN_BF16_R /
+// _C / _L; 8 x 3 with L = 96 measured the same on Zen 5, bench/RESULTS.md).
 // An odd D or key count is padded with a zero pair half. Decode steps (<= 4 queries) are
 // memory-bound and stay on the fp32 row kernel. Scratch per thread: the f32 block of
 // attention_tile.h plus the packed K, V and P of one key block.
@@ -66,7 +70,7 @@ FERRY_TARGET_AVX512BF16_ATTN inline void attn_pack_pairs_masked(const float* lo,
 /// Packed operands of one key block, per thread.
 struct Bf16Pack {
   uint32_t *qp, *kp, *vp, *pp;
-  int64_t dp, dvp;  ///< pairs along D; Dv rounded up to a multiple of 4
+  int64_t dp, dvp;  ///< pairs along D; Dv rounded up to a multiple of kBf16R
   static int64_t words(const Problem& p) {
     const int64_t dp = (p.head_dim + 1) / 2, dvp = (p.v_dim + kBf16R - 1) / kBf16R * kBf16R;
     return dp * kBf16L + kBf16N * dp + kBf16N / 2 * dvp + kBf16N / 2 * kBf16L;
