@@ -123,3 +123,33 @@ def test_auto_picks_bf16_attention_only_where_accelerated(ferry_api, ferry_cli, 
         assert node["precision"] == "fp32" and "auto keeps fp32" in node["reason"], node
         assert kernels[0].startswith("attention_f32__"), kernels
     assert rel_err(session.run(feed)["y"], ort_fp32(ort, path, feed)) <= BF16_TOL
+
+
+def bf16_round(x):
+    """Nearest-even bf16, as f32 (ferry's Cast f32 -> bf16 -> f32)."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+
+
+def test_present_outputs_copy_the_rounded_cache(ferry_api, ferry_cli, tmp_path, bf16_attention_cpu):
+    """An opset-23 Attention with past_key / past_value and 8 new queries (the bf16 kernel, not the
+    decode rows): present_key / present_value are [past; K] as the lowered graph rounds them."""
+    b, h, past, s, d = 1, 2, 40, 8, 32
+    path = tmp_path / "kv.onnx"
+    names = {"q": [b, h, s, d], "k": [b, h, s, d], "v": [b, h, s, d], "pk": [b, h, past, d], "pv": [b, h, past, d]}
+    node = helper.make_node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "present_k", "present_v"],
+                            name="attn", is_causal=1)
+    g = helper.make_graph([node], "kv", [helper.make_tensor_value_info(n, TensorProto.FLOAT, sh) for n, sh in names.items()],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "present_k", "present_v")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)]), str(path))
+    rng = np.random.default_rng(5)
+    feed = {n: rng.standard_normal(sh).astype(np.float32) for n, sh in names.items()}
+    out = ferry_api.load(str(path)).compile(precision="bf16").run(feed)
+    np.testing.assert_array_equal(out["present_k"], bf16_round(np.concatenate([feed["pk"], feed["k"]], axis=2)))
+    np.testing.assert_array_equal(out["present_v"], bf16_round(np.concatenate([feed["pv"], feed["v"]], axis=2)))
+    want = ferry_api.load(str(path)).compile().run(feed)["y"]
+    assert 0 < rel_err(out["y"], want) <= BF16_TOL
+    kernels = attention_kernels(ferry_cli, path, tmp_path)
+    assert kernels == (["attention_bf16__avx512bf16"] if bf16_attention_cpu else kernels[:1]) and len(kernels) == 1, kernels
+    if not bf16_attention_cpu:
+        assert kernels[0].startswith("attention_f32__"), kernels

@@ -648,10 +648,11 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
     if (!k->accepts(n, known, dims)) k = nullptr;
   }
   // The bf16 Attention kernel rounds Q, K, V itself: it reads them unrounded, and the Cast
-  // pairs no other step reads are erased (as try_bf16 does for its reorders).
+  // pairs no other step reads are erased (as try_bf16 does for its reorders). Not K and V when
+  // the node writes present_key / present_value: those copy K and V, rounded in the graph.
   const bool bf16_attn = k && n.op() == Op::Attention && bf16_attention(n);
   std::vector<const Value*> absorbed;
-  for (size_t i = 0; bf16_attn && i < 3; ++i) {
+  for (size_t i = 0; bf16_attn && i < (n.num_outputs() > 1 ? 1u : 3u); ++i) {
     auto xs = slot_of_.find(bf16_rounded_source(n.input(i)));
     if (xs == slot_of_.end() || sig_.slots[size_t(xs->second)].known_tensor()) continue;
     FERRY_ASSIGN_OR_RETURN(ins[i], plain_slot(xs->second));
