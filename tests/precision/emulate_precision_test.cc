@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "ir/text_format.h"
 #include "ops/shape_inference.h"
 #include "passes/assign_precision.h"

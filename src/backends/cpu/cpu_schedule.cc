@@ -17,6 +17,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/cpu_plan.h"
 #include "backends/cpu/cpu_precision.h"
 #include "backends/cpu/cpu_step_table.h"
