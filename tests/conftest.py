@@ -53,3 +53,16 @@ def onnx_mod():
 @pytest.fixture(scope="session")
 def ort():
     return _module("onnxruntime")
+
+
+@pytest.fixture(scope="session")
+def bf16_attention_cpu():
+    """Whether the CPU target's rule (backends/cpu/cpu_target.cc) runs bf16 Attention nodes on the
+    bf16 kernel: AMD family 0x1A (Zen 5) with avx512_bf16, read here from /proc/cpuinfo."""
+    try:
+        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        return False
+    fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in first.splitlines() if ":" in line)}
+    return (fields.get("vendor_id") == "AuthenticAMD" and fields.get("cpu family") == "26"
+            and "avx512_bf16" in fields.get("flags", "").split())

@@ -22,10 +22,16 @@ PrecisionExec prec_node_exec(const PrecisionSupport& s, const Node& n) {
   return s.exec;
 }
 
+/// "Conv, MatMul with constant weights only" (the matrix products), then the other ops: ", and Attention".
 std::string prec_accelerated_ops_text(const PrecisionSupport& s) {
-  std::string ops;
-  for (Op op : s.accelerated_ops) ops += (ops.empty() ? "" : ", ") + std::string(op_name(op));
-  return ops + " with constant weights only";
+  std::string products, others;
+  const std::vector<Op>& prod = int8_ops();
+  for (Op op : s.accelerated_ops) {
+    std::string& list = std::find(prod.begin(), prod.end(), op) != prod.end() ? products : others;
+    list += (list.empty() ? "" : ", ") + std::string(op_name(op));
+  }
+  if (products.empty()) return others;
+  return products + " with constant weights only" + (others.empty() ? "" : ", and " + others);
 }
 
 std::string exec_reason(const PrecisionSupport& s, const Node& n) {

@@ -54,10 +54,11 @@ void emul_round_outputs(Graph& g, Node& n, DType p, std::map<const Node*, const 
 
 using EmulRoundedInputs = std::map<std::pair<const Value*, DType>, Value*>;
 
-/// An accelerated node's input 0 through Cast(Cast(x, to=p), to=f32), one pair per (x, p)
-/// shared by every accelerated reader: what the hardware step's reorder into p computes.
-void emul_round_input(Graph& g, Node& n, DType p, EmulRoundedInputs& cache, std::map<const Node*, const Node*>* owner) {
-  Value* x = n.num_inputs() > 0 ? n.input(0) : nullptr;
+/// An accelerated node's input `i` (0: x) through Cast(Cast(x, to=p), to=f32), one pair per
+/// (x, p) shared by every accelerated reader: what the hardware step's reorder into p computes.
+void emul_round_input(Graph& g, Node& n, DType p, EmulRoundedInputs& cache, std::map<const Node*, const Node*>* owner,
+                      size_t i = 0) {
+  Value* x = n.num_inputs() > i ? n.input(i) : nullptr;
   if (!x || x->is_constant() || x->dtype() != DType::f32) return;
   // Already rounded to p (an emulated producer's output pair): rounding again changes nothing.
   const Node* up = x->producer();
@@ -67,12 +68,38 @@ void emul_round_input(Graph& g, Node& n, DType p, EmulRoundedInputs& cache, std:
     return;
   Value*& r = cache[{x, p}];
   if (!r) {
-    Node* down = emul_add_cast(g, x, p, p, n, std::string("x_to_") + precision_name(p));
-    Node* up = emul_add_cast(g, down->output(0), DType::f32, DType::f32, n, "x_to_fp32");
+    const std::string tag = i == 0 ? "x" : "in" + std::to_string(i);
+    Node* down = emul_add_cast(g, x, p, p, n, tag + "_to_" + precision_name(p));
+    Node* up = emul_add_cast(g, down->output(0), DType::f32, DType::f32, n, tag + "_to_fp32");
     r = up->output(0);
     if (owner) (*owner)[down] = (*owner)[up] = &n;
   }
-  g.set_node_input(&n, 0, r);
+  g.set_node_input(&n, i, r);
+}
+
+/// An accelerated Attention (the CPU's bf16 kernel, backends/cpu/native/attention_bf16.cc):
+/// Q, K, V and past_key / past_value rounded to p (constants once), the mask and the output
+/// fp32. The kernel also rounds scale * Q (not Q) and the softmax numerators P, which a graph
+/// of Attention cannot express: the guard measures this form, within a bound of what runs
+/// (tests/kernels/attention_bf16_test.cc).
+Status emul_round_attention(Graph& g, Node& n, DType p, EmulRoundedConstants& consts, EmulRoundedInputs& inputs,
+                            std::map<const Node*, const Node*>* owner) {
+  for (size_t i : {size_t(0), size_t(1), size_t(2), size_t(4), size_t(5)}) {
+    Value* v = n.num_inputs() > i ? n.input(i) : nullptr;
+    if (!v || v->dtype() != DType::f32) continue;
+    if (!v->is_constant()) {
+      emul_round_input(g, n, p, inputs, owner, i);
+      continue;
+    }
+    Value*& r = consts[{v, p}];
+    if (!r) {
+      FERRY_ASSIGN_OR_RETURN(Tensor t, rounded_copy(*v->constant(), p));
+      r = g.add_constant(g.unique_name(v->name() + "/" + precision_name(p)), std::move(t));
+      r->set_type(v->dtype(), v->shape());
+    }
+    g.set_node_input(&n, i, r);
+  }
+  return Status::Ok();
 }
 
 /// The axis of W's output channels for an int8 node (-1: per tensor).
@@ -156,6 +183,11 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
       continue;
     }
     if (p != DType::bf16 && p != DType::f16) continue;
+    if (accelerated_for(target.of(p), *n) && n->op() == Op::Attention) {
+      FERRY_TRY(emul_round_attention(g, *n, p, cache, inputs, owner).with_context("rounding the inputs of " + n->describe()));
+      ++lowered;
+      continue;
+    }
     if (accelerated_for(target.of(p), *n)) {
       // The hardware step rounds x at its reorder and W once, and writes f32.
       FERRY_TRY(emul_round_weights(g, *n, p, cache, true).with_context("rounding the weights of " + n->describe()));

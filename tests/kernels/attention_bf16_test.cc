@@ -2,11 +2,15 @@
 // double): bf16 products, fp32 accumulation and softmax, so within 1e-2 (relative to
 // max(1, |y|)) over head dims 32..256, ragged query / key counts, masks, causal, past keys,
 // MHA / GQA / MQA. On a CPU without AVX512_BF16 the kernel must be the fp32 one (1e-5).
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <tuple>
 #include <limits>
 
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/native/attention_kernel.h"
+#include "precision/round_storage.h"
 #include "kernel_test_util.h"
 
 namespace ferry::testing {
@@ -95,6 +99,51 @@ TEST(AttentionBf16, DecodeStepsStayFp32) {
   Bf16AttnCase c;
   c.sq = 1, c.skv = 1, c.past = 300, c.hq = 4, c.hkv = 2, c.causal = true;
   bf16_attn_check(c, false);  // the fp32 row kernel: 1e-5
+}
+
+/// max |a - b| / max(1, |b|).
+double bf16_attn_gap(const Tensor& a, const Tensor& b) {
+  double m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    m = std::max(m, std::fabs(a.get_double(i) - b.get_double(i)) / std::max(1.0, std::fabs(b.get_double(i))));
+  return m;
+}
+
+// What the accuracy guard measures for a bf16-accelerated Attention (precision/emulate_precision.cc:
+// Q, K, V rounded to bf16, then fp32 attention) against what the kernel runs (it also rounds
+// scale * Q once, unrounded Q, and the softmax numerators P): the gap is P's rounding, 2^-9 relative
+// per term of a convex combination of V rows (<= 2^-9 max|V|), and scale * Q's rounding (S shifts by
+// <= 2^-9 |S|); bounded at 2^-8 max|V| of max(1, |y|). Measured 1.9e-3 .. 6.3e-3, about as large
+// as the guard form's own distance to fp32: the guard sees the input rounding, not P's.
+TEST(AttentionBf16, GuardsEmulatedFormIsWithinABoundOfTheKernel) {
+  if (!bf16_attn_host()) GTEST_SKIP() << "no AVX512_BF16: the kernel computes in fp32 here";
+  for (auto [d, sq, causal] : std::vector<std::tuple<int64_t, int64_t, bool>>{{64, 130, false}, {33, 77, true}, {128, 200, false}}) {
+    const std::vector<Tensor> in = {randn({1, 4, sq, d}, 11), randn({1, 4, sq, d}, 12), randn({1, 4, sq, d}, 13)};
+    AttrMap a;
+    if (causal) a.set("is_causal", int64_t(1));
+    Graph g;
+    Node* n = detail::build_one_node(g, Op::Attention, in, a, 1, {});
+    ASSERT_TRUE(infer_shapes(g).ok());
+    std::map<std::string, Tensor> fp32, rounded;
+    for (size_t i = 0; i < in.size(); ++i) {
+      fp32[detail::input_name(i)] = in[i];
+      auto r = rounded_copy(in[i], DType::bf16);
+      ASSERT_TRUE(r.ok());
+      rounded[detail::input_name(i)] = *r;
+    }
+    auto want = interpret(g, fp32), guard = interpret(g, rounded);
+    ASSERT_TRUE(want.ok() && guard.ok());
+    std::vector<Tensor> outs = {Tensor::empty(DType::f32, (*want)[0].dims())};
+    std::vector<const Tensor*> ins = {&in[0], &in[1], &in[2]};
+    KernelContext ctx(*n, ins, &outs);
+    ASSERT_TRUE(attention_bf16__avx512bf16(ctx).ok());
+    const double to_guard = bf16_attn_gap(outs[0], (*guard)[0]), to_fp32 = bf16_attn_gap(outs[0], (*want)[0]);
+    double vmax = 0;
+    for (int64_t i = 0; i < in[2].numel(); ++i) vmax = std::max(vmax, std::fabs(in[2].get_double(i)));
+    EXPECT_LE(to_guard, std::ldexp(1.0, -8) * vmax) << "d " << d << " sq " << sq;
+    EXPECT_LT(to_guard, to_fp32) << "d " << d << " sq " << sq;
+    std::printf("d %ld sq %ld: kernel vs guard form %.2e, vs fp32 %.2e\n", long(d), long(sq), to_guard, to_fp32);
+  }
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "ir/text_format.h"
 #include "ops/shape_inference.h"
 #include "passes/assign_precision.h"
@@ -102,6 +105,36 @@ TEST(EmulatePrecision, AcceleratedNodesRoundTheirInputNotTheirOutput) {
   EXPECT_NEAR((*out)[0].data<float>()[0], want, 1e-6) << "x and W rounded, the f32 sum not";
   EXPECT_GT(std::fabs(unrounded_inputs - want), 1e-3) << "the test needs an input that bf16 rounds";
   EXPECT_GT(std::fabs(double(round_to_bf16(float(want))) - want), 1e-4) << "and an output that bf16 would round";
+}
+
+TEST(EmulatePrecision, AcceleratedAttentionRoundsQKVAndTheCacheNotTheMaskOrTheOutput) {
+  // A target that runs Attention in bf16 (the CPU's on Zen 5, docs/precision.md "bf16 Attention"):
+  // Q, K, V and past_key / past_value are read through Cast pairs (a constant one rounded once),
+  // the float mask and the outputs stay f32.
+  auto g = parse_checked(R"(graph g (%q: f32[1,1,3,2], %k: f32[1,1,3,2], %v: f32[1,1,3,2], %pv: f32[1,1,2,2]) -> (%y) {
+    %mask = const f32[1,1,3,5] [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+    %pk = const f32[1,1,2,2] [1.00390625, 0.1, 0.2, 0.3]
+    %y = Attention(%q, %k, %v, %mask, %pk, %pv) @attn
+  })");
+  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 kernel", {Op::Attention}, {}}}};
+  auto r = assign_precision(*g, t, {.mode = "bf16"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->nodes.size(), 1u);
+  EXPECT_EQ(r->nodes[0].exec, "accelerated") << r->nodes[0].reason;
+  ASSERT_TRUE(lower_emulated_precision(*g, lowered_nodes(*r), t).ok());
+  const Node* attn = g->find_node("attn");
+  ASSERT_NE(attn, nullptr);
+  for (size_t i : {0, 1, 2, 5}) {
+    const Node* up = attn->input(i)->producer();
+    ASSERT_TRUE(up && up->op() == Op::Cast) << "input " << i << " must be read through the rounding Casts";
+    EXPECT_EQ(up->input(0)->dtype(), DType::bf16) << "input " << i;
+  }
+  ASSERT_TRUE(attn->input(4)->is_constant());
+  EXPECT_EQ(attn->input(4)->constant()->data<float>()[1], round_to_bf16(0.1f)) << "past_key rounded once";
+  ASSERT_TRUE(attn->input(3)->is_constant());
+  EXPECT_EQ(attn->input(3)->constant()->data<float>()[0], 0.1f) << "the mask stays f32";
+  EXPECT_EQ(count(*g, Op::Cast), 8) << "four pairs (Q, K, V, past_value), none on the output";
+  EXPECT_EQ(g->outputs()[0]->producer(), attn);
 }
 
 TEST(EmulatePrecision, AnInputAlreadyRoundedIsNotRoundedAgain) {

@@ -65,9 +65,10 @@ bool cpu_kernel_accepts_compare(const Node& n, const std::vector<const Tensor*>&
 FERRY_CPU_KERNELS(FERRY_DECLARE_CPU_KERNEL)
 #undef FERRY_DECLARE_CPU_KERNEL
 
-/// The fused Attention op with bf16 products (native/attention_bf16.cc): not a table row yet
-/// (no per-node compute precision reaches the scheduler); falls back to attention_f32__avx512
-/// for decode steps and on CPUs without AVX512_BF16.
+/// The fused Attention op with bf16 products (native/attention_bf16.cc): not a table row; the
+/// scheduler picks it for an Attention whose Q, K, V the precision pass rounded to bf16 where
+/// the CPU target accelerates bf16 Attention (cpu_schedule.cc bf16_attention); falls back to
+/// attention_f32__avx512 for decode steps and on CPUs without AVX512_BF16.
 Status attention_bf16__avx512bf16(KernelContext& ctx);
 
 }  // namespace ferry

@@ -17,6 +17,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/cpu_plan.h"
 #include "backends/cpu/cpu_precision.h"
 #include "backends/cpu/cpu_step_table.h"
@@ -140,6 +141,7 @@ class Scheduler {
   Result<bool> try_bf16(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   void erase_dead_bf16_casts(const Value* rounded);
   bool bf16_accelerated(Op op);
+  bool bf16_attention(const Node& n);
   bool bf16_readers_only(const Node& n);
   std::optional<std::vector<Op>> bf16_ops_;  ///< the CPU target's accelerated bf16 ops at opt_.isa
   void erase_unread_reorder(int slot);
@@ -535,6 +537,16 @@ bool Scheduler::bf16_accelerated(Op op) {
   return std::find(bf16_ops_->begin(), bf16_ops_->end(), op) != bf16_ops_->end();
 }
 
+/// Whether the fused Attention `n` runs the bf16 kernel: the target accelerates bf16 Attention
+/// (cpu_target.cc, where it is measured faster) and the precision pass rounded Q, K and V
+/// (precision/emulate_precision.cc; the kernel rounds what it reads the same way).
+bool Scheduler::bf16_attention(const Node& n) {
+  if (n.num_inputs() < 3 || !bf16_accelerated(Op::Attention)) return false;
+  for (size_t i = 0; i < 3; ++i)
+    if (!bf16_rounded_source(n.input(i))) return false;
+  return true;
+}
+
 /// Whether n's output 0 is read only through Cast(Cast(y, to=bf16), to=f32) pairs, each by bf16
 /// step candidates as their input 0 (and nothing else reads y or the pairs): then the step may
 /// write y in bf16, which is exactly what those readers round it to.
@@ -641,15 +653,30 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
     }
     if (!k->accepts(n, known, dims)) k = nullptr;
   }
+  // The bf16 Attention kernel rounds Q, K, V itself: it reads them unrounded, and the Cast
+  // pairs no other step reads are erased (as try_bf16 does for its reorders). Not K and V when
+  // the node writes present_key / present_value: those copy K and V, rounded in the graph.
+  const bool bf16_attn = k && n.op() == Op::Attention && bf16_attention(n);
+  std::vector<const Value*> absorbed;
+  for (size_t i = 0; bf16_attn && i < (n.num_outputs() > 1 ? 1u : 3u); ++i) {
+    auto xs = slot_of_.find(bf16_rounded_source(n.input(i)));
+    if (xs == slot_of_.end() || sig_.slots[size_t(xs->second)].known_tensor()) continue;
+    FERRY_ASSIGN_OR_RETURN(ins[i], plain_slot(xs->second));
+    absorbed.push_back(n.input(i));
+  }
   PlannedStep ps;
   ps.ins = ins;
   for (size_t i = 0; i < n.num_outputs(); ++i) ps.outs.push_back(new_out_slot(n.output(i), outs[i], {}));
-  if (k)
+  if (bf16_attn)
+    ps.step = std::make_unique<FnStep>(n, attention_bf16__avx512bf16, "attention_bf16__avx512bf16", false, k->in_place);
+  else if (k)
     ps.step = std::make_unique<FnStep>(n, k->fn, k->name, false, k->in_place);
   else
     ps.step = std::make_unique<FnStep>(n, op_reference_kernel(n.op()), std::string("ref_") + op_name(n.op()), true, false);
   ps.info = {n.name(), op_name(n.op()), ps.step->kernel_name(), shapes_of(ps.ins, ps.outs), k == nullptr};
   sig_.steps.push_back(std::move(ps));
+  for (const Value* r : absorbed)
+    if (++absorbed_[r] == r->uses().size() && !g_.is_graph_output(r)) erase_dead_bf16_casts(r);
   return Status::Ok();
 }
 

@@ -1,5 +1,7 @@
 #include "backends/cpu/cpu_target.h"
 
+#include <cpuid.h>
+
 #include <algorithm>
 
 #include "backends/cpu/cpu_epilogue.h"
@@ -71,6 +73,23 @@ struct HwPath {
   const char* onednn_tag;  ///< a substring of the oneDNN ISA name that allows it
 };
 
+/// Whether ferry's bf16 Attention kernel (native/attention_bf16.cc, vdpbf16ps) is measured
+/// faster than its fp32 one on this CPU: a CPU-family rule, not a run-time calibration (a timing
+/// taken at first use on a shared 2-core host is noise; the choice must not vary run to run).
+/// AMD family 0x1A (Zen 5, full-width AVX-512: a zmm vdpbf16ps issues as often as an FMA and
+/// does twice its products): 1.4-1.5x fp32 at S = 128 .. 4096 (bench/RESULTS.md, 2026-12-04). Intel
+/// (Sapphire Rapids: vdpbf16ps at half the FMA rate, 2.2x slower as measured) and every
+/// CPU not measured (Zen 4's double-pumped AVX-512 included) keep the fp32 kernel.
+bool cpu_bf16_attention_measured_faster(Isa isa) {
+  if (isa < Isa::avx512 || !cpu_flag_usable("avx512_bf16")) return false;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  const bool amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;  // "AuthenticAMD"
+  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned base = (a >> 8) & 0xfu, family = base == 0xfu ? base + ((a >> 20) & 0xffu) : base;
+  return family == 0x1Au;
+}
+
 /// Storage emulation of `dtype`, with `why` naming what keeps it from the hardware.
 PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>& paths) {
   PrecisionSupport s;
@@ -123,8 +142,11 @@ PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>
   s.exec = PrecisionExec::accelerated;
   s.accelerated_ops = {Op::MatMul, Op::FusedMatMul};
   if (conv_ok) s.accelerated_ops.insert(s.accelerated_ops.begin(), {Op::Conv, Op::FusedConv});
+  const bool attention = cpu_bf16_attention_measured_faster(isa);
+  if (attention) s.accelerated_ops.push_back(Op::Attention);
   s.why = "oneDNN bf16 steps on " + std::string(present->flag) + ": matmul " + impl + ", conv " +
           (conv_ok ? conv : conv + " (Conv stays emulated)") + "; bf16 inputs and weights, fp32 accumulation and output";
+  if (attention) s.why += "; Attention: ferry's avx512_bf16 kernel (bf16 Q K^T and P V, fp32 softmax; measured faster on Zen 5)";
   return s;
 }
 

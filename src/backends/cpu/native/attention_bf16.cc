@@ -9,6 +9,10 @@
 //   Pp[q][i]  = (P^T[2q][i], P^T[2q+1][i])      P rounded to bf16 after the fp32 softmax step
 //   Vp[q][e]  = (V[2q][e], V[2q+1][e])          once per key block
 //   O^T[e][i] = alpha[i] O^T[e][i] + sum_q Vp[q][e] . Pp[q][i]
+// Both products run on an R x C register tile (R rows of A pairs broadcast, C vectors of 16
+// query lanes: 4 x 4 = 16 accumulators, the whole 64-query block), fully unrolled; R, C and the
+// block L can be overridden at compile time for bench/attention_bf16_probe.cc (FERRY_ATTN_BF16_R /
+// _C / _L; 8 x 3 with L = 96 measured the same on Zen 5, bench/RESULTS.md).
 // An odd D or key count is padded with a zero pair half. Decode steps (<= 4 queries) are
 // memory-bound and stay on the fp32 row kernel. Scratch per thread: the f32 block of
 // attention_tile.h plus the packed K, V and P of one key block.
@@ -28,9 +32,16 @@ namespace {
 #define FERRY_TARGET_AVX512BF16_ATTN \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,fma,avx2")))
 
-// 64 query lanes a block (two tiles of 32), 64 keys a block.
-using CfgBf16 = Config<16, 4, 2, 64, 64>;
+// Micro-tile: kBf16R rows (keys / value columns) x kBf16C vectors of 16 query lanes.
+#ifndef FERRY_ATTN_BF16_R
+#define FERRY_ATTN_BF16_R 4
+#define FERRY_ATTN_BF16_C 4
+#define FERRY_ATTN_BF16_L 64
+#endif
+constexpr int kBf16R = FERRY_ATTN_BF16_R, kBf16C = FERRY_ATTN_BF16_C;
+using CfgBf16 = Config<16, kBf16R, kBf16C, FERRY_ATTN_BF16_L, 64>;
 constexpr int64_t kBf16L = CfgBf16::L, kBf16N = CfgBf16::N;
+static_assert(kBf16N % kBf16R == 0);
 
 /// dst[0 .. 16) = pairs (lo[x], hi[x]) in bf16, hi may be null (zero).
 FERRY_TARGET_AVX512BF16_ATTN inline void attn_pack_pairs16(const float* lo, const float* hi, uint32_t* dst) {
@@ -59,34 +70,55 @@ FERRY_TARGET_AVX512BF16_ATTN inline void attn_pack_pairs_masked(const float* lo,
 /// Packed operands of one key block, per thread.
 struct Bf16Pack {
   uint32_t *qp, *kp, *vp, *pp;
-  int64_t dp, dvp;  ///< pairs along D; Dv rounded up to a multiple of 4
+  int64_t dp, dvp;  ///< pairs along D; Dv rounded up to a multiple of kBf16R
   static int64_t words(const Problem& p) {
-    const int64_t dp = (p.head_dim + 1) / 2, dvp = (p.v_dim + 3) / 4 * 4;
+    const int64_t dp = (p.head_dim + 1) / 2, dvp = (p.v_dim + kBf16R - 1) / kBf16R * kBf16R;
     return dp * kBf16L + kBf16N * dp + kBf16N / 2 * dvp + kBf16N / 2 * kBf16L;
   }
-  Bf16Pack(const Problem& p, uint32_t* s) : dp((p.head_dim + 1) / 2), dvp((p.v_dim + 3) / 4 * 4) {
+  Bf16Pack(const Problem& p, uint32_t* s) : dp((p.head_dim + 1) / 2), dvp((p.v_dim + kBf16R - 1) / kBf16R * kBf16R) {
     qp = s, kp = qp + dp * kBf16L, vp = kp + kBf16N * dp, pp = vp + kBf16N / 2 * dvp;
   }
 };
 
-/// Cm[r][t .. t+32) for rows r < 4 of A pairs (a_s words a row, broadcast) against B pairs [K x L].
+/// Cm[r][t .. t + C*16) for rows r < R of A pairs (A[r*a_rs + k*a_ks], broadcast) against B
+/// pairs [K x L]; rows >= `rows` are computed (A is padded to R rows) but not stored. Fully
+/// unrolled so the R x C accumulators stay in registers (a loop over an accumulator array
+/// left to the compiler kept them on the stack: a load and a store around every vdpbf16ps).
+template <int R, int C>
 FERRY_TARGET_AVX512BF16_ATTN inline void attn_dp_tile(const uint32_t* A, int64_t a_rs, int64_t a_ks, const uint32_t* B,
                                                      int64_t K, float* Cm, int64_t ldc, int rows, const float* scale) {
-  __m512 acc[4][2];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 2; ++c)
-      acc[r][c] = scale && r < rows ? _mm512_mul_ps(_mm512_loadu_ps(Cm + r * ldc + c * 16), _mm512_loadu_ps(scale + c * 16))
-                                    : _mm512_setzero_ps();
+  __m512 acc[R][C];
+  if (scale) {
+    __m512 sc[C];
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) sc[c] = _mm512_loadu_ps(scale + c * 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c)
+        acc[r][c] = r < rows ? _mm512_mul_ps(_mm512_loadu_ps(Cm + r * ldc + c * 16), sc[c]) : _mm512_setzero_ps();
+  } else {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  }
   for (int64_t k = 0; k < K; ++k) {
-    const __m512bh b0 = (__m512bh)_mm512_loadu_si512(B + k * kBf16L), b1 = (__m512bh)_mm512_loadu_si512(B + k * kBf16L + 16);
-    for (int r = 0; r < 4; ++r) {
+    __m512bh b[C];
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) b[c] = (__m512bh)_mm512_loadu_si512(B + k * kBf16L + c * 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
       const __m512bh a = (__m512bh)_mm512_set1_epi32(int(A[r * a_rs + k * a_ks]));
-      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, b0);
-      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], a, b1);
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], a, b[c]);
     }
   }
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < 2; ++c) _mm512_storeu_ps(Cm + r * ldc + c * 16, acc[r][c]);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+    if (r < rows)
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c) _mm512_storeu_ps(Cm + r * ldc + c * 16, acc[r][c]);
 }
 
 FERRY_TARGET_AVX512BF16_ATTN void attn_block_bf16(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows,
@@ -114,7 +146,7 @@ FERRY_TARGET_AVX512BF16_ATTN void attn_block_bf16(const Problem& p, int64_t b, i
     const View& V = seg == 0 ? p.past_v : p.v;
     const int64_t lo = seg == 0 ? 0 : p.past, hi = std::min(end, seg == 0 ? p.past : p.total());
     for (int64_t j = lo; j < hi; j += kBf16N) {
-      const int64_t n = std::min<int64_t>(kBf16N, hi - j), n4 = (n + 3) / 4 * 4, np = (n + 1) / 2;
+      const int64_t n = std::min<int64_t>(kBf16N, hi - j), n4 = (n + kBf16R - 1) / kBf16R * kBf16R, np = (n + 1) / 2;
       // Kp: key rows in bf16 (pairs along D), rows n .. n4 zero.
       for (int64_t r = 0; r < n4; ++r) {
         uint16_t* dst = reinterpret_cast<uint16_t*>(pk.kp + r * pk.dp);
@@ -138,8 +170,8 @@ FERRY_TARGET_AVX512BF16_ATTN void attn_block_bf16(const Problem& p, int64_t b, i
                                  attn_mask16(pk.dvp - e));
       }
       for (int64_t t = 0; t < lanes; t += CfgBf16::LT)
-        for (int64_t r = 0; r < n; r += 4)
-          attn_dp_tile(pk.kp + r * pk.dp, pk.dp, 1, pk.qp + t, pk.dp, blk.st + r * L + t, L, int(std::min<int64_t>(4, n - r)),
+        for (int64_t r = 0; r < n; r += kBf16R)
+          attn_dp_tile<kBf16R, kBf16C>(pk.kp + r * pk.dp, pk.dp, 1, pk.qp + t, pk.dp, blk.st + r * L + t, L, int(std::min<int64_t>(kBf16R, n - r)),
                        nullptr);
       apply_bias<CfgBf16>(p, b, h, i0, rows, j, n, blk.st);
       softmax_step<CfgBf16>(blk, n, lanes);
@@ -147,8 +179,8 @@ FERRY_TARGET_AVX512BF16_ATTN void attn_block_bf16(const Problem& p, int64_t b, i
         for (int64_t t = 0; t < lanes; t += 16)
           attn_pack_pairs16(blk.st + 2 * q * L + t, 2 * q + 1 < n ? blk.st + (2 * q + 1) * L + t : nullptr, pk.pp + q * L + t);
       for (int64_t t = 0; t < lanes; t += CfgBf16::LT)
-        for (int64_t e = 0; e < Dv; e += 4)
-          attn_dp_tile(pk.vp + e, 1, pk.dvp, pk.pp + t, np, blk.ot + e * L + t, L, int(std::min<int64_t>(4, Dv - e)),
+        for (int64_t e = 0; e < Dv; e += kBf16R)
+          attn_dp_tile<kBf16R, kBf16C>(pk.vp + e, 1, pk.dvp, pk.pp + t, np, blk.ot + e * L + t, L, int(std::min<int64_t>(kBf16R, Dv - e)),
                        blk.alpha + t);
     }
   }
