@@ -41,7 +41,7 @@ bool cpu_kernel_accepts_prelu(const Node& n, const std::vector<const Tensor*>& k
 /// layout `layout` (any: the output keeps it, a blocked one with its zero padding), as
 /// ir/dtype.h converts (nearest even, subnormals kept): the precision pass's rounding pairs
 /// (native/cast.cc).
-std::unique_ptr<Step> make_cast_bf16_step(DType from, DType to, int64_t count, const std::string& layout);
+std::unique_ptr<Step> make_cast_bf16_step(DType from, DType to, int64_t count, const std::string& layout, Isa isa);
 /// QuantizeLinear(x, scale, zero_point) f32 -> u8 per tensor over `count` elements of any dense
 /// layout `layout` (the output keeps it): the step the int8 convolutions read (native/quantize.cc).
 std::unique_ptr<Step> make_quantize_u8_step(float scale, uint8_t zero_point, int64_t count, const std::string& layout,

@@ -275,7 +275,7 @@ Result<Made> cast_bf16_step(const StepRequest& r) {
   Made made;
   made.out = dnnl::memory::desc(d);
   made.step = make_cast_bf16_step(x.dtype, *to, int64_t(x.layout.get_size() / dtype_size(x.dtype)),
-                                  onednn::layout_name(x.layout));
+                                  onednn::layout_name(x.layout), r.isa);
   made.want.assign(r.ops.size(), std::nullopt);
   made.want[0] = x.layout;
   return made;

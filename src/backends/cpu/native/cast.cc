@@ -4,12 +4,15 @@
 // bool -> x is 0 / 1; f32 <-> bf16 as ir/dtype.h converts (nearest even, NaN stays NaN,
 // subnormals kept: the precision pass's rounding pairs). Other f16 / bf16 casts run on the
 // reference kernel. Split across threads.
+#include <algorithm>
 #include <cmath>
+#include <immintrin.h>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/native/simd_math.h"
 #include "ops/registry.h"
 
 namespace ferry {
@@ -75,32 +78,115 @@ inline uint16_t cast_f32_to_bf16_bits(float f) {
   return uint16_t((x & 0x7fffffff) > 0x7f800000 ? (x >> 16) | 0x40 : rounded);
 }
 
-/// n elements f32 -> bf16 (`from` f32), bf16 -> f32, or bf16 -> bf16 (`to` bf16 too: a copy).
-void cast_bf16_buffer(DType from, DType to, const void* x, void* y, int64_t n) {
+inline float cast_bf16_bits_to_f32(uint16_t b) {
+  const uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Plain loops (generic) and AVX2 / AVX-512 ones with the same integer rounding (not
+// vcvtneps2bf16, which flushes subnormals); separate functions, so omp bodies only call them.
+void cast_f32_bf16_chunk_generic(const float* in, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = cast_f32_to_bf16_bits(in[i]);
+}
+
+void cast_bf16_f32_chunk_generic(const uint16_t* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = cast_bf16_bits_to_f32(in[i]);
+}
+
+FERRY_TARGET_AVX2 void cast_f32_bf16_chunk_avx2(const float* in, uint16_t* out, int64_t n) {
+  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
+  const __m256i abs = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000), quiet = _mm256_set1_epi32(0x40);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    const __m256i hi = _mm256_srli_epi32(x, 16);
+    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, bias), _mm256_and_si256(hi, one)), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs), inf);  // |x| <= 0x7fffffff: signed is fine
+    r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, quiet), nan);
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);  // r <= 0xffff
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_castsi256_si128(packed));
+  }
+  cast_f32_bf16_chunk_generic(in + i, out + i, n - i);
+}
+
+FERRY_TARGET_AVX2 void cast_bf16_f32_chunk_avx2(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
+  }
+  cast_bf16_f32_chunk_generic(in + i, out + i, n - i);
+}
+
+FERRY_TARGET_AVX512 void cast_f32_bf16_chunk_avx512(const float* in, uint16_t* out, int64_t n) {
+  const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff);
+  const __m512i abs = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000), quiet = _mm512_set1_epi32(0x40);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i x = _mm512_loadu_si512(in + i);
+    const __m512i hi = _mm512_srli_epi32(x, 16);
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, bias), _mm512_and_si512(hi, one)), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, abs), inf);
+    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, quiet));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtepi32_epi16(r));
+  }
+  cast_f32_bf16_chunk_generic(in + i, out + i, n - i);
+}
+
+FERRY_TARGET_AVX512 void cast_bf16_f32_chunk_avx512(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    _mm512_storeu_si512(out + i, _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
+  }
+  cast_bf16_f32_chunk_generic(in + i, out + i, n - i);
+}
+
+struct CastBf16Chunks {
+  void (*to_bf16)(const float*, uint16_t*, int64_t);
+  void (*to_f32)(const uint16_t*, float*, int64_t);
+  const char* suffix;
+};
+
+CastBf16Chunks cast_bf16_chunks(Isa isa) {
+  isa = std::min(isa, host_isa());
+  if (isa >= Isa::avx512) return {cast_f32_bf16_chunk_avx512, cast_bf16_f32_chunk_avx512, "avx512"};
+  if (isa >= Isa::avx2) return {cast_f32_bf16_chunk_avx2, cast_bf16_f32_chunk_avx2, "avx2"};
+  return {cast_f32_bf16_chunk_generic, cast_bf16_f32_chunk_generic, "generic"};
+}
+
+constexpr int64_t kCastBf16Chunk = 1 << 14;
+
+/// n elements f32 -> bf16 (`from` f32), bf16 -> f32, or bf16 -> bf16 (`to` bf16 too: a copy),
+/// in chunks of kCastBf16Chunk split across threads.
+void cast_bf16_buffer(DType from, DType to, const void* x, void* y, int64_t n, const CastBf16Chunks& k) {
   if (from == to) {
     std::memcpy(y, x, size_t(n) * dtype_size(from));
-  } else if (from == DType::f32) {
-    const auto* in = static_cast<const float*>(x);
-    auto* out = static_cast<uint16_t*>(y);
+    return;
+  }
+  const int64_t chunks = (n + kCastBf16Chunk - 1) / kCastBf16Chunk;
+  const bool down = from == DType::f32;
 #pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
-    for (int64_t i = 0; i < n; ++i) out[i] = cast_f32_to_bf16_bits(in[i]);
-  } else {
-    const auto* in = static_cast<const uint16_t*>(x);
-    auto* out = static_cast<float*>(y);
-#pragma omp parallel for schedule(static) if (n >= kCastParallelMin)
-    for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(in[i]);
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t b = c * kCastBf16Chunk, len = std::min(kCastBf16Chunk, n - b);
+    if (down)
+      k.to_bf16(static_cast<const float*>(x) + b, static_cast<uint16_t*>(y) + b, len);
+    else
+      k.to_f32(static_cast<const uint16_t*>(x) + b, static_cast<float*>(y) + b, len);
   }
 }
 
 void cast_bf16_pair(const Tensor& x, Tensor& y) {
-  cast_bf16_buffer(x.dtype(), y.dtype(), x.raw(), y.data<uint16_t>(), x.numel());
+  cast_bf16_buffer(x.dtype(), y.dtype(), x.raw(), y.data<uint16_t>(), x.numel(), cast_bf16_chunks(host_isa()));
 }
 
 /// cast_bf16_buffer over the whole buffer of one layout (blocked ones with their padding).
 class CastBf16Step : public Step {
  public:
-  CastBf16Step(DType from, DType to, int64_t count, std::string name)
-      : from_(from), to_(to), count_(count), name_(std::move(name)) {}
+  CastBf16Step(DType from, DType to, int64_t count, CastBf16Chunks chunks, std::string name)
+      : from_(from), to_(to), count_(count), chunks_(chunks), name_(std::move(name)) {}
   std::string kernel_name() const override { return name_; }
   Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
     return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
@@ -111,7 +197,7 @@ class CastBf16Step : public Step {
    public:
     Bound(const CastBf16Step& s, StepIO* io) : s_(s), io_(io) {}
     Status run() override {
-      cast_bf16_buffer(s_.from_, s_.to_, io_->inputs[0]->raw(), io_->outputs[0]->raw(), s_.count_);
+      cast_bf16_buffer(s_.from_, s_.to_, io_->inputs[0]->raw(), io_->outputs[0]->raw(), s_.count_, s_.chunks_);
       return Status::Ok();
     }
 
@@ -121,14 +207,16 @@ class CastBf16Step : public Step {
   };
   DType from_, to_;
   int64_t count_;
+  CastBf16Chunks chunks_;
   std::string name_;
 };
 
 }  // namespace
 
-std::unique_ptr<Step> make_cast_bf16_step(DType from, DType to, int64_t count, const std::string& layout) {
-  return std::make_unique<CastBf16Step>(from, to, count, std::string("cast_") + dtype_name(from) + "_" + dtype_name(to) +
-                                                             "_" + layout + "__generic");
+std::unique_ptr<Step> make_cast_bf16_step(DType from, DType to, int64_t count, const std::string& layout, Isa isa) {
+  const CastBf16Chunks k = cast_bf16_chunks(isa);
+  return std::make_unique<CastBf16Step>(from, to, count, k, std::string("cast_") + dtype_name(from) + "_" +
+                                                                dtype_name(to) + "_" + layout + "__" + k.suffix);
 }
 
 bool cpu_kernel_accepts_cast(const Node& n, const std::vector<const Tensor*>&, const std::vector<std::vector<int64_t>>&) {
