@@ -64,5 +64,12 @@ def bf16_attention_cpu():
     except OSError:
         return False
     fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in first.splitlines() if ":" in line)}
+    # The caps: ferry's dispatch below avx512, or oneDNN's below AVX512_CORE_BF16 (bf16 then is
+    # emulated altogether: cpu_target.cc's lowered_support).
+    ferry_cap = os.environ.get("FERRY_CPU_MAX_ISA", "").strip().lower()
+    dnnl_cap = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "")).strip().upper()
+    if ferry_cap in ("reference", "generic", "avx2") or (dnnl_cap and "BF16" not in dnnl_cap and "AMX" not in dnnl_cap
+                                                         and "FP16" not in dnnl_cap and dnnl_cap != "ALL"):
+        return False
     return (fields.get("vendor_id") == "AuthenticAMD" and fields.get("cpu family") == "26"
             and "avx512_bf16" in fields.get("flags", "").split())
