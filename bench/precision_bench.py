@@ -3,7 +3,8 @@
 OpenVINO f32 / bf16, with each lowered output's error against ORT fp32.
 
 For each model (the suite's full-size exports, bench/run_bench.py), alternating in one run
-(R rounds of: ferry at each precision, ORT, OpenVINO at each hint; same thread count),
+(R rounds of: ferry at each precision, ORT, OpenVINO at each hint; same thread count; every
+engine with its own thread settings unless --no-spin),
 measures p50 latency and reports the best p50 per engine, the speedups over ferry fp32 and
 the ratios peer / ferry-bf16 (> 1: ferry bf16 is faster). Accuracy: `ferry run
 --precision P` on the same seeded inputs against ORT fp32, as the cosine of the flattened
@@ -40,7 +41,11 @@ def ferry_time(path, specs, threads, warmup, iters, precision):
            "--iters", str(iters), "--precision", precision]
     for s in specs:
         cmd += ["--shape", f"{s['name']}={'x'.join(str(d) for d in s['shape'])}"]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_WAIT_POLICY="PASSIVE"))
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    if not rb.SPIN:
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"ferry bench --precision {precision} failed: {r.stderr.strip()}")
     return json.loads(r.stdout)["latency_ms"]["p50"]
@@ -103,7 +108,8 @@ def measure(name, args, hints):
 
 def markdown(rows, hints, load_before, load_after):
     cols = [f"ferry_{p}" for p in PRECISIONS] + ["ort"] + [f"openvino_{h}" for h in hints]
-    out = [f"{rb.machine()}; load average {load_before:.2f} before / {load_after:.2f} after",
+    out = [f"{rb.machine()}; load average {load_before:.2f} before / {load_after:.2f} after; "
+           f"{'idle threads sleep (--no-spin)' if not rb.SPIN else 'every engine its own thread settings'}",
            "", "| model | " + " | ".join(f"{c} ms" for c in cols) + " | bf16 / fp32 speedup | ORT fp32 / ferry bf16 |"
            + "".join(f" OV {h} / ferry bf16 |" for h in hints) + " cos ferry bf16 | cos ferry auto |"
            + "".join(f" cos OV {h} |" for h in hints),
@@ -126,9 +132,12 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds per model; best p50 kept")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--no-spin", action="store_true",
+                    help="ferry's and ORT's idle threads sleep (OMP PASSIVE, allow_spinning=0); OpenVINO keeps its own "
+                         "policy, so the default (every engine's own settings) is the fair headline")
     ap.add_argument("--json", metavar="FILE", help="write raw results as JSON")
     args = ap.parse_args(argv)
-    rb.SPIN = False  # every engine's idle threads sleep (ORT allow_spinning=0, OMP PASSIVE)
+    rb.SPIN = not args.no_spin
     hints = ["f32", "bf16"] if rb.have_openvino() else []
     if os.environ.get("CI") == "true" and not hints:
         sys.exit("precision_bench: openvino is not installed")
@@ -142,6 +151,7 @@ def main(argv=None):
     if args.json:
         Path(args.json).write_text(json.dumps({"when": datetime.datetime.now(datetime.timezone.utc).isoformat(),
                                                "machine": rb.machine(), "load_before": before, "load_after": after,
+                                               "spin": rb.SPIN,
                                                "threads": args.threads, "rows": rows}, indent=1))
 
 
