@@ -1,6 +1,6 @@
 // The tiled transpose (native/strided_copy.cc) against an index-by-index copy: 2-D to 5-D,
-// ragged tiles (dims not multiples of 16), the contiguous dims anywhere, cases it declines
-// (no transpose, short dims); and the Transpose step and a conv's layout change end to end
+// ragged tiles (dims not multiples of 16), the contiguous dims anywhere, a short destination-
+// contiguous dim beside a long one (longer tiles), cases it declines (no transpose, short dims); and the Transpose step and a conv's layout change end to end
 // against the reference interpreter.
 #include <gtest/gtest.h>
 
@@ -48,6 +48,9 @@ TEST(TransposeTiled, MatchesIndexCopy) {
   const std::vector<Case> cases = {
       {{37, 53}, {1, 0}},           {{1, 96, 18, 25}, {0, 2, 3, 1}}, {{2, 19, 9, 33}, {0, 3, 1, 2}},
       {{3, 8, 40, 9}, {2, 0, 3, 1}}, {{2, 3, 17, 4, 21}, {0, 1, 4, 3, 2}}, {{16, 16}, {1, 0}}, {{56, 8}, {1, 0}},
+      // a short destination-contiguous dim beside a long source one (NCHW -> NHWC of an image):
+      // tiles of 2..7 x up to 128, ragged at both ends
+      {{1, 3, 5, 70}, {0, 2, 3, 1}}, {{2, 3, 224}, {0, 2, 1}}, {{7, 300}, {1, 0}}, {{2, 1000}, {1, 0}},
   };
   uint32_t seed = 40;
   for (const Case& c : cases) {
@@ -64,7 +67,9 @@ TEST(TransposeTiled, MatchesIndexCopy) {
 TEST(TransposeTiled, DeclinesWhatIsNoTranspose) {
   std::vector<float> x(64 * 7), y(x.size());
   EXPECT_FALSE(transpose_tiled_f32(x.data(), y.data(), {64, 7}, {7, 1}));   // a plain copy
-  EXPECT_FALSE(transpose_tiled_f32(x.data(), y.data(), {64, 7}, {1, 64}));  // a dim below 8
+  EXPECT_FALSE(transpose_tiled_f32(x.data(), y.data(), {32, 7}, {1, 32}));  // both short: q below 8, p below 64
+  EXPECT_FALSE(transpose_tiled_f32(x.data(), y.data(), {7, 64}, {1, 7}));   // p (contiguous in x) below 8
+  EXPECT_TRUE(transpose_tiled_f32(x.data(), y.data(), {64, 7}, {1, 64}));   // q below 8, p long: tiles of 7 x 37
   EXPECT_FALSE(transpose_tiled_f32(x.data(), y.data(), {}, {}));
 
 }
