@@ -12,18 +12,25 @@ namespace {
 
 using EmulRoundedConstants = std::map<std::pair<const Value*, DType>, Value*>;
 
+/// Input i of n, an f32 constant, replaced by its copy rounded to p (made once per constant and p).
+Status emul_round_constant_input(Graph& g, Node& n, size_t i, DType p, EmulRoundedConstants& cache) {
+  Value* v = n.input(i);
+  Value*& r = cache[{v, p}];
+  if (!r) {
+    FERRY_ASSIGN_OR_RETURN(Tensor t, rounded_copy(*v->constant(), p));
+    r = g.add_constant(g.unique_name(v->name() + "/" + precision_name(p)), std::move(t));
+    r->set_type(v->dtype(), v->shape());
+  }
+  g.set_node_input(&n, i, r);
+  return Status::Ok();
+}
+
 /// Rounds n's f32 constant inputs (only input 1, the weights, when `weights_only`).
 Status emul_round_weights(Graph& g, Node& n, DType p, EmulRoundedConstants& cache, bool weights_only = false) {
   for (size_t i = weights_only ? 1 : 0; i < n.num_inputs() && (!weights_only || i < 2); ++i) {
     Value* v = n.input(i);
     if (!v || !v->is_constant() || v->dtype() != DType::f32) continue;
-    Value*& r = cache[{v, p}];
-    if (!r) {
-      FERRY_ASSIGN_OR_RETURN(Tensor t, rounded_copy(*v->constant(), p));
-      r = g.add_constant(g.unique_name(v->name() + "/" + precision_name(p)), std::move(t));
-      r->set_type(v->dtype(), v->shape());
-    }
-    g.set_node_input(&n, i, r);
+    FERRY_TRY(emul_round_constant_input(g, n, i, p, cache));
   }
   return Status::Ok();
 }
@@ -91,13 +98,7 @@ Status emul_round_attention(Graph& g, Node& n, DType p, EmulRoundedConstants& co
       emul_round_input(g, n, p, inputs, owner, i);
       continue;
     }
-    Value*& r = consts[{v, p}];
-    if (!r) {
-      FERRY_ASSIGN_OR_RETURN(Tensor t, rounded_copy(*v->constant(), p));
-      r = g.add_constant(g.unique_name(v->name() + "/" + precision_name(p)), std::move(t));
-      r->set_type(v->dtype(), v->shape());
-    }
-    g.set_node_input(&n, i, r);
+    FERRY_TRY(emul_round_constant_input(g, n, i, p, consts));
   }
   return Status::Ok();
 }

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
 import numpy as np  # noqa: E402  (missing packages fail, never skip: CI=true must not pass without them)
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from bf16_util import ferry, ort_fp32, rel_err  # noqa: E402
 
 BF16_TOL = 2e-2  # of max|y|: Q, K, V and P in bf16, fp32 accumulation and softmax
 
@@ -45,29 +45,12 @@ def attention_model(path, h=4, s=96, d=64):
     return {x: rng.standard_normal((1, h, s, d)).astype(np.float32) for x in "qkv"}
 
 
-def ferry(ferry_cli, *args, env=None):
-    r = subprocess.run([str(ferry_cli), *map(str, args)], capture_output=True, text=True, timeout=300, check=False,
-                       env=env)
-    assert r.returncode == 0, f"ferry {' '.join(map(str, args))}: rc {r.returncode}\n{r.stdout}\n{r.stderr}"
-    return r
-
-
 def attention_kernels(ferry_cli, path, tmp_path, precision="bf16", env=None):
     trace = tmp_path / "trace.json"
     ferry(ferry_cli, "bench", path, "--precision", precision, "--warmup", "0", "--iters", "1", "--profile", trace,
           env=env)
     events = json.loads(trace.read_text())["traceEvents"]
     return [e["args"]["kernel"] for e in events if "args" in e and e["name"].startswith("Attention ")]
-
-
-def ort_fp32(ort, path, feed):
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(["y"], feed)[0]
-
-
-def rel_err(got, want):
-    return float(np.abs(got - want).max()) / float(np.abs(want).max())
 
 
 def attention_node(session):

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
 import numpy as np  # noqa: E402  (missing packages fail, never skip: CI=true must not pass without them)
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from bf16_util import ferry, ort_fp32, rel_err  # noqa: E402
 
 BF16_TOL = 2e-2  # of max|y|: 8-bit mantissas on the inputs and weights, fp32 sums
 PRODUCTS = {"Conv", "FusedConv", "MatMul", "FusedMatMul"}
@@ -81,13 +81,6 @@ def transformer_model(path, t=16, d=64, f=128):
 MODELS = {"cnn": cnn_model, "transformer": transformer_model}
 
 
-def ferry(ferry_cli, *args, env=None):
-    r = subprocess.run([str(ferry_cli), *map(str, args)], capture_output=True, text=True, timeout=300, check=False,
-                       env=env)
-    assert r.returncode == 0, f"ferry {' '.join(map(str, args))}: rc {r.returncode}\n{r.stdout}\n{r.stderr}"
-    return r
-
-
 def bf16_column(ferry_cli, env=None):
     checks = json.loads(ferry(ferry_cli, "env", "--json", "--no-python", env=env).stdout)["checks"]
     return next(c for c in checks if c["section"] == "isa" and c["name"] == "bf16")
@@ -95,16 +88,6 @@ def bf16_column(ferry_cli, env=None):
 
 def host_accelerates(ferry_cli):
     return "--precision bf16 accelerated" in bf16_column(ferry_cli)["detail"]
-
-
-def ort_fp32(ort, path, feed):
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(["y"], feed)[0]
-
-
-def rel_err(got, want):
-    return float(np.abs(got - want).max()) / float(np.abs(want).max())
 
 
 def bf16_product_steps(kernels):
