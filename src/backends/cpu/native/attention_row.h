@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstring>
+#include <utility>
 
 #include "backends/cpu/native/attention_tile.h"
 
@@ -29,11 +30,53 @@ FERRY_INLINE float lane_sum(vf<W> v) {
   return s;
 }
 
+/// Lane r of the pairwise fold of u and v, which hold 2^L keys of w = W >> L lanes each
+/// (a key's score is the sum of its lanes): the result holds u's keys then v's, w / 2 lanes
+/// each, half `hi` of each key's lanes.
+constexpr int fold_lane(int W, int L, int r, int hi) {
+  const int w = W >> L, half = w / 2, keys = 1 << L, key = r / half, off = r % half + hi * half;
+  return key < keys ? key * w + off : W + (key - keys) * w + off;
+}
+
+template <int W, int L, size_t... I>
+FERRY_INLINE vf<W> fold_pair(vf<W> u, vf<W> v, std::index_sequence<I...>) {
+  return __builtin_shufflevector(u, v, fold_lane(W, L, int(I), 0)...) +
+         __builtin_shufflevector(u, v, fold_lane(W, L, int(I), 1)...);
+}
+
+/// a[0] = the N lane sums of a[0 .. N) (level L: each a[i] holds 2^L keys), in order: the
+/// horizontal sums of W vectors in W - 1 folds instead of W lane-by-lane reductions.
+template <int W, int L, int N>
+FERRY_INLINE void fold_sums(vf<W>* a) {
+  if constexpr (N > 1) {
+#pragma GCC unroll 16
+    for (int i = 0; i < N / 2; ++i) a[i] = fold_pair<W, L>(a[2 * i], a[2 * i + 1], std::make_index_sequence<W>{});
+    fold_sums<W, L + 1, N / 2>(a);
+  }
+}
+
+/// s[j .. j + W) = q . K[j ..] for one block of W keys (d a multiple of W).
+template <int W>
+FERRY_INLINE void row_scores_block(const float* q, const float* k, int64_t ss, int64_t d, float* s) {
+  vf<W> a[W];
+#pragma GCC unroll 16
+  for (int r = 0; r < W; ++r) a[r] = vf<W>{};
+  for (int64_t e = 0; e < d; e += W) {
+    const vf<W> x = load<W>(q + e);
+#pragma GCC unroll 16
+    for (int r = 0; r < W; ++r) a[r] += x * load<W>(k + r * ss + e);
+  }
+  fold_sums<W, 0, W>(a);
+  store<W>(s, a[0]);
+}
+
 /// s[j] = q . K[j] for j < n (K rows of stride ss, length d).
 template <int W>
 FERRY_INLINE void row_scores(const float* q, const float* k, int64_t ss, int64_t n, int64_t d, float* s) {
   const int64_t dv = d / W * W;
   int64_t j = 0;
+  if (dv == d)
+    for (; j + W <= n; j += W) row_scores_block<W>(q, k + j * ss, ss, d, s + j);
   for (; j + 4 <= n; j += 4) {
     vf<W> a0{}, a1{}, a2{}, a3{};
     const float *k0 = k + j * ss, *k1 = k0 + ss, *k2 = k1 + ss, *k3 = k2 + ss;
@@ -55,16 +98,37 @@ FERRY_INLINE void row_scores(const float* q, const float* k, int64_t ss, int64_t
   }
 }
 
+/// o[0 .. G W) = alpha o + sum_j p[j] V[j][0 .. G W): G vectors of o held in registers
+/// across the keys, two keys a step into two accumulator sets (no FMA waits on the last).
+template <int W, int G>
+FERRY_INLINE void row_values_group(const float* p, const float* v, int64_t ss, int64_t n, float alpha, float* o) {
+  vf<W> a0[G], a1[G];
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g) a0[g] = load<W>(o + g * W) * alpha, a1[g] = vf<W>{};
+  int64_t j = 0;
+  for (; j + 2 <= n; j += 2) {
+    const vf<W> p0 = p[j] - vf<W>{}, p1 = p[j + 1] - vf<W>{};  // x - 0 is a broadcast of x
+    const float *v0 = v + j * ss, *v1 = v0 + ss;
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) a0[g] += p0 * load<W>(v0 + g * W), a1[g] += p1 * load<W>(v1 + g * W);
+  }
+  if (j < n) {
+    const vf<W> p0 = p[j] - vf<W>{};
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) a0[g] += p0 * load<W>(v + j * ss + g * W);
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < G; ++g) store<W>(o + g * W, a0[g] + a1[g]);
+}
+
 /// o = alpha o + sum_j p[j] V[j] (rows of stride ss, length d).
 template <int W>
 FERRY_INLINE void row_values(const float* p, const float* v, int64_t ss, int64_t n, int64_t d, float alpha, float* o) {
   const int64_t dv = d / W * W;
-  for (int64_t e = 0; e < dv; e += W) {
-    vf<W> acc = load<W>(o + e) * alpha;
-    for (int64_t j = 0; j < n; ++j) acc += p[j] * load<W>(v + j * ss + e);
-    store<W>(o + e, acc);
-  }
-  for (int64_t e = dv; e < d; ++e) {
+  int64_t e = 0;
+  for (; e + 4 * W <= dv; e += 4 * W) row_values_group<W, 4>(p, v + e, ss, n, alpha, o + e);
+  for (; e < dv; e += W) row_values_group<W, 1>(p, v + e, ss, n, alpha, o + e);
+  for (; e < d; ++e) {
     float acc = o[e] * alpha;
     for (int64_t j = 0; j < n; ++j) acc += p[j] * v[j * ss + e];
     o[e] = acc;
@@ -86,7 +150,12 @@ FERRY_INLINE void row_bias(const Problem& p, int64_t b, int64_t h, int64_t i, in
 }
 
 /// Rows [0, n) of stride ss and length d, packed at dst (the present_key / present_value rows).
+/// Contiguous rows (a packed cache) go as one copy of the block: glibc copies a block of
+/// kRowKeys rows with `rep movsb`, whose full-line writes skip reading the destination
+/// lines first (row by row, each 256-byte copy paid that read: the present outputs cost
+/// ~2x their size in memory traffic).
 FERRY_INLINE void present_rows(const float* src, int64_t ss, int64_t n, int64_t d, float* dst) {
+  if (ss == d) return (void)std::memcpy(dst, src, size_t(n * d) * sizeof(float));
   for (int64_t j = 0; j < n; ++j) std::memcpy(dst + j * d, src + j * ss, size_t(d) * sizeof(float));
 }
 
