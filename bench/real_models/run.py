@@ -185,15 +185,22 @@ def repaired(path, entry, tmp, timeout):
     return (out if r["rc"] == 0 else None), res
 
 
+def input_args(feeds, tmp):
+    """`--input NAME=FILE.npy` for every manifest input (saved under tmp/inputs by run_model): ferry
+    runs and times the values ORT gets (a model may branch on one, as silero-vad on its sample rate)."""
+    args = []
+    for name in feeds:
+        args += ["--input", f"{name}={Path(tmp) / 'inputs' / file_names([name])[0]}"]
+    return args
+
+
 def run_outputs(path, entry, feeds, ref, backend, threads, tmp, timeout):
     """ferry run on the manifest inputs; compared output by output with ORT's."""
     d = Path(tmp) / f"out_{backend}"
     args = ["run", path, "--backend", backend, "--output-dir", d]
     if backend == "cpu":
         args += ["--threads", threads]
-    for name in feeds:
-        args += ["--input", f"{name}={Path(tmp) / 'inputs' / file_names([name])[0]}"]
-    r = call(args, timeout)
+    r = call(args + input_args(feeds, tmp), timeout)
     res = {"rc": r["rc"], "secs": round(r["secs"], 3), "crash": r["crash"]}
     if r["crash"]:
         res["cmd"] = r["cmd"]
@@ -244,14 +251,14 @@ def ort_timing(path, feeds, threads, warmup, iters):
     return float(np.percentile(lat, 50))
 
 
-def timing(path, entry, feeds, threads, rounds, cpu_secs, timeout, ferry_path=None):
+def timing(path, entry, feeds, threads, rounds, cpu_secs, timeout, tmp, ferry_path=None):
     """Alternating rounds of ferry bench (on ferry_path, default path) and ORT (on path); iterations
     sized by how long one ferry run took."""
     iters, warmup = (30, 5) if cpu_secs < 0.5 else (10, 2) if cpu_secs < 3 else (5, 1)
     f_p50, o_p50 = [], []
     for _ in range(rounds):
         r = call(["bench", ferry_path or path, "--json", "--threads", threads, "--warmup", warmup, "--iters", iters]
-                 + shape_args(entry), timeout)
+                 + input_args(feeds, tmp), timeout)
         if r["rc"] != 0:
             return {"error": r["crash"] or first_error(r["err"]), "cmd": r["cmd"]}
         f_p50.append(json.loads(r["out"])["latency_ms"]["p50"])
@@ -269,10 +276,10 @@ def is_reference(kernel):
 STEP = re.compile(r"^\s*([\d.]+) ms\s+([\d.]+)%\s+(\S+) '([^']*)'\s+(\S+)\s+(.*)$")
 
 
-def profile(path, entry, threads, tmp, timeout, top=8):
+def profile(path, feeds, threads, tmp, timeout, top=8):
     trace = Path(tmp) / "trace.json"
-    r = call(["bench", path, "--threads", threads, "--warmup", 1, "--iters", 5, "--profile", trace]
-             + shape_args(entry), timeout)
+    r = call(["bench", path, "--threads", threads, "--warmup", 1, "--iters", 5, "--profile", trace, "--top", top]
+             + input_args(feeds, tmp), timeout)
     if r["rc"] != 0:
         return {"error": r["crash"] or first_error(r["err"])}
     steps = [dict(zip(("ms", "pct", "ops", "nodes", "kernel", "shapes"), m.groups()))
@@ -325,11 +332,11 @@ def run_model(entry, by_id, args):
         if row["cpu"].get("runs") and not row["cpu"]["matches"] and not args.quick:
             row["cpu"]["divergence"] = first_divergence(fpath, tmp, args.timeout)
         if row["cpu"].get("runs") and not args.quick:
-            row["timing"] = timing(path, entry, feeds, args.threads, args.rounds, row["cpu"]["secs"], args.timeout,
+            row["timing"] = timing(path, entry, feeds, args.threads, args.rounds, row["cpu"]["secs"], args.timeout, tmp,
                                    ferry_path=fpath)
             ratio = row["timing"].get("ratio_ort_over_ferry")
             if ratio is not None and (ratio < 1 or args.profile_all):
-                row["profile"] = profile(fpath, entry, args.threads, tmp, args.timeout)
+                row["profile"] = profile(fpath, feeds, args.threads, tmp, args.timeout)
     row["status"] = status(row)
     return row
 

@@ -64,6 +64,37 @@ def test_bench_batch_needs_a_symbolic_batch_dim(ferry, tmp_path):
     assert "static batch dim 1" in p.stderr
 
 
+def reshape_model(path):
+    """y = Reshape(x [1, 4], s): whether it runs depends on the value of input s (as a model
+    that branches on an input's value, like silero-vad on its sample rate, needs that value)."""
+    from test_cli import helper, save, TensorProto
+
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "s"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b"])])
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_bench_times_the_given_input_values(ferry, tmp_path):
+    model = reshape_model(tmp_path / "r.onnx")
+    np.save(tmp_path / "good.npy", np.array([2, 2], np.int64))
+    np.save(tmp_path / "bad_value.npy", np.array([3, 3], np.int64))
+    p = ferry("bench", model, "--input", f"s={tmp_path / 'good.npy'}", "--iters", "2", "--warmup", "0", "--json",
+              check_rc=0)
+    assert json.loads(p.stdout)["iters"] == 2
+    # The value is the file's: [3, 3] cannot hold 4 elements.
+    p = ferry("bench", model, "--input", f"s={tmp_path / 'bad_value.npy'}", "--iters", "2", check_rc=2)
+    assert "Reshape" in p.stderr and "[3,3]" in p.stderr.replace(" ", ""), p.stderr
+    np.save(tmp_path / "bad_dtype.npy", np.zeros([2], np.float32))
+    p = ferry("bench", model, "--input", f"s={tmp_path / 'bad_dtype.npy'}", check_rc=2)
+    assert "bad_dtype.npy" in p.stderr
+    p = ferry("bench", model, "--input", f"nope={tmp_path / 'good.npy'}", check_rc=2)
+    assert "no input named 'nope'" in p.stderr
+    assert "NAME=FILE.npy" in ferry("bench", model, "--input", "s", check_rc=1).stderr
+
+
 def test_bench_rejects_bad_options(ferry, tmp_path):
     model = conv_model(tmp_path / "conv.onnx")
     assert "--backend" in ferry("bench", model, "--backend", "gpu", check_rc=1).stderr

@@ -1,6 +1,7 @@
-// ferry bench MODEL [--threads N] [--batch B] [--shape NAME=DIMS]... [--warmup W]
+// ferry bench MODEL [--threads N] [--batch B] [--shape NAME=DIMS]... [--input NAME=FILE]... [--warmup W]
 //                   [--iters N] [--json] [--profile trace.json] [--backend cpu|reference]
-// Times the compiled session on seeded random inputs: latency p50/p90/p99,
+// Times the compiled session on the --input NAME=FILE.npy arrays and seeded random
+// inputs for the rest: latency p50/p90/p99,
 // throughput and peak RSS; --profile writes a Chrome trace (one event per step:
 // node names, ops, kernel, shapes) of the median iteration and prints the top
 // steps by mean time.
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "cli_common.h"
+#include "input_files.h"
 #include "runtime/random_inputs.h"
 #include "session_util.h"
 
@@ -30,6 +32,7 @@ struct BenchOptions {
   int threads = 0;
   int64_t batch = 0;
   std::vector<std::string> shapes;
+  std::vector<std::string> inputs;
   int warmup = 5;
   int iters = 30;
   bool json = false;
@@ -82,6 +85,7 @@ int run_bench(const BenchOptions& o) {
     if (!dims.ok()) return usage_error(kBenchCmd, "--shape " + text.substr(0, eq) + ": " + dims.status().message());
     ropts.shapes[text.substr(0, eq)] = *dims;
   }
+  if (int rc = check_input_syntax(kBenchCmd, o.inputs); rc >= 0) return rc;
   if (o.iters < 1 || o.warmup < 0) return usage_error(kBenchCmd, "--iters must be >= 1 and --warmup >= 0");
   if (o.backend != "cpu" && o.backend != "reference")
     return usage_error(kBenchCmd, "--backend must be cpu or reference, got '" + o.backend + "'");
@@ -96,12 +100,14 @@ int run_bench(const BenchOptions& o) {
   Session& s = compiled->session;
   const Graph& g = s.graph();
   const int threads = o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency());
+  std::map<std::string, Tensor> given;
+  if (int rc = read_input_files(kBenchCmd, o.inputs, g, &given); rc >= 0) return rc;
   if (o.batch > 0) {
     // --batch B: dim 0 of every input is B (it must be symbolic or already B).
-    auto dims = resolve_input_dims(g, {}, ropts);
+    auto dims = resolve_input_dims(g, given, ropts);
     if (!dims.ok()) return model_error(o.model, dims.status());
     for (const Value* v : g.inputs()) {
-      if (ropts.shapes.count(v->name())) continue;
+      if (ropts.shapes.count(v->name()) || given.count(v->name())) continue;
       std::vector<int64_t> d = dims->at(v->name());
       if (d.empty()) continue;
       if (v->shape().rank_known() && v->shape()[0].is_static() && v->shape()[0].value() != o.batch)
@@ -112,7 +118,7 @@ int run_bench(const BenchOptions& o) {
       ropts.shapes[v->name()] = d;
     }
   }
-  auto named = make_inputs(g, {}, ropts);
+  auto named = make_inputs(g, given, ropts);
   if (!named.ok()) return model_error(o.model, named.status());
   std::vector<Tensor> inputs;
   std::vector<std::vector<int64_t>> in_dims;
@@ -253,7 +259,7 @@ Action add_bench_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("bench", "Time a model on the fast CPU backend (latency, throughput, memory)");
   sub->footer(
       "Loads and optimizes the model, compiles it for the CPU (oneDNN + own kernels), runs --warmup untimed and\n"
-      "--iters timed runs on seeded random inputs and prints latency percentiles, throughput (batch / mean\n"
+      "--iters timed runs on the --input files and seeded random inputs for the rest, and prints latency percentiles, throughput (batch / mean\n"
       "latency) and peak resident memory. --json prints one object: {\"latency_ms\": {\"p50\", \"p90\", \"p99\", ...},\n"
       "\"throughput_per_s\", \"peak_rss_mb\", ...}. --profile FILE writes a Chrome trace (chrome://tracing,\n"
       "Perfetto) with one event per step (fused nodes share one) and prints the top steps by time.");
@@ -264,6 +270,10 @@ Action add_bench_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--shape", o->shapes, "NAME=1x3x224x224: the full shape of input NAME (repeatable)")
       ->type_name("NAME=DIMS")
+      ->allow_extra_args(false);
+  sub->add_option("--input", o->inputs,
+                  "NAME=FILE.npy: use this array for input NAME (repeatable; e.g. the value a model branches on)")
+      ->type_name("NAME=FILE")
       ->allow_extra_args(false);
   sub->add_option("--warmup", o->warmup, "untimed runs first (default 5)")->type_name("W");
   sub->add_option("--iters", o->iters, "timed runs (default 30)")->type_name("N");

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli_common.h"
+#include "input_files.h"
 #include "validate/npy.h"
 #include "frontends/frontend.h"
 #include "ops/shape_inference.h"
@@ -114,39 +115,7 @@ int parse_command_line(const RunOptions& o, std::map<std::string, std::vector<in
     if (!dims.ok()) return usage_error(kRunCmd, "--shape " + name + ": " + dims.status().message());
     if (!shapes->emplace(name, *dims).second) return usage_error(kRunCmd, "--shape given twice for '" + name + "'");
   }
-  for (const std::string& text : o.inputs) {
-    size_t eq = text.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-      return usage_error(kRunCmd, "--input '" + text + "' is not of the form NAME=FILE.npy");
-  }
-  return -1;
-}
-
-/// Reads every --input file and checks it against the model; errors name the file.
-/// Returns an exit code, or -1 to go on.
-int read_given_inputs(const RunOptions& o, const Graph& g, std::map<std::string, Tensor>* given,
-                      std::map<std::string, std::string>* files) {
-  std::vector<std::string> names;
-  for (const Value* v : g.inputs()) names.push_back(v->name());
-  for (const std::string& text : o.inputs) {
-    auto kv = split_assignment(text, names);  // a name containing '=' still matches its input
-    if (!kv.ok()) return usage_error(kRunCmd, "--input " + kv.status().message());
-    const auto& [name, file] = *kv;
-    if (given->count(name)) return usage_error(kRunCmd, "--input given twice for '" + name + "'");
-    const Value* in = g.find_value(name);
-    if (!in || !in->is_graph_input()) {
-      std::string list;
-      for (const std::string& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
-      return model_error(file, invalid_argument("the model has no input named '" + name + "' (inputs: " +
-                                                (list.empty() ? "none" : list) + ")"));
-    }
-    auto t = read_npy(file);
-    if (!t.ok()) return model_error(file, t.status().with_context("input '" + name + "'"));
-    if (Status st = check_input(*in, *t); !st.ok()) return model_error(file, st);
-    (*files)[name] = file;
-    given->emplace(name, std::move(t).value());
-  }
-  return -1;
+  return check_input_syntax(kRunCmd, o.inputs);
 }
 
 /// Writes `t` to DIR/<safe name>.npy, never outside DIR; `used` (lower-cased file names) avoids collisions.
@@ -186,7 +155,7 @@ int run_model(const RunOptions& o) {
 
   std::map<std::string, Tensor> given;
   std::map<std::string, std::string> given_files;
-  if (int rc = read_given_inputs(o, g, &given, &given_files); rc >= 0) return rc;
+  if (int rc = read_input_files(kRunCmd, o.inputs, g, &given, &given_files); rc >= 0) return rc;
   std::vector<RandomInputInfo> infos;
   auto inputs = make_inputs(g, given, ropts, &infos);
   if (!inputs.ok()) return model_error(o.model, inputs.status());
