@@ -39,6 +39,11 @@ struct PlanInfo {
 struct RunObserver {
   /// Duration of every step, microseconds, in PlanInfo::steps order.
   std::vector<double>* step_us = nullptr;
+  /// With step_us: the StepInfo of every timed step, in run order. A plan in segments
+  /// (PlanInfo::runtime_planned_from) lists only its first segment in PlanInfo::steps; this
+  /// also has the later segments, the data-dependent nodes (a reference kernel) and the
+  /// steps of If / Loop / Scan bodies (each body run's steps in place of the node's).
+  std::vector<StepInfo>* steps = nullptr;
   /// Called with every graph value the run computes (plain layout), right after the
   /// step that writes it: per-layer validation. Slow path: it allocates.
   std::function<void(const Value*, const Tensor&)> on_value;

@@ -95,6 +95,43 @@ def test_bench_times_the_given_input_values(ferry, tmp_path):
     assert "NAME=FILE.npy" in ferry("bench", model, "--input", "s", check_rc=1).stderr
 
 
+def loop_then_nonzero_model(path):
+    """y = NonZero(Loop 3 times: v = v + 1): a Loop body and a data-dependent node after it."""
+    from test_cli import helper, numpy_helper, save, TensorProto
+
+    one = numpy_helper.from_array(np.ones([1, 8], np.float32), "one")
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1, 8])], [one])
+    trip = numpy_helper.from_array(np.array(3, np.int64), "trip")
+    cond = numpy_helper.from_array(np.array(True), "cond")
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trip", "cond", "x"], ["v"], body=body, name="the_loop"),
+         helper.make_node("NonZero", ["v"], ["y"], name="the_nonzero")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [2, "n"])], [trip, cond])
+    return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_bench_profile_lists_the_steps_planned_at_run_time(ferry, tmp_path):
+    # The plan covers the graph up to the Loop (its outputs' shapes come from the run); the
+    # profile must still show the Loop body's steps (once per run, summed over the 3 trips) and
+    # the NonZero after it, not only the planned prefix.
+    model = loop_then_nonzero_model(tmp_path / "loop.onnx")
+    p = ferry("bench", model, "--iters", "3", "--warmup", "1", "--profile", tmp_path / "t.json", check_rc=0)
+    top = p.stdout.split("top steps", 1)[1]
+    add = [ln for ln in top.splitlines() if " Add " in ln]
+    assert add and "[x3]" in add[0], top
+    assert any("NonZero 'the_nonzero'" in ln and "ref_NonZero" in ln and "[reference kernel]" in ln
+               for ln in top.splitlines()), top
+    trace = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    assert [e["cat"] for e in trace].count("Add") == 3 and trace[-1]["cat"] == "NonZero", trace
+
+
 def test_bench_rejects_bad_options(ferry, tmp_path):
     model = conv_model(tmp_path / "conv.onnx")
     assert "--backend" in ferry("bench", model, "--backend", "gpu", check_rc=1).stderr

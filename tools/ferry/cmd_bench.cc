@@ -75,6 +75,57 @@ std::string reference_summary(const PlanInfo& p) {
          " steps run a reference kernel: " + list;
 }
 
+/// One profiled run: each step's time and what it was, in run order (RunObserver).
+struct TimedRun {
+  std::vector<double> us;
+  std::vector<StepInfo> steps;
+};
+
+/// A row of the top-steps table: a step (node, op, kernel, shapes), its median time per run
+/// summed over its calls in a run (a Loop body's steps run once per iteration), and the calls.
+struct StepTotal {
+  StepInfo info;
+  double med_us = 0;
+  size_t calls = 0;
+};
+
+std::vector<StepTotal> step_totals(const std::vector<TimedRun>& runs) {
+  std::map<std::string, size_t> index;
+  std::vector<StepTotal> rows;
+  std::vector<std::vector<double>> per_run;
+  for (size_t r = 0; r < runs.size(); ++r)
+    for (size_t k = 0; k < runs[r].us.size() && k < runs[r].steps.size(); ++k) {
+      const StepInfo& si = runs[r].steps[k];
+      auto [it, fresh] = index.emplace(si.op + '\n' + si.nodes + '\n' + si.kernel + '\n' + si.shapes, rows.size());
+      if (fresh) rows.push_back({si}), per_run.emplace_back(runs.size(), 0.0);
+      per_run[it->second][r] += runs[r].us[k];
+      if (r == 0) ++rows[it->second].calls;
+    }
+  for (size_t i = 0; i < rows.size(); ++i) rows[i].med_us = percentile(per_run[i], 50);
+  std::stable_sort(rows.begin(), rows.end(), [](const StepTotal& a, const StepTotal& b) { return a.med_us > b.med_us; });
+  return rows;
+}
+
+/// The Chrome trace of one run: an event per step, back to back.
+Json trace_of(const TimedRun& run) {
+  Json events = Json::array();
+  double ts = 0;
+  for (size_t k = 0; k < run.us.size() && k < run.steps.size(); ++k) {
+    const StepInfo& si = run.steps[k];
+    events.push_back({{"name", si.op + " " + si.nodes},
+                      {"cat", si.op},
+                      {"ph", "X"},
+                      {"ts", ts},
+                      {"dur", run.us[k]},
+                      {"pid", 0},
+                      {"tid", 0},
+                      {"args", {{"nodes", si.nodes}, {"kernel", si.kernel}, {"shapes", si.shapes},
+                                {"reference", si.reference}, {"serial", si.serial}}}});
+    ts += run.us[k];
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
 int run_bench(const BenchOptions& o) {
   RandomInputOptions ropts;
   ropts.seed = o.seed;
@@ -137,17 +188,17 @@ int run_bench(const BenchOptions& o) {
   for (int i = 0; i < o.warmup; ++i)
     if (Status st = s.run(inputs, &outputs); !st.ok()) return model_error(o.model, st);
   std::vector<double> lat_ms;
-  std::vector<std::vector<double>> step_us;
+  std::vector<TimedRun> runs;
   const bool profile = !o.profile.empty();
   for (int i = 0; i < o.iters; ++i) {
-    std::vector<double> us;
+    TimedRun run;
     RunObserver observer;
-    observer.step_us = &us;
+    observer.step_us = &run.us, observer.steps = &run.steps;
     auto t0 = std::chrono::steady_clock::now();
     Status st = s.run(inputs, &outputs, profile ? &observer : nullptr);
     lat_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!st.ok()) return model_error(o.model, st);
-    if (profile) step_us.push_back(std::move(us));
+    if (profile) runs.push_back(std::move(run));
     if (tty) {
       int w = 30, done = (i + 1) * w / o.iters;
       std::fprintf(stderr, "\r  [%s%s] %d/%d", std::string(size_t(done), '#').c_str(),
@@ -161,39 +212,15 @@ int run_bench(const BenchOptions& o) {
 
   // Profile: the median per step (robust to the spikes of a loaded machine, unlike the mean);
   // the trace shows the median iteration.
-  std::vector<double> step_med;
+  std::vector<StepTotal> totals;
   if (profile) {
-    step_med.assign(plan->steps.size(), 0.0);
-    std::vector<double> col;
-    for (size_t k = 0; k < step_med.size(); ++k) {
-      col.clear();
-      for (const auto& us : step_us)
-        if (k < us.size()) col.push_back(us[k]);
-      if (!col.empty()) step_med[k] = percentile(col, 50);
-    }
+    totals = step_totals(runs);
     std::vector<size_t> order(lat_ms.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lat_ms[a] < lat_ms[b]; });
-    const auto& med = step_us[order[order.size() / 2]];
-    Json events = Json::array();
-    double ts = 0;
-    for (size_t k = 0; k < med.size() && k < plan->steps.size(); ++k) {
-      const StepInfo& si = plan->steps[k];
-      events.push_back({{"name", si.op + " " + si.nodes},
-                        {"cat", si.op},
-                        {"ph", "X"},
-                        {"ts", ts},
-                        {"dur", med[k]},
-                        {"pid", 0},
-                        {"tid", 0},
-                        {"args", {{"nodes", si.nodes}, {"kernel", si.kernel}, {"shapes", si.shapes},
-                                  {"reference", si.reference}, {"serial", si.serial}}}});
-      ts += med[k];
-    }
-    Json trace = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
     std::ofstream f(o.profile);
     if (!f) return model_error(o.profile, io_error("cannot write the profile"));
-    f << dump_json(trace) << "\n";
+    f << dump_json(trace_of(runs[order[order.size() / 2]])) << "\n";
     if (!f) return model_error(o.profile, io_error("cannot write the profile"));
   }
 
@@ -233,20 +260,19 @@ int run_bench(const BenchOptions& o) {
                   plan->runtime_planned_from.c_str());
   }
   if (profile) {
-    std::vector<size_t> idx(step_med.size());
-    std::iota(idx.begin(), idx.end(), size_t(0));
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return step_med[a] > step_med[b]; });
-    const double total = std::accumulate(step_med.begin(), step_med.end(), 0.0);
+    double total = 0;
+    for (const StepTotal& t : totals) total += t.med_us;
     std::ostream& out = o.json ? std::cerr : std::cout;
-    out << "top steps (median per step over " << step_us.size() << " iterations, sum " << total / 1000.0
+    out << "top steps (median per step over " << runs.size() << " iterations, sum " << total / 1000.0
         << " ms; trace: " << o.profile << ")\n";
-    for (size_t r = 0; r < std::min<size_t>(size_t(std::max(o.top, 0)), idx.size()); ++r) {
-      const StepInfo& si = plan->steps[idx[r]];
+    for (size_t r = 0; r < std::min<size_t>(size_t(std::max(o.top, 0)), totals.size()); ++r) {
+      const StepInfo& si = totals[r].info;
       char line[64];
-      std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  ", step_med[idx[r]] / 1000.0,
-                    total > 0 ? 100.0 * step_med[idx[r]] / total : 0.0);
+      std::snprintf(line, sizeof line, "  %8.3f ms %5.1f%%  ", totals[r].med_us / 1000.0,
+                    total > 0 ? 100.0 * totals[r].med_us / total : 0.0);
       out << line << si.op << " '" << si.nodes << "'  " << si.kernel << (si.reference ? " [reference kernel]" : "")
-          << (si.serial ? " [1 thread]" : "") << "  " << si.shapes << "\n";
+          << (si.serial ? " [1 thread]" : "") << (totals[r].calls > 1 ? " [x" + std::to_string(totals[r].calls) + "]" : "")
+          << "  " << si.shapes << "\n";
     }
   }
   return kExitOk;

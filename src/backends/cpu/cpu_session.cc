@@ -176,6 +176,7 @@ Status CpuSession::run_segment(Signature& sig, const std::vector<Tensor>& inputs
       auto t0 = std::chrono::steady_clock::now();
       st = ctx->bound[i]->run();
       step_us->push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      if (observer->steps) observer->steps->push_back(sig.steps[i].info);
     } else {
       st = ctx->bound[i]->run();
     }
@@ -225,6 +226,7 @@ Status CpuSession::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* o
   }
   omp_set_num_threads(threads_);
   if (observer && observer->step_us) observer->step_us->clear();
+  if (observer && observer->steps) observer->steps->clear();
   FERRY_ASSIGN_OR_RETURN(std::shared_ptr<Signature> sig, signature_for(0, graph_inputs_, dims));
   if (!sig->dynamic) return run_segment(*sig, inputs, outputs, nullptr, observer);  // the common case
 
@@ -247,7 +249,7 @@ Status CpuSession::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* o
       if (!ins[i]) return internal_error("node " + n.describe() + ": input '" + v->name() + "' was not carried");
     }
     std::vector<Tensor> outs;
-    FERRY_TRY(run_dynamic(n, ins, &outs));
+    FERRY_TRY(run_dynamic(n, ins, &outs, observer));
     if (observer && observer->on_value)
       for (size_t i = 0; i < outs.size(); ++i) observer->on_value(n.output(i), outs[i]);
     values = sig->carried;
@@ -274,9 +276,33 @@ Result<std::shared_ptr<CpuSession>> CpuSession::nested_session(const Graph& g) {
   return shared;
 }
 
-Status CpuSession::run_dynamic(const Node& n, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs) {
-  if (!has_subgraphs(n) || options_.reference_kernels) return run_node(n, inputs, outputs);
-  SubgraphRunner run = [this](const Graph& g, const std::vector<const Tensor*>& bound) -> Result<std::vector<Tensor>> {
+namespace {
+/// The profile's record of a data-dependent node the session ran outside its plan.
+StepInfo cpu_dynamic_step_info(const Node& n, const std::vector<const Tensor*>& inputs,
+                               const std::vector<Tensor>& outputs) {
+  std::string shapes;
+  for (const Tensor* t : inputs)
+    if (t) shapes += (shapes.empty() ? "" : ", ") + dims_text(t->dtype(), t->dims());
+  shapes += " ->";
+  for (const Tensor& t : outputs) shapes += " " + dims_text(t.dtype(), t.dims());
+  return {n.name(), op_name(n.op()), std::string("ref_") + op_name(n.op()), shapes, true};
+}
+}  // namespace
+
+Status CpuSession::run_dynamic(const Node& n, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs,
+                               const RunObserver* observer) {
+  const bool timed = observer && observer->step_us && observer->steps;
+  if (!has_subgraphs(n) || options_.reference_kernels) {
+    auto t0 = std::chrono::steady_clock::now();
+    FERRY_TRY(run_node(n, inputs, outputs));
+    if (timed) {
+      observer->step_us->push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      observer->steps->push_back(cpu_dynamic_step_info(n, inputs, *outputs));
+    }
+    return Status::Ok();
+  }
+  SubgraphRunner run = [this, timed, observer](const Graph& g,
+                                                const std::vector<const Tensor*>& bound) -> Result<std::vector<Tensor>> {
     FERRY_ASSIGN_OR_RETURN(std::shared_ptr<CpuSession> s, nested_session(g));
     std::vector<Tensor> ins;
     for (const Tensor* t : bound) {
@@ -284,7 +310,16 @@ Status CpuSession::run_dynamic(const Node& n, const std::vector<const Tensor*>& 
       ins.push_back(*t);
     }
     std::vector<Tensor> outs;
-    FERRY_TRY(s->run(ins, &outs));
+    // A body's steps go into the profile in place of the node's (run() clears what it is given).
+    std::vector<double> us;
+    std::vector<StepInfo> steps;
+    RunObserver nested;
+    nested.step_us = &us, nested.steps = &steps;
+    FERRY_TRY(s->run(ins, &outs, timed ? &nested : nullptr));
+    if (timed) {
+      observer->step_us->insert(observer->step_us->end(), us.begin(), us.end());
+      observer->steps->insert(observer->steps->end(), steps.begin(), steps.end());
+    }
     return outs;
   };
   Status st = run_control_flow(n, inputs, outputs, run);

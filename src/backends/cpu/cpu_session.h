@@ -77,7 +77,8 @@ class CpuSession {
                                    const std::vector<const std::vector<int64_t>*>& dims);
   /// Runs the data-dependent node `n` that ends a segment: its reference kernel, or for
   /// If / Loop / Scan its subgraphs on nested sessions (nested_session).
-  Status run_dynamic(const Node& n, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs);
+  Status run_dynamic(const Node& n, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs,
+                     const RunObserver* observer);
   /// The session of subgraph `g` (its captures as inputs after its own), compiled on first use.
   Result<std::shared_ptr<CpuSession>> nested_session(const Graph& g);
   /// Runs one segment's steps on `inputs` (its Signature::inputs); fills `outputs` (last
