@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "frontends/onnx/import_ferry_domain.h"
+#include "frontends/onnx/early_opsets.h"
 #include "frontends/onnx/import_table.h"
 #include "frontends/onnx/onnx_importer.h"
 #include "ir/verifier.h"
@@ -501,6 +502,11 @@ void GraphImporter::import_node(int i) {
   } else if (n.opset() < row->since) {
     status = invalid_model("op " + p.op_type() + " does not exist before opset " + std::to_string(row->since) +
                            " (the model imports opset " + std::to_string(n.opset()) + ")");
+  } else if (int64_t v = redefined_before_opset7(p.op_type(), n.opset())) {
+    status = n.unsupported("ONNX redefined " + p.op_type() + " at opset " + std::to_string(v) + " (the model imports opset " +
+                               std::to_string(n.opset()) + "; ferry reads ops as defined from opset " +
+                               std::to_string(kImportFromOpset) + " on)",
+                           "convert the model: onnx.version_converter.convert_version(model, 17)");
   } else {
     status = import_by_row(*row, n);
   }

@@ -16,8 +16,10 @@
 
 namespace ferry::onnx_import {
 
-/// Oldest / newest default-domain opset and IR version accepted.
-inline constexpr int64_t kMinOpset = 7;
+/// Oldest / newest default-domain opset and IR version accepted. Below opset 7 a node
+/// imports only if its op was not redefined between the model's opset and 7
+/// (early_opsets.h).
+inline constexpr int64_t kMinOpset = 1;
 inline constexpr int64_t kMaxOpset = 28;
 inline constexpr int64_t kMinIrVersion = 3;
 inline constexpr int64_t kMaxIrVersion = 14;

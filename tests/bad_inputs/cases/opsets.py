@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from onnx import TensorProto, helper
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
 
 from .builders import conv_model, f32, make_model
 from .registry import both, case, expect
 
 
 @case
-def opset6_conv(ctx):
-    """A Conv in a model importing only ai.onnx opset 6 (ferry reads opsets 7 and up)."""
-    m = conv_model("conv_old")
-    m.opset_import[0].version = 6
-    return {"model": ctx.save(m), **both(fragments=["opset"], mentions=["6"])}
+def opset5_relu_add(ctx):
+    """Conv -> Relu -> Add in a model importing ai.onnx opset 5: Conv is the same op at opset 7,
+    Relu (redefined at 6) and Add (at 6 and 7) are not, so both are named, with the opset."""
+    w = numpy_helper.from_array(np.ones([4, 3, 3, 3], np.float32), "conv_weight")
+    nodes = [helper.make_node("Conv", ["pixels", "conv_weight"], ["c"], name="conv_old"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu_old"),
+             helper.make_node("Add", ["r", "r"], ["y"], name="add_old")]
+    m = make_model(nodes, [f32("pixels", [1, 3, 8, 8])], [f32("y", None)], [w], opset=5)
+    e = expect(exit=[2], fragments=["redefined"], mentions=["Relu", "Add", "opset 6"])
+    return {"model": ctx.save(m), "run": e, "inspect": dict(e, exit=[0, 2])}
 
 
 @case

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "frontends/onnx/early_opsets.h"
 #include "onnx_test_util.h"
 
 namespace ferry {
@@ -387,13 +388,13 @@ TEST(OnnxImporter, OpNewerThanModelOpset) {
 }
 
 TEST(OnnxImporter, OpsetAndIrVersionLimits) {
-  onnx::ModelProto old = make_model(6);
-  add_input(old, "x", TP::FLOAT, {int64_t(2)});
-  add_output(old, "x");
-  auto g = import_model(old);
+  onnx::ModelProto future = make_model(onnx_import::kMaxOpset + 1);
+  add_input(future, "x", TP::FLOAT, {int64_t(2)});
+  add_output(future, "x");
+  auto g = import_model(future);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), StatusCode::kUnsupported);
-  EXPECT_CONTAINS(g.status().message(), "opset 6 of the default domain is not supported");
+  EXPECT_CONTAINS(g.status().message(), "opset " + std::to_string(onnx_import::kMaxOpset + 1) + " of the default domain is not supported");
 
   onnx::ModelProto ir10 = make_model(21, 10);  // what current exporters write
   add_input(ir10, "x", TP::FLOAT, {int64_t(2)});
@@ -409,6 +410,33 @@ TEST(OnnxImporter, OpsetAndIrVersionLimits) {
   auto g2 = import_model(ir2);
   ASSERT_FALSE(g2.ok());
   EXPECT_CONTAINS(g2.status().message(), "ir_version 2 is not supported");
+}
+
+TEST(OnnxImporter, OpsetsBelow7ImportTheOpsDefinedAsAt7) {
+  // Not and Transpose are the same ops from opset 1 to 7 (and on): an opset-1 model imports.
+  onnx::ModelProto one = make_model(1, 3);
+  add_input(one, "x", TP::BOOL, {int64_t(2), int64_t(3)});
+  add_node(one, "Not", {"x"}, {"n"}, "not");
+  add_node(one, "Transpose", {"n"}, {"y"}, "t");
+  add_output(one, "y");
+  auto g = import_model(one);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  // Relu changed at 6, Add at 6 and 7, Reshape at 5: each is named with the opset it changed at.
+  onnx::ModelProto five = make_model(5, 3);
+  add_input(five, "x", TP::FLOAT, {int64_t(2)});
+  add_node(five, "Relu", {"x"}, {"r"}, "relu");
+  add_node(five, "Add", {"r", "r"}, {"y"}, "add");
+  add_output(five, "y");
+  auto bad = import_model(five);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kUnsupported);
+  EXPECT_CONTAINS(bad.status().message(), "redefined Relu at opset 6");
+  EXPECT_CONTAINS(bad.status().message(), "redefined Add at opset 6");
+  EXPECT_EQ(onnx_import::redefined_before_opset7("Add", 6), 7);
+  EXPECT_EQ(onnx_import::redefined_before_opset7("Reshape", 4), 5);
+  EXPECT_EQ(onnx_import::redefined_before_opset7("Reshape", 5), 0);
+  EXPECT_EQ(onnx_import::redefined_before_opset7("Conv", 1), 0);
+  EXPECT_EQ(onnx_import::redefined_before_opset7("Relu", 6), 0);
 }
 
 TEST(OnnxImporter, TruncatedAndRandomBytes) {
