@@ -125,10 +125,15 @@ def markdown(res: dict, top: int) -> str:
 
 
 def machine() -> str:
+    """The CPU's model name and the ISA extensions ferry dispatches on (from /proc/cpuinfo)."""
     try:
-        return next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
-    except (OSError, StopIteration):
+        text = open("/proc/cpuinfo").read()
+    except OSError:
         return platform.processor()
+    name = next((ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("model name")), "?")
+    flags = set(next((ln.split(":", 1)[1].split() for ln in text.splitlines() if ln.startswith("flags")), []))
+    isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile") if f in flags]
+    return f"{name} ({', '.join(isa) or 'no AVX2'})"
 
 
 def main() -> int:
