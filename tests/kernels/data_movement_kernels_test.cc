@@ -184,8 +184,38 @@ TEST(DataMovementKernels, ClipLog) {
   };
   Tensor pos = rand_of(DType::f32, {1, 172, 309}, s++);
   for (int64_t i = 0; i < pos.numel(); ++i) pos.data<float>()[i] = 1e-6f + std::fabs(pos.data<float>()[i]) * 3.f;
-  cases.push_back({"log", {pos}, {}, {}, Op::Log, {}, 1, "log_f32__generic"});
+  // The AVX2 / AVX-512 rows where the host has them (simd::log), else the generic one.
+  const char* log_kernel = host_isa() >= Isa::avx2 ? "log_f32__avx" : "log_f32__generic";
+  cases.push_back({"log", {pos}, {}, {}, Op::Log, {}, 1, log_kernel});
+  Tensor wide = Tensor::empty(DType::f32, {4099});  // 2^-149 .. 2^127 by ratio ~1.06, a ragged tail
+  for (int64_t i = 0; i < wide.numel(); ++i) wide.data<float>()[i] = std::ldexp(1.f + float(i % 7) / 7.f, int(i % 277) - 149);
+  cases.push_back({"log over the whole exponent range", {wide}, {}, {}, Op::Log, {}, 1, log_kernel});
   for (const NodeCase& c : cases) check_node(c);
+}
+
+TEST(DataMovementKernels, LogSpecialValues) {
+  // ln 0 = -inf, ln inf = inf, ln(x < 0) and ln NaN = NaN, ln 1 = 0 exactly, ln of subnormals.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const std::vector<float> v = {0.f, -0.f, inf, -inf, -1.f, nan, 1.f, 1e-45f, 1e-40f, 1.17549435e-38f, 3.4e38f,
+                                0.70710677f, 0.70710683f, 2.f, 0.5f, 1.0000001f, 0.99999994f};
+  Tensor x = Tensor::from_vector<float>(v, {int64_t(v.size())});
+  auto build = [&](Graph& g) {
+    Node* n = g.add_node(Op::Log, {g.add_input("x0", DType::f32, x.shape())}, 1, {}, "node");
+    g.set_outputs(n->outputs());
+  };
+  SessionRun r;
+  ASSERT_TRUE(run_session(build, {{"x0", x}}, false, &r));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double got = r.got[0].get_double(int64_t(i)), want = std::log(double(v[i]));
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << "ln " << v[i] << " = " << got;
+    } else if (std::isinf(want)) {
+      EXPECT_EQ(got, want) << "ln " << v[i];
+    } else {
+      EXPECT_NEAR(got, want, 2e-7 * std::max(1.0, std::fabs(want))) << "ln " << v[i];
+    }
+  }
+  EXPECT_EQ(r.got[0].get_double(6), 0.0);
 }
 
 TEST(DataMovementKernels, ReduceExtremesAndResizeLinear) {

@@ -1,7 +1,8 @@
 // backends/cpu/native/clip_log.cc — Clip (bounds: omitted, or one f32 each, computed or
 // constant; NaN stays NaN) and Log of f32 on plain layouts (on a blocked layout oneDNN's
-// eltwise takes Clip), split across OpenMP threads. Log rounds std::log(float), within
-// an ulp of the reference's log in double.
+// eltwise takes Clip), split across OpenMP threads. This Log is the row for hosts without
+// AVX2 (elementwise.cc has the AVX2 / AVX-512 rows, simd::log); it rounds std::log(float),
+// within an ulp of the reference's log in double.
 #include <cmath>
 
 #include "backends/cpu/cpu_kernels.h"

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #define FERRY_INLINE inline __attribute__((always_inline))
 #define FERRY_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma,avx2")))
@@ -53,6 +54,36 @@ FERRY_INLINE float erf(float x) {
   p = p * t + 0.254829592f;
   float y = 1.0f - p * t * exp(-a * a);
   return std::copysign(y, x);
+}
+
+/// ln x, Cephes logf: x = m 2^e with m in [sqrt(1/2), sqrt 2), ln(m) by a degree-9
+/// polynomial in m - 1; rel. error ~1e-7. Subnormal x is scaled by 2^25 first; ln 0 = -inf,
+/// ln(+inf) = +inf, x < 0 or NaN gives NaN (as std::log). Branch-free: the loop vectorizes.
+FERRY_INLINE float log(float x) {
+  const bool sub = x < 1.17549435e-38f;
+  const float xs = sub ? x * 33554432.f : x;  // 2^25
+  const int32_t bits = std::bit_cast<int32_t>(xs);
+  float e = float(((bits >> 23) & 0xff) - 126) - (sub ? 25.f : 0.f);
+  float m = std::bit_cast<float>((bits & 0x007fffff) | 0x3f000000);  // [0.5, 1)
+  const bool low = m < 0.707106781186547524f;
+  e = low ? e - 1.f : e;
+  m = low ? m + m - 1.f : m - 1.f;
+  const float z = m * m;
+  float y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z;
+  y += -2.12194440e-4f * e;
+  y += -0.5f * z;
+  const float r = m + y + 0.693359375f * e;
+  const float inf = std::numeric_limits<float>::infinity();
+  return x > 0.f && x < inf ? r : (x == 0.f ? -inf : (x == inf ? inf : std::numeric_limits<float>::quiet_NaN()));
 }
 
 }  // namespace ferry::simd
