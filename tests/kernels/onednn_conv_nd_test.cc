@@ -94,6 +94,29 @@ TEST(OnednnConvNd, Conv1dSweep) {
   check_windows(Op::Conv, cases, "onednn_conv1d_");
 }
 
+TEST(OnednnConvNd, Conv1dDepthwiseRunsAsTheTwoDimensionalKernel) {
+  // oneDNN 2.6 gives a 1-D depthwise conv gemm:jit (~65x slower at openWakeWord's Silero VAD
+  // shape); the step builds it as the 2-D conv with H = 1 and keeps the 3-D layouts.
+  const std::vector<WindowCase> cases = {
+      {{1, 258, 10}, {258, 1, 5}, 258, {}, {}, {2, 2}, "", true, true},  // Silero (openWakeWord) encoder
+      {{2, 32, 23}, {32, 1, 5}, 32, {2}, {2}, {3, 1}, "", true, false},   // strided, dilated, asymmetric pads
+      {{1, 24, 9}, {48, 1, 3}, 24, {}, {}, {1, 1}, "", false, true},      // channel multiplier 2
+  };
+  check_windows(Op::Conv, cases, "onednn_conv1d_");
+  if (host_isa() < Isa::avx2) GTEST_SKIP() << "no AVX2: oneDNN's 2-D depthwise kernels need it";
+  Tensor x = randn({1, 258, 10}, 7), w = randn({258, 1, 5}, 8);
+  auto build = [&](Graph& g) {
+    WindowCase c{{1, 258, 10}, {258, 1, 5}, 258, {}, {}, {2, 2}, "", false, false};
+    Value* y = g.add_node(Op::Conv, {g.add_input("x", DType::f32, x.shape()), g.add_constant("w", w)}, 1,
+                          window_attrs(c), "node")->output(0);
+    g.set_outputs({y});
+  };
+  SessionRun r;
+  ASSERT_TRUE(run_session(build, {{"x", x}}, true, &r));
+  for (const StepInfo& st : r.plan.steps)
+    if (st.nodes == "node") EXPECT_EQ(st.kernel.find("gemm"), std::string::npos) << st.kernel;
+}
+
 TEST(OnednnConvNd, Conv3dSweep) {
   const std::vector<WindowCase> cases = {
       {{1, 4, 6, 7, 8}, {8, 4, 3, 3, 3}, 1, {}, {}, {1, 1, 1, 1, 1, 1}, "", true, true},
