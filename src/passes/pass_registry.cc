@@ -33,6 +33,7 @@ constexpr NamedPass kPasses[] = {
     FERRY_FUSION(fuse_attention, Attention),
     {"fuse_conv_epilogue", for_target<fuse_conv_epilogue_for>},  // asks the target per fused op and activation
     FERRY_FUSION(fuse_gelu, Gelu),
+    FERRY_FUSION(fuse_hardswish, HardSwish),
     FERRY_FUSION(fuse_layernorm, LayerNormalization),
     {"fuse_matmul_epilogue", for_target<fuse_matmul_epilogue_for>},
     FERRY_FUSION(fuse_rmsnorm, RMSNormalization),

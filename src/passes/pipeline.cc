@@ -52,6 +52,7 @@ constexpr const char* kPipeline[] = {
     "pad_wide_convs",  // before the epilogues: the Conv they fuse is the unpadded one
     "fuse_affine_into_conv",
     "lower_conv_transpose",  // after the affine folds (into the ConvTranspose), before the epilogues (onto its Conv)
+    "fuse_hardswish",  // HardSwish written out: after the affine folds into its Conv, before that Conv's epilogue
     "fuse_conv_epilogue",
     "fuse_matmul_epilogue",
     "fuse_swish",  // SiLU the epilogues did not take

@@ -24,7 +24,7 @@ const Target& reference_target() {
     Target r;
     r.name = "reference";
     r.ops = {Op::FusedConv, Op::FusedConvTranspose, Op::FusedMatMul, Op::LayerNormalization,
-             Op::RMSNormalization, Op::Gelu, Op::Attention, Op::Swish, Op::ConvInteger, Op::MatMulInteger,
+             Op::RMSNormalization, Op::Gelu, Op::Attention, Op::Swish, Op::HardSwish, Op::ConvInteger, Op::MatMulInteger,
              Op::ConvTranspose};  // kept; lower_conv_transpose rewrites its kernel == stride form elsewhere
     for (Activation a : all_activations()) {
       r.conv_epilogues.push_back(a);
