@@ -1,0 +1,392 @@
+// backends/cpu/native/lstm_int8.cc — see lstm_int8.h.
+//
+// Packed weights per direction: s8 codes (u8: w - 128) in tiles of 64 columns,
+// [G64 / 64][Kq][64][4] with Kq = ceil(K / 4): one tile row is the 64 columns' four
+// consecutive k, the operand of four vpdpbusd. Columns past 4H and k past K are zero.
+#include "backends/cpu/native/lstm_int8.h"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cstring>
+#include <string>
+
+#include "backends/cpu/native/simd_math.h"
+#include "env/host_info.h"
+#include "ops/quantized_lstm_math.h"
+
+#define FERRY_TARGET_AVX512VNNI_QLSTM __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,fma,avx2")))
+
+namespace ferry {
+namespace {
+
+constexpr int64_t kQlTile = 64;  ///< columns per weight tile
+constexpr int64_t kQlRows = 4;   ///< activation rows per kernel call
+
+/// One direction's weight, packed (see the file comment).
+struct QlPacked {
+  int64_t K = 0, Kq = 0, G = 0, Gp = 0;  ///< Gp: G rounded up to the tile
+  std::vector<int8_t> w;                  ///< [Gp / 64][Kq][64][4]
+  std::vector<int32_t> colsum;            ///< [Gp] sum_k of the s8 codes
+  int32_t zp = 0;                         ///< the zero point in s8-code terms
+  std::vector<float> scale;               ///< [G]
+};
+
+QlPacked ql_pack(const LstmInt8Weight& src, int64_t D, int64_t d, int64_t K, int64_t G) {
+  QlPacked p;
+  p.K = K, p.Kq = (K + 3) / 4, p.G = G, p.Gp = (G + kQlTile - 1) / kQlTile * kQlTile;
+  p.w.assign(size_t(p.Gp * p.Kq * 4), 0);
+  p.colsum.assign(size_t(p.Gp), 0);
+  const int32_t shift = src.is_u8 ? 128 : 0;
+  p.zp = src.zero_point[size_t(d)] - shift;
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < G; ++n) {
+      const int64_t at = (d * K + k) * G + n;
+      const int32_t code = src.is_u8 ? int32_t(static_cast<const uint8_t*>(src.codes)[at]) - shift
+                                     : int32_t(static_cast<const int8_t*>(src.codes)[at]);
+      const int64_t tile = n / kQlTile, col = n % kQlTile;
+      p.w[size_t(((tile * p.Kq + k / 4) * kQlTile + col) * 4 + k % 4)] = int8_t(code);
+      p.colsum[size_t(n)] += code;
+    }
+  p.scale.resize(size_t(G));
+  for (int64_t n = 0; n < G; ++n) p.scale[size_t(n)] = src.scale[src.per_column ? d * G + n : d];
+  (void)D;
+  return p;
+}
+
+// --- integer sums: acc[m, n] = sum_k a[m, k] * w[k, n] (raw codes) ----------------------
+
+template <int M>
+FERRY_TARGET_AVX512VNNI_QLSTM FERRY_INLINE void ql_tile_vnni(const uint8_t* a, int64_t lda, int64_t Kq, const int8_t* w, int32_t* acc,
+                               int64_t ldc) {
+  __m512i c[M][4];
+  for (int m = 0; m < M; ++m)
+    for (int j = 0; j < 4; ++j) c[m][j] = _mm512_setzero_si512();
+  for (int64_t kq = 0; kq < Kq; ++kq) {
+    const int8_t* wk = w + kq * kQlTile * 4;
+    const __m512i b0 = _mm512_loadu_si512(wk), b1 = _mm512_loadu_si512(wk + 64), b2 = _mm512_loadu_si512(wk + 128),
+                  b3 = _mm512_loadu_si512(wk + 192);
+    for (int m = 0; m < M; ++m) {
+      int32_t quad;
+      std::memcpy(&quad, a + m * lda + kq * 4, 4);
+      const __m512i av = _mm512_set1_epi32(quad);
+      c[m][0] = _mm512_dpbusd_epi32(c[m][0], av, b0);
+      c[m][1] = _mm512_dpbusd_epi32(c[m][1], av, b1);
+      c[m][2] = _mm512_dpbusd_epi32(c[m][2], av, b2);
+      c[m][3] = _mm512_dpbusd_epi32(c[m][3], av, b3);
+    }
+  }
+  for (int m = 0; m < M; ++m)
+    for (int j = 0; j < 4; ++j) _mm512_storeu_si512(acc + m * ldc + j * 16, c[m][j]);
+}
+
+/// Rows [0, M) of a (u8, lda bytes per row, zero past K) times the packed weight.
+FERRY_TARGET_AVX512VNNI_QLSTM void ql_sums_vnni(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p,
+                                                int32_t* acc) {
+  for (int64_t m0 = 0; m0 < M; m0 += kQlRows) {
+    const int64_t rows = std::min(kQlRows, M - m0);
+    for (int64_t t = 0; t < p.Gp / kQlTile; ++t) {
+      const int8_t* w = p.w.data() + t * p.Kq * kQlTile * 4;
+      int32_t* c = acc + m0 * p.Gp + t * kQlTile;
+      const uint8_t* am = a + m0 * lda;
+      switch (rows) {
+        case 4: ql_tile_vnni<4>(am, lda, p.Kq, w, c, p.Gp); break;
+        case 3: ql_tile_vnni<3>(am, lda, p.Kq, w, c, p.Gp); break;
+        case 2: ql_tile_vnni<2>(am, lda, p.Kq, w, c, p.Gp); break;
+        default: ql_tile_vnni<1>(am, lda, p.Kq, w, c, p.Gp); break;
+      }
+    }
+  }
+}
+
+/// The same sums in plain C++ (any CPU).
+void ql_sums_plain(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p, int32_t* acc) {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t t = 0; t < p.Gp / kQlTile; ++t) {
+      int32_t c[kQlTile] = {};
+      for (int64_t kq = 0; kq < p.Kq; ++kq) {
+        const int8_t* wk = p.w.data() + (t * p.Kq + kq) * kQlTile * 4;
+        const uint8_t* ak = a + m * lda + kq * 4;
+        for (int64_t j = 0; j < kQlTile; ++j)
+          for (int64_t i = 0; i < 4; ++i) c[j] += int32_t(ak[i]) * int32_t(wk[j * 4 + i]);
+      }
+      std::memcpy(acc + m * p.Gp + t * kQlTile, c, sizeof(c));
+    }
+}
+
+// --- quantization and the f32 epilogue (plain code: no FMA contraction, as the reference) --
+
+/// Rows [0, M) of a [M, K] to u8 rows of lda bytes (zero past K); rowsum[m] = sum of codes.
+__attribute__((noinline)) qlstm::U8Quant ql_quantize_rows(const float* a, int64_t M, int64_t K, uint8_t* q,
+                                                          int64_t lda, int32_t* rowsum) {
+  float lo, hi;
+  qlstm::range_with_zero(a, M * K, &lo, &hi);
+  const qlstm::U8Quant u = qlstm::u8_quant_for_range(lo, hi);
+  for (int64_t m = 0; m < M; ++m) {
+    uint8_t* qm = q + m * lda;
+    int32_t s = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      // Round half to even by the 1.5 * 2^23 trick (|v| < 2^22 after the clamp), then saturate:
+      // the same codes as quantize_u8's nearbyint.
+      const float v = std::clamp(a[m * K + k] / u.scale, -512.0f, 512.0f);
+      const float r = (v + 12582912.0f) - 12582912.0f;
+      const uint8_t c = uint8_t(std::clamp(r + float(u.zp), 0.0f, 255.0f));
+      qm[k] = c;
+      s += c;
+    }
+    std::memset(qm + K, 0, size_t(lda - K));
+    rowsum[m] = s;
+  }
+  return u;
+}
+
+/// out[m, n] (+)= f32(sum (a - a_zp)(w - w_zp)) * (a_scale * w_scale[n]).
+__attribute__((noinline)) void ql_epilogue(const int32_t* acc, int64_t M, const int32_t* rowsum,
+                                           const qlstm::U8Quant& u, const QlPacked& p, bool accumulate, float* out,
+                                           int64_t ldo, float* mult) {
+  for (int64_t n = 0; n < p.G; ++n) mult[n] = u.scale * p.scale[size_t(n)];
+  for (int64_t m = 0; m < M; ++m) {
+    const int32_t row = p.zp * (rowsum[m] - int32_t(p.K) * u.zp);
+    const int32_t* am = acc + m * p.Gp;
+    float* om = out + m * ldo;
+    for (int64_t n = 0; n < p.G; ++n) {
+      const float v = float(am[n] - u.zp * p.colsum[size_t(n)] - row) * mult[n];
+      om[n] = accumulate ? om[n] + v : v;
+    }
+  }
+}
+
+// --- the cell (ONNX Runtime's order; ferry's SIMD sigmoid / tanh) -------------------------
+
+struct QlCellArgs {
+  int64_t H = 0;
+  float clip = FLT_MAX;
+  bool input_forget = false;
+  const float* bias = nullptr;  ///< [4H] (zeros when the node has none)
+  const float* peep = nullptr;  ///< [3H] (zeros when the node has none)
+};
+
+FERRY_INLINE void ql_cell_body(const QlCellArgs& k, const float* g, float* c, float* h) {
+  const int64_t H = k.H;
+  const float clip = k.clip, from_gate = k.input_forget ? 0.f : 1.f;
+  const float *b = k.bias, *pp = k.peep;
+#pragma omp simd
+  for (int64_t j = 0; j < H; ++j) {
+    const float cp = c[j];
+    const float ig = simd::sigmoid(simd::min(simd::max((g[j] + cp * pp[j]) + b[j], -clip), clip));
+    const float fs =
+        simd::sigmoid(simd::min(simd::max((g[2 * H + j] + cp * pp[2 * H + j]) + b[2 * H + j], -clip), clip));
+    const float fg = from_gate * fs + (1.f - from_gate) * (1.f - ig);
+    const float cand = simd::tanh(simd::min(simd::max(g[3 * H + j] + b[3 * H + j], -clip), clip));
+    const float cn = cp * fg + ig * cand;
+    const float og = simd::sigmoid(simd::min(simd::max((g[H + j] + cn * pp[H + j]) + b[H + j], -clip), clip));
+    c[j] = cn;
+    h[j] = simd::tanh(cn) * og;
+  }
+}
+FERRY_TARGET_AVX512 void ql_cell__avx512(const QlCellArgs& k, const float* g, float* c, float* h) {
+  ql_cell_body(k, g, c, h);
+}
+FERRY_TARGET_AVX2 void ql_cell__avx2(const QlCellArgs& k, const float* g, float* c, float* h) {
+  ql_cell_body(k, g, c, h);
+}
+
+// --- the step -------------------------------------------------------------------------
+
+struct QlDirection {
+  QlPacked w, r;
+  std::vector<float> bias, peep;  ///< [4H], [3H]
+};
+
+class LstmInt8Step : public Step {
+ public:
+  LstmInt8Step(const LstmInt8Problem& p, std::vector<QlDirection> dirs, bool vnni, bool avx512)
+      : p_(p), dirs_(std::move(dirs)), vnni_(vnni), avx512_(avx512) {
+    name_ = std::string("lstm_int8_") + (p.D == 2 ? "bidirectional" : p.reverse ? "reverse" : "forward") + "__" +
+            (vnni ? "avx512_vnni" : avx512 ? "avx512_plain_int" : "avx2_plain_int");
+  }
+  std::string kernel_name() const override { return name_; }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    if (io->inputs.empty() || !io->inputs[0] || io->outputs.empty() || !io->outputs[0])
+      return internal_error(name_ + " step: X and Y expected");
+    return std::unique_ptr<BoundStep>(std::make_unique<Bound>(*this, io));
+  }
+
+ private:
+  /// One direction's buffers (per thread).
+  struct Scratch {
+    std::vector<float> xs, xw, h, c, mult;
+    std::vector<uint8_t> qx, qh;
+    std::vector<int32_t> acc, rowsum;
+  };
+
+  class Bound : public BoundStep {
+   public:
+    Bound(const LstmInt8Step& s, StepIO* io) : s_(s), io_(io), lens_(size_t(s.p_.N)), scratch_(size_t(s.p_.D)) {}
+    Status run() override;
+
+   private:
+    const Tensor* input(size_t k) const { return k < io_->inputs.size() ? io_->inputs[k] : nullptr; }
+    float* output(size_t k) const {
+      return k < io_->outputs.size() && io_->outputs[k] ? io_->outputs[k]->data<float>() : nullptr;
+    }
+    Status read_lens();
+    void direction(int64_t d);
+    void sums(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p, int32_t* acc) const {
+      if (s_.vnni_) ql_sums_vnni(a, lda, M, p, acc);
+      else ql_sums_plain(a, lda, M, p, acc);
+    }
+    void project(int64_t d, Scratch& b);
+
+    const LstmInt8Step& s_;
+    StepIO* io_;
+    std::vector<int64_t> lens_;
+    int64_t steps_ = 0;
+    std::vector<Scratch> scratch_;
+  };
+
+  LstmInt8Problem p_;
+  std::vector<QlDirection> dirs_;
+  bool vnni_, avx512_;
+  std::string name_;
+};
+
+Status LstmInt8Step::Bound::read_lens() {
+  const LstmInt8Problem& p = s_.p_;
+  const Tensor* l = input(4);
+  steps_ = 0;
+  for (int64_t n = 0; n < p.N; ++n) {
+    const int64_t v = l ? l->get_int(n) : p.T;
+    if (v < 0 || v > p.T)
+      return invalid_argument(s_.name_ + ": sequence_lens[" + std::to_string(n) + "] = " + std::to_string(v) +
+                              " is outside [0, " + std::to_string(p.T) + "]");
+    lens_[size_t(n)] = v;
+    steps_ = std::max(steps_, v);
+  }
+  const float* x = input(0)->data<float>();
+  for (int64_t i = 0; i < p.T * p.N * p.I; ++i)
+    if (std::isnan(x[i])) return invalid_argument(s_.name_ + ": X contains NaN: its quantization range is undefined");
+  return Status::Ok();
+}
+
+/// XW for all steps of direction d: rows in step order, quantized once.
+void LstmInt8Step::Bound::project(int64_t d, Scratch& b) {
+  const LstmInt8Problem& p = s_.p_;
+  const QlPacked& w = s_.dirs_[size_t(d)].w;
+  const bool reverse = p.reverse || d == 1;
+  const float* x = input(0)->data<float>();
+  const int64_t rows = steps_ * p.N, lda = w.Kq * 4;
+  b.xs.resize(size_t(rows * p.I));
+  for (int64_t s = 0; s < steps_; ++s)
+    for (int64_t n = 0; n < p.N; ++n) {
+      const int64_t len = lens_[size_t(n)], t = reverse && s < len ? len - 1 - s : s;
+      std::memcpy(b.xs.data() + (s * p.N + n) * p.I, x + (t * p.N + n) * p.I, size_t(p.I) * sizeof(float));
+    }
+  b.qx.resize(size_t(rows * lda));
+  b.rowsum.resize(size_t(std::max(rows, p.N)));
+  b.acc.resize(size_t(std::max(rows, p.N) * std::max(w.Gp, s_.dirs_[size_t(d)].r.Gp)));
+  b.mult.resize(size_t(w.G));
+  b.xw.resize(size_t(rows * w.G));
+  const qlstm::U8Quant u = ql_quantize_rows(b.xs.data(), rows, p.I, b.qx.data(), lda, b.rowsum.data());
+  sums(b.qx.data(), lda, rows, w, b.acc.data());
+  ql_epilogue(b.acc.data(), rows, b.rowsum.data(), u, w, false, b.xw.data(), w.G, b.mult.data());
+}
+
+void LstmInt8Step::Bound::direction(int64_t d) {
+  const LstmInt8Problem& p = s_.p_;
+  const QlDirection& q = s_.dirs_[size_t(d)];
+  const bool reverse = p.reverse || d == 1;
+  Scratch& b = scratch_[size_t(d)];
+  const int64_t H = p.H, G = 4 * H, lda = q.r.Kq * 4;
+  float *y = output(0), *yh = output(1), *yc = output(2);
+  b.h.assign(size_t(p.N * H), 0.f);
+  b.c.assign(size_t(p.N * H), 0.f);
+  if (const Tensor* h0 = input(5)) std::memcpy(b.h.data(), h0->data<float>() + d * p.N * H, b.h.size() * sizeof(float));
+  if (const Tensor* c0 = input(6)) std::memcpy(b.c.data(), c0->data<float>() + d * p.N * H, b.c.size() * sizeof(float));
+  for (float* o : {yh, yc})
+    if (o) std::fill_n(o + d * p.N * H, p.N * H, 0.f);
+  for (int64_t t = 0; t < p.T; ++t)
+    for (int64_t n = 0; n < p.N; ++n) std::fill_n(y + ((t * p.D + d) * p.N + n) * H, H, 0.f);
+  if (steps_ == 0) return;
+  project(d, b);
+  b.qh.resize(size_t(p.N * lda));
+  b.mult.resize(size_t(std::max(q.w.G, q.r.G)));
+  QlCellArgs cell{H, p.clip > 0 ? p.clip : FLT_MAX, p.input_forget, q.bias.data(), q.peep.data()};
+  const int64_t group = p.h_quant_rows > 0 ? p.h_quant_rows : p.N;
+  for (int64_t s = 0; s < steps_; ++s) {
+    float* g = b.xw.data() + s * p.N * G;
+    for (int64_t n0 = 0; n0 < p.N; n0 += group) {
+      const int64_t rows = std::min(group, p.N - n0);
+      const qlstm::U8Quant u =
+          ql_quantize_rows(b.h.data() + n0 * H, rows, H, b.qh.data() + n0 * lda, lda, b.rowsum.data() + n0);
+      sums(b.qh.data() + n0 * lda, lda, rows, q.r, b.acc.data() + n0 * q.r.Gp);
+      ql_epilogue(b.acc.data() + n0 * q.r.Gp, rows, b.rowsum.data() + n0, u, q.r, true, g + n0 * G, G,
+                  b.mult.data());
+    }
+    for (int64_t n = 0; n < p.N; ++n) {
+      const int64_t len = lens_[size_t(n)];
+      float* hn = b.h.data() + n * H;
+      if (s >= len) {  // finished: Y stays zero, and ORT feeds Y's zeros to the next quantization
+        std::fill_n(hn, H, 0.f);
+        continue;
+      }
+      float* cn = b.c.data() + n * H;
+      if (s_.avx512_) ql_cell__avx512(cell, g + n * G, cn, hn);
+      else ql_cell__avx2(cell, g + n * G, cn, hn);
+      const int64_t t = reverse ? len - 1 - s : s;
+      std::memcpy(y + ((t * p.D + d) * p.N + n) * H, hn, size_t(H) * sizeof(float));
+      if (s == len - 1) {
+        if (yh) std::memcpy(yh + (d * p.N + n) * H, hn, size_t(H) * sizeof(float));
+        if (yc) std::memcpy(yc + (d * p.N + n) * H, cn, size_t(H) * sizeof(float));
+      }
+    }
+  }
+}
+
+Status LstmInt8Step::Bound::run() {
+  FERRY_TRY(read_lens());
+  const int64_t D = s_.p_.D;
+  const int nt = int(std::min<int64_t>(D, omp_get_max_threads()));
+  if (nt <= 1) {
+    for (int64_t d = 0; d < D; ++d) direction(d);
+    return Status::Ok();
+  }
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int64_t d = 0; d < D; ++d) direction(d);
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool lstm_int8_host_has_vnni512() {
+  static const bool has = [] {
+    for (const env::IsaFlag& f : env::read_isa_flags())
+      if (f.name == "avx512_vnni") return f.usable;
+    return false;
+  }();
+  return has;
+}
+
+std::unique_ptr<Step> make_lstm_int8_step(const LstmInt8Problem& p, const LstmInt8Weight& w, const LstmInt8Weight& r,
+                                          const float* B, const float* P, Isa isa, bool vnni) {
+  if (isa < Isa::avx2 || p.T < 1 || p.N < 1 || p.H < 1 || p.I < 1 || p.D < 1 || p.D > 2) return nullptr;
+  if (vnni && (isa < Isa::avx512 || !lstm_int8_host_has_vnni512())) return nullptr;
+  if (int64_t(w.zero_point.size()) != p.D || int64_t(r.zero_point.size()) != p.D) return nullptr;
+  const int64_t G = 4 * p.H;
+  std::vector<QlDirection> dirs(size_t(p.D));
+  for (int64_t d = 0; d < p.D; ++d) {
+    QlDirection& q = dirs[size_t(d)];
+    q.w = ql_pack(w, p.D, d, p.I, G);
+    q.r = ql_pack(r, p.D, d, p.H, G);
+    q.bias.assign(size_t(G), 0.f);
+    if (B)
+      for (int64_t n = 0; n < G; ++n) q.bias[size_t(n)] = B[d * 2 * G + n] + B[d * 2 * G + G + n];
+    q.peep.assign(size_t(3 * p.H), 0.f);
+    if (P) std::copy_n(P + d * 3 * p.H, 3 * p.H, q.peep.begin());
+  }
+  return std::make_unique<LstmInt8Step>(p, std::move(dirs), vnni, isa >= Isa::avx512);
+}
+
+}  // namespace ferry
