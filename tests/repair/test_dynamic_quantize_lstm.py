@@ -271,3 +271,25 @@ def test_a_weight_that_is_not_a_constant_is_refused(case, ferry_cli, onnx_mod):
     r = subprocess.run([str(ferry_cli), "inspect", str(path)], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0
     assert "DynamicQuantizeLSTM" in r.stdout + r.stderr and "W is not a constant" in r.stdout + r.stderr
+
+
+def test_bench_profile_names_the_int8_lstm_step(case, ferry_cli):
+    """`ferry bench --profile` on the repaired file: the node runs on the int8 step, not the reference."""
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        flags = []
+    if "avx2" not in flags:
+        pytest.skip("the int8 LSTM step's cell needs AVX2")
+    out = case["tmp"] / "repaired.onnx"
+    r = subprocess.run([str(ferry_cli), "convert", str(case["quantized"]), "-o", str(out), "--repair"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run([str(ferry_cli), "bench", str(out), "--iters", "2", "--warmup", "1", "--profile",
+                        str(case["tmp"] / "trace.json")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = next((ln for ln in r.stdout.splitlines() if "QuantizedLSTM" in ln), "")
+    vnni = "avx512_vnni" in flags and "avx512f" in flags
+    assert "lstm_int8_" in line, r.stdout
+    assert ("avx512_vnni" in line) == vnni, r.stdout  # vpdpbusd where the CPU has it, plain sums elsewhere
+    assert "reference kernel" not in r.stdout, r.stdout

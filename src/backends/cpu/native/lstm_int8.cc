@@ -82,13 +82,15 @@ FERRY_TARGET_AVX512VNNI_QLSTM FERRY_INLINE void ql_tile_vnni(const uint8_t* a, i
     for (int j = 0; j < 4; ++j) _mm512_storeu_si512(acc + m * ldc + j * 16, c[m][j]);
 }
 
-/// Rows [0, M) of a (u8, lda bytes per row, zero past K) times the packed weight.
+/// Rows [0, M) of a (u8, lda bytes per row, zero past K) times the packed weight. Tiles
+/// outside, row blocks inside: a tile (Kq * 256 bytes) is read from memory once and from
+/// L1 / L2 for the other row blocks.
 FERRY_TARGET_AVX512VNNI_QLSTM void ql_sums_vnni(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p,
                                                 int32_t* acc) {
-  for (int64_t m0 = 0; m0 < M; m0 += kQlRows) {
-    const int64_t rows = std::min(kQlRows, M - m0);
-    for (int64_t t = 0; t < p.Gp / kQlTile; ++t) {
-      const int8_t* w = p.w.data() + t * p.Kq * kQlTile * 4;
+  for (int64_t t = 0; t < p.Gp / kQlTile; ++t) {
+    const int8_t* w = p.w.data() + t * p.Kq * kQlTile * 4;
+    for (int64_t m0 = 0; m0 < M; m0 += kQlRows) {
+      const int64_t rows = std::min(kQlRows, M - m0);
       int32_t* c = acc + m0 * p.Gp + t * kQlTile;
       const uint8_t* am = a + m0 * lda;
       switch (rows) {
