@@ -3,8 +3,8 @@
 // sweep: directions, hidden sizes around the 16- and 64-column tiles, batch 1 and > 1,
 // sequence_lens, initial states, peepholes, clip, input_forget, int8 and uint8 weights
 // (zero points 0, 128, 77), per-direction and per-column scales, h quantized per row or
-// per batch; the VNNI sums (AVX512 ISA, where the CPU has AVX512_VNNI) and the plain
-// integer sums (AVX2 ISA). The integer sums, the quantization and the f32 epilogue
+// per batch; the VNNI sums (AVX512 ISA, where the CPU has AVX512_VNNI) and the AVX2
+// vpmaddwd sums (AVX2 ISA). The integer sums, the quantization and the f32 epilogue
 // round as the reference; the cell's SIMD sigmoid / tanh differ by a few ulp, which can
 // move one h code of a later step: measured max |kernel - reference| 9.5e-7 over the
 // sweep (both sums), checked at 1e-5; a weight zero point off by one fails it (~1e-3).
@@ -138,17 +138,17 @@ TEST(QuantizedLstmSteps, VnniSumsMatchTheReference) {
   std::printf("QuantizedLSTM VNNI vs reference: max |diff| %.3g\n", qlstm_max_diff);
 }
 
-TEST(QuantizedLstmSteps, PlainIntegerSumsMatchTheReference) {
+TEST(QuantizedLstmSteps, Avx2MaddSumsMatchTheReference) {
   if (host_isa() < Isa::avx2) GTEST_SKIP() << "the int8 LSTM step's cell needs AVX2";
   uint32_t seed = 6100;
   for (const QlstmCase& c : qlstm_sweep()) check_qlstm(c, Isa::avx2, "lstm_int8_", seed += 10);
-  std::printf("QuantizedLSTM plain sums vs reference: max |diff| %.3g\n", qlstm_max_diff);
+  std::printf("QuantizedLSTM AVX2 madd sums vs reference: max |diff| %.3g\n", qlstm_max_diff);
 }
 
 TEST(QuantizedLstmSteps, TheStepNamesItsSums) {
   if (host_isa() < Isa::avx2) GTEST_SKIP() << "the int8 LSTM step's cell needs AVX2";
   const QlstmCase c{4, 1, 8, 8, "forward"};
-  check_qlstm(c, Isa::avx2, "lstm_int8_forward__avx2_plain_int", 7100);
+  check_qlstm(c, Isa::avx2, "lstm_int8_forward__avx2_madd16", 7100);
   if (host_isa() >= Isa::avx512 && lstm_int8_host_has_vnni512())
     check_qlstm(c, Isa::avx512, "lstm_int8_forward__avx512_vnni", 7200);
 }

@@ -291,5 +291,5 @@ def test_bench_profile_names_the_int8_lstm_step(case, ferry_cli):
     line = next((ln for ln in r.stdout.splitlines() if "QuantizedLSTM" in ln), "")
     vnni = "avx512_vnni" in flags and "avx512f" in flags
     assert "lstm_int8_" in line, r.stdout
-    assert ("avx512_vnni" in line) == vnni, r.stdout  # vpdpbusd where the CPU has it, plain sums elsewhere
+    assert ("avx512_vnni" in line) == vnni, r.stdout  # vpdpbusd where the CPU has it, vpmaddwd elsewhere
     assert "reference kernel" not in r.stdout, r.stdout

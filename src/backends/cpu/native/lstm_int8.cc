@@ -24,20 +24,23 @@ namespace {
 
 constexpr int64_t kQlTile = 64;  ///< columns per weight tile
 constexpr int64_t kQlRows = 4;   ///< activation rows per kernel call
+constexpr int64_t kQlTile2 = 32;  ///< AVX2: columns per weight tile (4 ymm of 8 int32 sums)
 
 /// One direction's weight, packed (see the file comment).
 struct QlPacked {
   int64_t K = 0, Kq = 0, G = 0, Gp = 0;  ///< Gp: G rounded up to the tile
-  std::vector<int8_t> w;                  ///< [Gp / 64][Kq][64][4]
+  std::vector<int8_t> w;                  ///< VNNI: [Gp / 64][Kq][64][4]
+  std::vector<int16_t> w16;               ///< AVX2: [Gp / 32][Kq * 2][32][2] (k pairs, sign-extended)
   std::vector<int32_t> colsum;            ///< [Gp] sum_k of the s8 codes
   int32_t zp = 0;                         ///< the zero point in s8-code terms
   std::vector<float> scale;               ///< [G]
 };
 
-QlPacked ql_pack(const LstmInt8Weight& src, int64_t D, int64_t d, int64_t K, int64_t G) {
+QlPacked ql_pack(const LstmInt8Weight& src, int64_t d, int64_t K, int64_t G, bool vnni) {
   QlPacked p;
   p.K = K, p.Kq = (K + 3) / 4, p.G = G, p.Gp = (G + kQlTile - 1) / kQlTile * kQlTile;
-  p.w.assign(size_t(p.Gp * p.Kq * 4), 0);
+  if (vnni) p.w.assign(size_t(p.Gp * p.Kq * 4), 0);
+  else p.w16.assign(size_t(p.Gp * p.Kq * 4), 0);
   p.colsum.assign(size_t(p.Gp), 0);
   const int32_t shift = src.is_u8 ? 128 : 0;
   p.zp = src.zero_point[size_t(d)] - shift;
@@ -46,13 +49,17 @@ QlPacked ql_pack(const LstmInt8Weight& src, int64_t D, int64_t d, int64_t K, int
       const int64_t at = (d * K + k) * G + n;
       const int32_t code = src.is_u8 ? int32_t(static_cast<const uint8_t*>(src.codes)[at]) - shift
                                      : int32_t(static_cast<const int8_t*>(src.codes)[at]);
-      const int64_t tile = n / kQlTile, col = n % kQlTile;
-      p.w[size_t(((tile * p.Kq + k / 4) * kQlTile + col) * 4 + k % 4)] = int8_t(code);
+      if (vnni) {
+        const int64_t tile = n / kQlTile, col = n % kQlTile;
+        p.w[size_t(((tile * p.Kq + k / 4) * kQlTile + col) * 4 + k % 4)] = int8_t(code);
+      } else {
+        const int64_t tile = n / kQlTile2, col = n % kQlTile2;
+        p.w16[size_t(((tile * p.Kq * 2 + k / 2) * kQlTile2 + col) * 2 + k % 2)] = int16_t(code);
+      }
       p.colsum[size_t(n)] += code;
     }
   p.scale.resize(size_t(G));
   for (int64_t n = 0; n < G; ++n) p.scale[size_t(n)] = src.scale[src.per_column ? d * G + n : d];
-  (void)D;
   return p;
 }
 
@@ -103,19 +110,44 @@ FERRY_TARGET_AVX512VNNI_QLSTM void ql_sums_vnni(const uint8_t* a, int64_t lda, i
   }
 }
 
-/// The same sums in plain C++ (any CPU).
-void ql_sums_plain(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p, int32_t* acc) {
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t t = 0; t < p.Gp / kQlTile; ++t) {
-      int32_t c[kQlTile] = {};
-      for (int64_t kq = 0; kq < p.Kq; ++kq) {
-        const int8_t* wk = p.w.data() + (t * p.Kq + kq) * kQlTile * 4;
-        const uint8_t* ak = a + m * lda + kq * 4;
-        for (int64_t j = 0; j < kQlTile; ++j)
-          for (int64_t i = 0; i < 4; ++i) c[j] += int32_t(ak[i]) * int32_t(wk[j * 4 + i]);
-      }
-      std::memcpy(acc + m * p.Gp + t * kQlTile, c, sizeof(c));
+/// The same sums on AVX2 without VNNI: u8 and s8 widened to int16, pairs of products
+/// summed by vpmaddwd into int32 (exact: |2 * 255 * 128| < 2^31; vpmaddubsw's int16
+/// pairs would saturate). One or two rows per call, a 32-column tile of k pairs.
+template <int M>
+FERRY_TARGET_AVX2 FERRY_INLINE void ql_tile_madd(const uint8_t* a, int64_t lda, int64_t Kp, const int16_t* w,
+                                                 int32_t* acc, int64_t ldc) {
+  __m256i c[M][4];
+  for (int m = 0; m < M; ++m)
+    for (int j = 0; j < 4; ++j) c[m][j] = _mm256_setzero_si256();
+  for (int64_t kp = 0; kp < Kp; ++kp) {
+    const int16_t* wk = w + kp * kQlTile2 * 2;
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk)),
+                  b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + 16)),
+                  b2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + 32)),
+                  b3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + 48));
+    for (int m = 0; m < M; ++m) {
+      const uint8_t* ak = a + m * lda + kp * 2;
+      const __m256i av = _mm256_set1_epi32(int32_t(uint32_t(ak[0]) | (uint32_t(ak[1]) << 16)));
+      c[m][0] = _mm256_add_epi32(c[m][0], _mm256_madd_epi16(av, b0));
+      c[m][1] = _mm256_add_epi32(c[m][1], _mm256_madd_epi16(av, b1));
+      c[m][2] = _mm256_add_epi32(c[m][2], _mm256_madd_epi16(av, b2));
+      c[m][3] = _mm256_add_epi32(c[m][3], _mm256_madd_epi16(av, b3));
     }
+  }
+  for (int m = 0; m < M; ++m)
+    for (int j = 0; j < 4; ++j) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + m * ldc + j * 8), c[m][j]);
+}
+
+FERRY_TARGET_AVX2 void ql_sums_avx2(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p, int32_t* acc) {
+  const int64_t Kp = p.Kq * 2;
+  for (int64_t t = 0; t < p.Gp / kQlTile2; ++t) {
+    const int16_t* w = p.w16.data() + t * Kp * kQlTile2 * 2;
+    for (int64_t m0 = 0; m0 < M; m0 += 2) {
+      int32_t* c = acc + m0 * p.Gp + t * kQlTile2;
+      if (M - m0 >= 2) ql_tile_madd<2>(a + m0 * lda, lda, Kp, w, c, p.Gp);
+      else ql_tile_madd<1>(a + m0 * lda, lda, Kp, w, c, p.Gp);
+    }
+  }
 }
 
 // --- quantization and the f32 epilogue (plain code: no FMA contraction, as the reference) --
@@ -207,7 +239,7 @@ class LstmInt8Step : public Step {
   LstmInt8Step(const LstmInt8Problem& p, std::vector<QlDirection> dirs, bool vnni, bool avx512)
       : p_(p), dirs_(std::move(dirs)), vnni_(vnni), avx512_(avx512) {
     name_ = std::string("lstm_int8_") + (p.D == 2 ? "bidirectional" : p.reverse ? "reverse" : "forward") + "__" +
-            (vnni ? "avx512_vnni" : avx512 ? "avx512_plain_int" : "avx2_plain_int");
+            (vnni ? "avx512_vnni" : avx512 ? "avx512_madd16" : "avx2_madd16");
   }
   std::string kernel_name() const override { return name_; }
   Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
@@ -238,7 +270,7 @@ class LstmInt8Step : public Step {
     void direction(int64_t d);
     void sums(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p, int32_t* acc) const {
       if (s_.vnni_) ql_sums_vnni(a, lda, M, p, acc);
-      else ql_sums_plain(a, lda, M, p, acc);
+      else ql_sums_avx2(a, lda, M, p, acc);
     }
     void project(int64_t d, Scratch& b);
 
@@ -380,8 +412,8 @@ std::unique_ptr<Step> make_lstm_int8_step(const LstmInt8Problem& p, const LstmIn
   std::vector<QlDirection> dirs(size_t(p.D));
   for (int64_t d = 0; d < p.D; ++d) {
     QlDirection& q = dirs[size_t(d)];
-    q.w = ql_pack(w, p.D, d, p.I, G);
-    q.r = ql_pack(r, p.D, d, p.H, G);
+    q.w = ql_pack(w, d, p.I, G, vnni);
+    q.r = ql_pack(r, d, p.H, G, vnni);
     q.bias.assign(size_t(G), 0.f);
     if (B)
       for (int64_t n = 0; n < G; ++n) q.bias[size_t(n)] = B[d * 2 * G + n] + B[d * 2 * G + G + n];

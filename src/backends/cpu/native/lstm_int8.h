@@ -5,7 +5,8 @@
 //   X's rows of all steps quantized once to u8 (ops/quantized_lstm_math.h), one u8 x s8
 //   GEMM with W for all steps; per step h quantized (per group of h_quant_rows rows), the
 //   u8 x s8 GEMV with R, then the f32 cell in ONNX Runtime's order.
-// The integer products are exact s32 sums (vpdpbusd on AVX512_VNNI, else plain C++);
+// The integer products are exact s32 sums (vpdpbusd on AVX512_VNNI; else vpmaddwd on
+// int16-widened operands, never the saturating vpmaddubsw);
 // u8 weights run as s8 codes w - 128 with the zero point moved into the row and column
 // sums, so any weight zero point is exact. Column and row sums turn the raw sums into
 // sum (a - a_zp) (w - w_zp). The f32 epilogue (acc * (a_scale * w_scale) [+ C]) and the
@@ -44,7 +45,7 @@ struct LstmInt8Weight {
 /// The step (inputs as the node's: X, W, R, B, sequence_lens, initial_h, initial_c, P, ...;
 /// only X, sequence_lens and the states are read at run time). B [D, 8H] and P [D, 3H]
 /// are constants or null. `vnni`: use the AVX512_VNNI kernel (declined, null, when the CPU
-/// lacks it); else plain C++ integer sums. Null below AVX2 (the cell's ISA).
+/// lacks it); else AVX2 vpmaddwd sums. Null below AVX2.
 std::unique_ptr<Step> make_lstm_int8_step(const LstmInt8Problem& p, const LstmInt8Weight& w, const LstmInt8Weight& r,
                                           const float* B, const float* P, Isa isa, bool vnni);
 
