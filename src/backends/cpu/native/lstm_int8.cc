@@ -1,8 +1,4 @@
-// backends/cpu/native/lstm_int8.cc — see lstm_int8.h.
-//
-// Packed weights per direction: s8 codes (u8: w - 128) in tiles of 64 columns,
-// [G64 / 64][Kq][64][4] with Kq = ceil(K / 4): one tile row is the 64 columns' four
-// consecutive k, the operand of four vpdpbusd. Columns past 4H and k past K are zero.
+// backends/cpu/native/lstm_int8.cc — see lstm_int8.h. The integer sums are u8s8_gemm.h's.
 #include "backends/cpu/native/lstm_int8.h"
 
 #include <immintrin.h>
@@ -14,140 +10,34 @@
 #include <string>
 
 #include "backends/cpu/native/simd_math.h"
-#include "env/host_info.h"
+#include "backends/cpu/native/u8s8_gemm.h"
 #include "ops/quantized_lstm_math.h"
-
-#define FERRY_TARGET_AVX512VNNI_QLSTM __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,fma,avx2")))
 
 namespace ferry {
 namespace {
 
-constexpr int64_t kQlTile = 64;  ///< columns per weight tile
-constexpr int64_t kQlRows = 4;   ///< activation rows per kernel call
-constexpr int64_t kQlTile2 = 32;  ///< AVX2: columns per weight tile (4 ymm of 8 int32 sums)
-
-/// One direction's weight, packed (see the file comment).
+/// One direction's weight: codes packed for the sums (u8 codes as w - 128), its zero point
+/// in those codes' terms, its per-column scales.
 struct QlPacked {
-  int64_t K = 0, Kq = 0, G = 0, Gp = 0;  ///< Gp: G rounded up to the tile
-  std::vector<int8_t> w;                  ///< VNNI: [Gp / 64][Kq][64][4]
-  std::vector<int16_t> w16;               ///< AVX2: [Gp / 32][Kq * 2][32][2] (k pairs, sign-extended)
-  std::vector<int32_t> colsum;            ///< [Gp] sum_k of the s8 codes
-  int32_t zp = 0;                         ///< the zero point in s8-code terms
-  std::vector<float> scale;               ///< [G]
+  U8S8Packed b;
+  int64_t K = 0, G = 0;
+  int32_t zp = 0;
+  std::vector<float> scale;  ///< [G]
 };
 
 QlPacked ql_pack(const LstmInt8Weight& src, int64_t d, int64_t K, int64_t G, bool vnni) {
   QlPacked p;
-  p.K = K, p.Kq = (K + 3) / 4, p.G = G, p.Gp = (G + kQlTile - 1) / kQlTile * kQlTile;
-  if (vnni) p.w.assign(size_t(p.Gp * p.Kq * 4), 0);
-  else p.w16.assign(size_t(p.Gp * p.Kq * 4), 0);
-  p.colsum.assign(size_t(p.Gp), 0);
+  p.K = K, p.G = G;
   const int32_t shift = src.is_u8 ? 128 : 0;
   p.zp = src.zero_point[size_t(d)] - shift;
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < G; ++n) {
-      const int64_t at = (d * K + k) * G + n;
-      const int32_t code = src.is_u8 ? int32_t(static_cast<const uint8_t*>(src.codes)[at]) - shift
-                                     : int32_t(static_cast<const int8_t*>(src.codes)[at]);
-      if (vnni) {
-        const int64_t tile = n / kQlTile, col = n % kQlTile;
-        p.w[size_t(((tile * p.Kq + k / 4) * kQlTile + col) * 4 + k % 4)] = int8_t(code);
-      } else {
-        const int64_t tile = n / kQlTile2, col = n % kQlTile2;
-        p.w16[size_t(((tile * p.Kq * 2 + k / 2) * kQlTile2 + col) * 2 + k % 2)] = int16_t(code);
-      }
-      p.colsum[size_t(n)] += code;
-    }
+  p.b = u8s8_pack(K, G, vnni, [&](int64_t k, int64_t n) {
+    const int64_t at = (d * K + k) * G + n;
+    return src.is_u8 ? int32_t(static_cast<const uint8_t*>(src.codes)[at]) - shift
+                     : int32_t(static_cast<const int8_t*>(src.codes)[at]);
+  });
   p.scale.resize(size_t(G));
   for (int64_t n = 0; n < G; ++n) p.scale[size_t(n)] = src.scale[src.per_column ? d * G + n : d];
   return p;
-}
-
-// --- integer sums: acc[m, n] = sum_k a[m, k] * w[k, n] (raw codes) ----------------------
-
-template <int M>
-FERRY_TARGET_AVX512VNNI_QLSTM FERRY_INLINE void ql_tile_vnni(const uint8_t* a, int64_t lda, int64_t Kq, const int8_t* w, int32_t* acc,
-                               int64_t ldc) {
-  __m512i c[M][4];
-  for (int m = 0; m < M; ++m)
-    for (int j = 0; j < 4; ++j) c[m][j] = _mm512_setzero_si512();
-  for (int64_t kq = 0; kq < Kq; ++kq) {
-    const int8_t* wk = w + kq * kQlTile * 4;
-    const __m512i b0 = _mm512_loadu_si512(wk), b1 = _mm512_loadu_si512(wk + 64), b2 = _mm512_loadu_si512(wk + 128),
-                  b3 = _mm512_loadu_si512(wk + 192);
-    for (int m = 0; m < M; ++m) {
-      int32_t quad;
-      std::memcpy(&quad, a + m * lda + kq * 4, 4);
-      const __m512i av = _mm512_set1_epi32(quad);
-      c[m][0] = _mm512_dpbusd_epi32(c[m][0], av, b0);
-      c[m][1] = _mm512_dpbusd_epi32(c[m][1], av, b1);
-      c[m][2] = _mm512_dpbusd_epi32(c[m][2], av, b2);
-      c[m][3] = _mm512_dpbusd_epi32(c[m][3], av, b3);
-    }
-  }
-  for (int m = 0; m < M; ++m)
-    for (int j = 0; j < 4; ++j) _mm512_storeu_si512(acc + m * ldc + j * 16, c[m][j]);
-}
-
-/// Rows [0, M) of a (u8, lda bytes per row, zero past K) times the packed weight. Tiles
-/// outside, row blocks inside: a tile (Kq * 256 bytes) is read from memory once and from
-/// L1 / L2 for the other row blocks.
-FERRY_TARGET_AVX512VNNI_QLSTM void ql_sums_vnni(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p,
-                                                int32_t* acc) {
-  for (int64_t t = 0; t < p.Gp / kQlTile; ++t) {
-    const int8_t* w = p.w.data() + t * p.Kq * kQlTile * 4;
-    for (int64_t m0 = 0; m0 < M; m0 += kQlRows) {
-      const int64_t rows = std::min(kQlRows, M - m0);
-      int32_t* c = acc + m0 * p.Gp + t * kQlTile;
-      const uint8_t* am = a + m0 * lda;
-      switch (rows) {
-        case 4: ql_tile_vnni<4>(am, lda, p.Kq, w, c, p.Gp); break;
-        case 3: ql_tile_vnni<3>(am, lda, p.Kq, w, c, p.Gp); break;
-        case 2: ql_tile_vnni<2>(am, lda, p.Kq, w, c, p.Gp); break;
-        default: ql_tile_vnni<1>(am, lda, p.Kq, w, c, p.Gp); break;
-      }
-    }
-  }
-}
-
-/// The same sums on AVX2 without VNNI: u8 and s8 widened to int16, pairs of products
-/// summed by vpmaddwd into int32 (exact: |2 * 255 * 128| < 2^31; vpmaddubsw's int16
-/// pairs would saturate). One or two rows per call, a 32-column tile of k pairs.
-template <int M>
-FERRY_TARGET_AVX2 FERRY_INLINE void ql_tile_madd(const uint8_t* a, int64_t lda, int64_t Kp, const int16_t* w,
-                                                 int32_t* acc, int64_t ldc) {
-  __m256i c[M][4];
-  for (int m = 0; m < M; ++m)
-    for (int j = 0; j < 4; ++j) c[m][j] = _mm256_setzero_si256();
-  for (int64_t kp = 0; kp < Kp; ++kp) {
-    const int16_t* wk = w + kp * kQlTile2 * 2;
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk)),
-                  b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + 16)),
-                  b2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + 32)),
-                  b3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wk + 48));
-    for (int m = 0; m < M; ++m) {
-      const uint8_t* ak = a + m * lda + kp * 2;
-      const __m256i av = _mm256_set1_epi32(int32_t(uint32_t(ak[0]) | (uint32_t(ak[1]) << 16)));
-      c[m][0] = _mm256_add_epi32(c[m][0], _mm256_madd_epi16(av, b0));
-      c[m][1] = _mm256_add_epi32(c[m][1], _mm256_madd_epi16(av, b1));
-      c[m][2] = _mm256_add_epi32(c[m][2], _mm256_madd_epi16(av, b2));
-      c[m][3] = _mm256_add_epi32(c[m][3], _mm256_madd_epi16(av, b3));
-    }
-  }
-  for (int m = 0; m < M; ++m)
-    for (int j = 0; j < 4; ++j) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + m * ldc + j * 8), c[m][j]);
-}
-
-FERRY_TARGET_AVX2 void ql_sums_avx2(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p, int32_t* acc) {
-  const int64_t Kp = p.Kq * 2;
-  for (int64_t t = 0; t < p.Gp / kQlTile2; ++t) {
-    const int16_t* w = p.w16.data() + t * Kp * kQlTile2 * 2;
-    for (int64_t m0 = 0; m0 < M; m0 += 2) {
-      int32_t* c = acc + m0 * p.Gp + t * kQlTile2;
-      if (M - m0 >= 2) ql_tile_madd<2>(a + m0 * lda, lda, Kp, w, c, p.Gp);
-      else ql_tile_madd<1>(a + m0 * lda, lda, Kp, w, c, p.Gp);
-    }
-  }
 }
 
 // --- quantization and the f32 epilogue (plain code: no FMA contraction, as the reference) --
@@ -183,10 +73,10 @@ __attribute__((noinline)) void ql_epilogue(const int32_t* acc, int64_t M, const 
   for (int64_t n = 0; n < p.G; ++n) mult[n] = u.scale * p.scale[size_t(n)];
   for (int64_t m = 0; m < M; ++m) {
     const int32_t row = p.zp * (rowsum[m] - int32_t(p.K) * u.zp);
-    const int32_t* am = acc + m * p.Gp;
+    const int32_t* am = acc + m * p.b.Np;
     float* om = out + m * ldo;
     for (int64_t n = 0; n < p.G; ++n) {
-      const float v = float(am[n] - u.zp * p.colsum[size_t(n)] - row) * mult[n];
+      const float v = float(am[n] - u.zp * p.b.colsum[size_t(n)] - row) * mult[n];
       om[n] = accumulate ? om[n] + v : v;
     }
   }
@@ -269,8 +159,7 @@ class LstmInt8Step : public Step {
     Status read_lens();
     void direction(int64_t d);
     void sums(const uint8_t* a, int64_t lda, int64_t M, const QlPacked& p, int32_t* acc) const {
-      if (s_.vnni_) ql_sums_vnni(a, lda, M, p, acc);
-      else ql_sums_avx2(a, lda, M, p, acc);
+      u8s8_sums(a, lda, M, p.b, acc, 0, u8s8_tiles(p.b));
     }
     void project(int64_t d, Scratch& b);
 
@@ -311,7 +200,7 @@ void LstmInt8Step::Bound::project(int64_t d, Scratch& b) {
   const QlPacked& w = s_.dirs_[size_t(d)].w;
   const bool reverse = p.reverse || d == 1;
   const float* x = input(0)->data<float>();
-  const int64_t rows = steps_ * p.N, lda = w.Kq * 4;
+  const int64_t rows = steps_ * p.N, lda = u8s8_row_bytes(w.b);
   b.xs.resize(size_t(rows * p.I));
   for (int64_t s = 0; s < steps_; ++s)
     for (int64_t n = 0; n < p.N; ++n) {
@@ -320,7 +209,7 @@ void LstmInt8Step::Bound::project(int64_t d, Scratch& b) {
     }
   b.qx.resize(size_t(rows * lda));
   b.rowsum.resize(size_t(std::max(rows, p.N)));
-  b.acc.resize(size_t(std::max(rows, p.N) * std::max(w.Gp, s_.dirs_[size_t(d)].r.Gp)));
+  b.acc.resize(size_t(std::max(rows, p.N) * std::max(w.b.Np, s_.dirs_[size_t(d)].r.b.Np)));
   b.mult.resize(size_t(w.G));
   b.xw.resize(size_t(rows * w.G));
   const qlstm::U8Quant u = ql_quantize_rows(b.xs.data(), rows, p.I, b.qx.data(), lda, b.rowsum.data());
@@ -333,7 +222,7 @@ void LstmInt8Step::Bound::direction(int64_t d) {
   const QlDirection& q = s_.dirs_[size_t(d)];
   const bool reverse = p.reverse || d == 1;
   Scratch& b = scratch_[size_t(d)];
-  const int64_t H = p.H, G = 4 * H, lda = q.r.Kq * 4;
+  const int64_t H = p.H, G = 4 * H, lda = u8s8_row_bytes(q.r.b);
   float *y = output(0), *yh = output(1), *yc = output(2);
   b.h.assign(size_t(p.N * H), 0.f);
   b.c.assign(size_t(p.N * H), 0.f);
@@ -355,8 +244,8 @@ void LstmInt8Step::Bound::direction(int64_t d) {
       const int64_t rows = std::min(group, p.N - n0);
       const qlstm::U8Quant u =
           ql_quantize_rows(b.h.data() + n0 * H, rows, H, b.qh.data() + n0 * lda, lda, b.rowsum.data() + n0);
-      sums(b.qh.data() + n0 * lda, lda, rows, q.r, b.acc.data() + n0 * q.r.Gp);
-      ql_epilogue(b.acc.data() + n0 * q.r.Gp, rows, b.rowsum.data() + n0, u, q.r, true, g + n0 * G, G,
+      sums(b.qh.data() + n0 * lda, lda, rows, q.r, b.acc.data() + n0 * q.r.b.Np);
+      ql_epilogue(b.acc.data() + n0 * q.r.b.Np, rows, b.rowsum.data() + n0, u, q.r, true, g + n0 * G, G,
                   b.mult.data());
     }
     for (int64_t n = 0; n < p.N; ++n) {
@@ -394,14 +283,7 @@ Status LstmInt8Step::Bound::run() {
 
 }  // namespace
 
-bool lstm_int8_host_has_vnni512() {
-  static const bool has = [] {
-    for (const env::IsaFlag& f : env::read_isa_flags())
-      if (f.name == "avx512_vnni") return f.usable;
-    return false;
-  }();
-  return has;
-}
+bool lstm_int8_host_has_vnni512() { return u8s8_host_has_vnni512(); }
 
 std::unique_ptr<Step> make_lstm_int8_step(const LstmInt8Problem& p, const LstmInt8Weight& w, const LstmInt8Weight& r,
                                           const float* B, const float* P, Isa isa, bool vnni) {
