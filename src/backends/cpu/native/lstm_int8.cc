@@ -51,13 +51,16 @@ __attribute__((noinline)) qlstm::U8Quant ql_quantize_rows(const float* a, int64_
   for (int64_t m = 0; m < M; ++m) {
     uint8_t* qm = q + m * lda;
     int32_t s = 0;
+    const float* am = a + m * K;
+    const float scale = u.scale, zp = float(u.zp);
+#pragma omp simd reduction(+ : s)
     for (int64_t k = 0; k < K; ++k) {
       // Round half to even by the 1.5 * 2^23 trick (|v| < 2^22 after the clamp), then saturate:
       // the same codes as quantize_u8's nearbyint.
-      const float v = std::clamp(a[m * K + k] / u.scale, -512.0f, 512.0f);
+      const float v = std::min(std::max(am[k] / scale, -512.0f), 512.0f);
       const float r = (v + 12582912.0f) - 12582912.0f;
-      const uint8_t c = uint8_t(std::clamp(r + float(u.zp), 0.0f, 255.0f));
-      qm[k] = c;
+      const int32_t c = int32_t(std::min(std::max(r + zp, 0.0f), 255.0f));
+      qm[k] = uint8_t(c);
       s += c;
     }
     std::memset(qm + K, 0, size_t(lda - K));
@@ -70,14 +73,20 @@ __attribute__((noinline)) qlstm::U8Quant ql_quantize_rows(const float* a, int64_
 __attribute__((noinline)) void ql_epilogue(const int32_t* acc, int64_t M, const int32_t* rowsum,
                                            const qlstm::U8Quant& u, const QlPacked& p, bool accumulate, float* out,
                                            int64_t ldo, float* mult) {
+  // Vectorized (omp simd) in baseline SSE2: the same roundings as the scalar reference, no FMA.
+  const int32_t* colsum = p.b.colsum.data();
+  const int32_t za = u.zp;
   for (int64_t n = 0; n < p.G; ++n) mult[n] = u.scale * p.scale[size_t(n)];
   for (int64_t m = 0; m < M; ++m) {
-    const int32_t row = p.zp * (rowsum[m] - int32_t(p.K) * u.zp);
+    const int32_t row = p.zp * (rowsum[m] - int32_t(p.K) * za);
     const int32_t* am = acc + m * p.b.Np;
     float* om = out + m * ldo;
-    for (int64_t n = 0; n < p.G; ++n) {
-      const float v = float(am[n] - u.zp * p.b.colsum[size_t(n)] - row) * mult[n];
-      om[n] = accumulate ? om[n] + v : v;
+    if (accumulate) {
+#pragma omp simd
+      for (int64_t n = 0; n < p.G; ++n) om[n] = om[n] + float(am[n] - za * colsum[n] - row) * mult[n];
+    } else {
+#pragma omp simd
+      for (int64_t n = 0; n < p.G; ++n) om[n] = float(am[n] - za * colsum[n] - row) * mult[n];
     }
   }
 }
