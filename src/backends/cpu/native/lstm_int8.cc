@@ -136,7 +136,7 @@ struct QlDirection {
 class LstmInt8Step : public Step {
  public:
   LstmInt8Step(const LstmInt8Problem& p, std::vector<QlDirection> dirs, bool vnni, bool avx512)
-      : p_(p), dirs_(std::move(dirs)), vnni_(vnni), avx512_(avx512) {
+      : p_(p), dirs_(std::move(dirs)), avx512_(avx512) {
     name_ = std::string("lstm_int8_") + (p.D == 2 ? "bidirectional" : p.reverse ? "reverse" : "forward") + "__" +
             (vnni ? "avx512_vnni" : avx512 ? "avx512_madd16" : "avx2_madd16");
   }
@@ -181,7 +181,7 @@ class LstmInt8Step : public Step {
 
   LstmInt8Problem p_;
   std::vector<QlDirection> dirs_;
-  bool vnni_, avx512_;
+  bool avx512_;  ///< the cell's ISA
   std::string name_;
 };
 
