@@ -92,7 +92,7 @@ Result<std::vector<Tensor>> run_ferry(const std::string& path, const std::map<st
 /// Compares ferry's outputs with the reference's; fills the record.
 void compare(const std::vector<Tensor>& got, const validate::GoldenSet& want, const onnx::NodeProto& node,
              const RepairCheckOptions& options, const std::string& who, RepairRecord* rec) {
-  const CheckTolerance t = rule_tolerance(rec->rule);
+  const CheckTolerance t = rule_tolerance(rec->rule, rec->became);
   RepairCheckOptions o = options;
   o.atol = std::max(o.atol, t.atol);
   o.rtol = std::max(o.rtol, t.rtol);

@@ -5,14 +5,21 @@
 // W [D, input_size, 4H] and R [D, H, 4H] hold int8 (or uint8) codes — the ONNX
 // LSTM's weights transposed — with a scale and zero point per direction ([D]) or
 // per gate row ([D, 4H]); every other input and attribute is the ONNX LSTM's.
-// The rule dequantizes W and R once at import, (q - zp) * scale, transposed back to
-// [D, 4H, input_size] / [D, 4H, H], and the node becomes an f32 LSTM.
 //
-// ONNX Runtime's kernel also quantizes X and each step's H to uint8 (its dynamic
-// activation quantization) before an integer GEMM; the f32 LSTM skips that rounding,
-// so the two differ by it (a few 1e-3 to 1e-2 on outputs of magnitude ~1, measured
-// in tests/repair/test_dynamic_quantize_lstm.py). The rule's numerical check uses
-// the tolerance the repair table gives it (repair_table.cc: rule_tolerance).
+// The node becomes ferry's QuantizedLSTM (ops/quantized_lstm.cc), which keeps ORT's
+// arithmetic: X and each step's h quantized to uint8 from their ranges, integer GEMMs
+// with the codes, the f32 cell. ORT quantizes h per batch chunk when it spreads the
+// batch over its threads (uni_directional_lstm.cc: batch > 4, or batch >= 2 with
+// H <= 256); h_quant_rows = 1 follows it where it has at least batch-many threads.
+// What QuantizedLSTM does not cover becomes an f32 LSTM on the weights dequantized once,
+// (q - zp) * scale transposed back to [D, 4H, input_size] / [D, 4H, H]: activations other
+// than the default, zero points that vary within a direction (ORT rejects those), and
+// sequence_lens with Y absent (ORT then feeds a finished row's last h, not Y's zeros, to
+// the next step's quantization). That f32 LSTM skips ORT's activation rounding: the
+// outputs differ by it (a few 1e-3 to 1e-2 at magnitude ~1). The rule's numerical check
+// uses the tolerance the repair table gives it (repair_table.cc: rule_tolerance).
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -72,6 +79,71 @@ Tensor dequantize_transposed(const Tensor& q, const Tensor& scale, const Tensor&
   return out;
 }
 
+size_t emitted_outputs(const OnnxNode& n) {
+  size_t nout = n.num_outputs();
+  while (nout > 0 && n.proto().output(int(nout) - 1).empty()) --nout;
+  return std::max<size_t>(nout, 1);
+}
+
+bool default_lstm_activations(const OnnxNode& n) {
+  if (n.has("activation_alpha") || n.has("activation_beta")) return false;
+  if (!n.has("activations")) return true;
+  for (const onnx::AttributeProto& at : n.proto().attribute()) {
+    if (at.name() != "activations") continue;
+    for (int i = 0; i < at.strings_size(); ++i) {
+      std::string s = at.strings(i);
+      std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      if (s != (i % 3 == 0 ? "sigmoid" : "tanh")) return false;
+    }
+    return at.strings_size() % 3 == 0;
+  }
+  return true;
+}
+
+/// Every zero point of a direction is the same (ORT uses a direction's first).
+bool zero_point_per_direction(const Tensor& zp, int64_t dirs) {
+  const int64_t per = zp.numel() / dirs;
+  for (int64_t d = 0; d < dirs; ++d)
+    for (int64_t i = 1; i < per; ++i)
+      if (zp.get_int(d * per + i) != zp.get_int(d * per)) return false;
+  return true;
+}
+
+/// Why the node stays an f32 LSTM instead of a QuantizedLSTM, or null.
+const char* quantized_lstm_unsupported(const OnnxNode& n) {
+  if (!default_lstm_activations(n)) return "activations other than Sigmoid, Tanh, Tanh";
+  const int64_t dirs = n.constant_input(1)->dims()[0];
+  if (!zero_point_per_direction(*n.constant_input(9), dirs) || !zero_point_per_direction(*n.constant_input(11), dirs))
+    return "zero points that vary within a direction";
+  if (n.input(4) && (n.num_outputs() == 0 || n.proto().output(0).empty()))
+    return "sequence_lens with Y absent";
+  return nullptr;
+}
+
+/// ORT's LSTM spreads the batch over its threads (then quantizes h per chunk of rows)
+/// for batch > 4 or batch >= 2 with H <= 256 (UniDirectionalLstm::SetNumThreads).
+bool ort_quantizes_h_per_row(const OnnxNode& n) {
+  const int64_t H = n.constant_input(2)->dims()[1];
+  if (H <= 256) return true;  // batch 1: the same either way
+  const Shape& x = n.input(0)->shape();
+  return x.rank_known() && x.rank() == 3 && x[1].is_static() && x[1].value() > 4;
+}
+
+Status repair_as_f32_lstm(OnnxNode& n) {
+  AttrMap a;
+  for (const char* name : kLstmAttrs) n.copy(a, name, Op::LSTM);
+  if (!a.has("hidden_size")) a.set("hidden_size", n.constant_input(2)->dims()[1]);
+  Value* w = n.constant(dequantize_transposed(*n.constant_input(1), *n.constant_input(8), *n.constant_input(9)),
+                        "dequantized_W");
+  Value* r = n.constant(dequantize_transposed(*n.constant_input(2), *n.constant_input(10), *n.constant_input(11)),
+                        "dequantized_R");
+  std::vector<Value*> inputs = {n.input(0), w, r};
+  for (size_t i = 3; i < 8; ++i) inputs.push_back(n.input(i));
+  while (!inputs.back()) inputs.pop_back();
+  n.set_outputs(n.emit(Op::LSTM, inputs, std::move(a), emitted_outputs(n)));
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string why_not_DynamicQuantizeLSTM(const OnnxNode& n) {
@@ -91,19 +163,15 @@ std::string why_not_DynamicQuantizeLSTM(const OnnxNode& n) {
 }
 
 Status repair_DynamicQuantizeLSTM(OnnxNode& n) {
+  if (quantized_lstm_unsupported(n)) return repair_as_f32_lstm(n);
   AttrMap a;
-  for (const char* name : kLstmAttrs) n.copy(a, name, Op::LSTM);
+  for (const char* name : {"clip", "direction", "hidden_size", "input_forget"}) n.copy(a, name, Op::QuantizedLSTM);
+  for (const char* name : {"activations", "activation_alpha", "activation_beta"}) n.ignore(name);
   if (!a.has("hidden_size")) a.set("hidden_size", n.constant_input(2)->dims()[1]);
-  Value* w = n.constant(dequantize_transposed(*n.constant_input(1), *n.constant_input(8), *n.constant_input(9)),
-                        "dequantized_W");
-  Value* r = n.constant(dequantize_transposed(*n.constant_input(2), *n.constant_input(10), *n.constant_input(11)),
-                        "dequantized_R");
-  std::vector<Value*> inputs = {n.input(0), w, r};
-  for (size_t i = 3; i < 8; ++i) inputs.push_back(n.input(i));
-  while (!inputs.back()) inputs.pop_back();
-  size_t nout = n.num_outputs();
-  while (nout > 0 && n.proto().output(int(nout) - 1).empty()) --nout;
-  n.set_outputs(n.emit(Op::LSTM, inputs, std::move(a), std::max<size_t>(nout, 1)));
+  a.set("h_quant_rows", ort_quantizes_h_per_row(n) ? int64_t(1) : int64_t(0));
+  std::vector<Value*> inputs;
+  for (size_t i = 0; i < 12; ++i) inputs.push_back(n.input(i));
+  n.set_outputs(n.emit(Op::QuantizedLSTM, inputs, std::move(a), emitted_outputs(n)));
   return Status::Ok();
 }
 

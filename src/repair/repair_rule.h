@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "frontends/onnx/onnx_node.h"
 
@@ -49,7 +50,8 @@ struct CheckTolerance {
   double atol = 0, rtol = 0;
   const char* why = nullptr;  ///< null: the rule is checked at the defaults
 };
-/// The tolerance of the rule named `rule` (rule_name's form).
-CheckTolerance rule_tolerance(std::string_view rule);
+/// The tolerance of the rule named `rule` (rule_name's form) for a node that became the IR
+/// ops `became` (a rule's rewrites may differ in precision: DynamicQuantizeLSTM).
+CheckTolerance rule_tolerance(std::string_view rule, const std::vector<std::string>& became = {});
 
 }  // namespace ferry::repair

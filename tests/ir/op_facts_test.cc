@@ -81,7 +81,10 @@ TEST(OpFacts, DefaultDomainOpsAreImportableAtTheirExportOpset) {
     const onnx_import::ImportRow* row = onnx_import::find_import(name(op));
     if (e.ferry_domain) {
       EXPECT_EQ(row, nullptr) << name(op) << " is a ferry-domain op, but ONNX has an op of that name";
-      EXPECT_EQ(op_facts(op).family, OpFamily::fused) << name(op);
+      // Ferry's own ops are the optimizer's fused ops, and QuantizedLSTM (ONNX Runtime's
+      // DynamicQuantizeLSTM, made by --repair), which sits with the recurrent ops it mirrors.
+      if (std::string(name(op)) == "QuantizedLSTM") EXPECT_EQ(op_facts(op).family, OpFamily::recurrent);
+      else EXPECT_EQ(op_facts(op).family, OpFamily::fused) << name(op);
       continue;
     }
     ASSERT_NE(row, nullptr) << name(op) << " is exported to the default domain but has no ONNX import row";

@@ -152,3 +152,35 @@ def test_cpu_plan_has_no_reference_step(model_id, models_dir):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout[proc.stdout.index("{"):])
     assert report["reference_steps"] == 0, f"{report['reference_steps']} of {report['steps']} steps on a reference kernel"
+
+
+def test_ddddocr_runs_its_lstm_and_classifier_on_int8_steps(models_dir, tmp_path):
+    """ddddocr's DynamicQuantizeLSTM (repaired to QuantizedLSTM) and its MatMulInteger classifier
+    run on ferry's int8 steps (`ferry bench --profile` names them), not on f32 or reference kernels."""
+    import subprocess
+
+    binary = ferry_binary()
+    if binary is None:
+        unavailable("build/ferry is missing (FERRY_BIN overrides)")
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        flags = []
+    if "avx2" not in flags:
+        pytest.skip("the int8 steps need AVX2")
+    entry = BY_ID["ddddocr_common_old"]
+    collected = manifest.model_file(entry)
+    path = collected if collected.exists() else _model_path(entry, models_dir)
+    repaired = tmp_path / "ddddocr_repaired.onnx"
+    proc = subprocess.run([str(binary), "convert", str(path), "-o", str(repaired), "--repair"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([str(binary), "bench", str(repaired), "--warmup", "0", "--iters", "2", "--threads", "2",
+                           "--profile", str(tmp_path / "trace.json"), "--top", "40"] + runner.shape_args(entry),
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    lstm = [ln for ln in lines if "QuantizedLSTM" in ln]
+    assert lstm and "lstm_int8_bidirectional__" in lstm[0], proc.stdout
+    classifier = [ln for ln in lines if "Gemm_220" in ln]
+    assert classifier and "u8s8_matmul_dynamic_zp__" in classifier[0], proc.stdout

@@ -17,6 +17,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "backends/cpu/cpu_dynamic_int8_matmul_step.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/cpu_plan.h"
 #include "backends/cpu/cpu_precision.h"
@@ -138,6 +139,7 @@ class Scheduler {
                        bool all_outputs);
   Result<bool> try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  Result<bool> try_dynamic_int8_matmul(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_bf16(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   void erase_dead_bf16_casts(const Value* rounded);
   bool bf16_accelerated(Op op);
@@ -476,6 +478,44 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
   return true;
 }
 
+/// quantize_dynamic's MatMulInteger as lower_integer_matmuls leaves it, MatMul(DequantizeLinear(
+/// a_q, 1, a_zp), B') with a_zp computed (DynamicQuantizeLinear's), on exact integer sums
+/// (cpu_dynamic_int8_matmul_step.h): the step reads a_q and a_zp; the DequantizeLinear goes
+/// once every use is such a step (as try_int8's).
+Result<bool> Scheduler::try_dynamic_int8_matmul(const Node& n, const std::vector<int>& ins,
+                                                const std::vector<OutputInfo>& outs) {
+  if (n.op() != Op::MatMul || ins.size() != 2 || ins[0] < 0 || ins[1] < 0 || outs.empty() ||
+      outs[0].dtype != DType::f32)
+    return false;
+  const Value* dqv = n.input(0);
+  const Node* dq = dqv->producer();
+  if (!dq || dq->op() != Op::DequantizeLinear || dq->num_inputs() != 3 || !dq->input(0) || !dq->input(2) ||
+      dq->input(2)->is_constant() || dq->input(0)->dtype() != DType::u8)
+    return false;
+  const Value* scale = dq->input(1);
+  if (!scale || !scale->is_constant() || scale->constant()->dtype() != DType::f32 ||
+      scale->constant()->numel() != 1 || scale->constant()->data<float>()[0] != 1.0f)
+    return false;
+  auto xq = slot_of_.find(dq->input(0));
+  auto zq = slot_of_.find(dq->input(2));
+  if (xq == slot_of_.end() || zq == slot_of_.end()) return false;
+  size_t k = sig_.steps.size();
+  while (k > 0 && std::find(sig_.steps[k - 1].outs.begin(), sig_.steps[k - 1].outs.end(), ins[0]) ==
+                      sig_.steps[k - 1].outs.end())
+    --k;
+  if (k == 0) return false;  // folded, or not a step of its own
+  const std::vector<Operand> ops = {operand_of(xq->second), operand_of(ins[1]), operand_of(zq->second)};
+  const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
+  Result<Made> made = make_dynamic_int8_matmul_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa});
+  if (!made.ok()) {
+    if (made.status().code() == StatusCode::kUnsupported) return false;  // the f32 MatMul
+    return std::move(made).status().with_context("node " + n.describe());
+  }
+  if (++absorbed_[dqv] == dqv->uses().size() && !g_.is_graph_output(dqv)) erase_dead_dequantize(k - 1, xq->second);
+  FERRY_TRY(schedule_made(std::move(made).value(), {xq->second, zq->second}, n, outs, false));
+  return true;
+}
+
 /// The f32 value x when `v` is Cast(Cast(x, to=bf16), to=f32): the input rounding the precision
 /// pass writes for a node it runs in bf16 on hardware (precision/emulate_precision.h).
 const Value* bf16_rounded_source(const Value* v) {
@@ -748,6 +788,8 @@ Result<bool> Scheduler::schedule_steps(const Node& n) {
   if (fast_ && !overridden) {
     FERRY_ASSIGN_OR_RETURN(bool int8, try_int8(n, ins, outs));
     if (int8) return true;
+    FERRY_ASSIGN_OR_RETURN(bool dyn8, try_dynamic_int8_matmul(n, ins, outs));
+    if (dyn8) return true;
     FERRY_ASSIGN_OR_RETURN(bool bf16, try_bf16(n, ins, outs));
     if (bf16) return true;
     FERRY_ASSIGN_OR_RETURN(bool done, try_step_table(n, ins, outs));

@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_epilogue.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/cpu_lstm_step.h"
+#include "backends/cpu/cpu_quantized_lstm_step.h"
 #include "backends/cpu/native/activation.h"
 #include "backends/cpu/native/strided_copy.h"
 #include "backends/cpu/onednn/onednn_int8.h"
@@ -305,6 +306,7 @@ const std::vector<StepRow>& step_table() {
       {Op::Conv, conv, -1, "oneDNN convolution (1-D, 2-D, 3-D; blocked layouts, plain where oneDNN has only its reference)"},
       {Op::ConvTranspose, conv_transpose, -1, "oneDNN deconvolution (1-D, 2-D, 3-D; output_padding, output_shape, groups)"},
       {Op::LSTM, make_lstm_step, -1, "own kernel up to batch 4, else oneDNN lstm_forward (default activations, peepholes, clip, sequence_lens)", true},
+      {Op::QuantizedLSTM, make_quantized_lstm_step, -1, "own int8 kernel: u8 x s8 sums (vpdpbusd on AVX512_VNNI, else plain C++), ONNX Runtime's dynamic quantization, f32 cell", true},
       {Op::FusedConv, fused_conv, -1, "oneDNN convolution + bias, residual (sum/binary) and activation post-ops"},
       {Op::MatMul, matmul, -1, "oneDNN matmul (batched, broadcast; constant B packed once)"},
       {Op::FusedMatMul, fused_matmul, -1, "oneDNN matmul + bias, residual and activation post-ops"},

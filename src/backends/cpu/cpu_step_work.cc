@@ -35,6 +35,7 @@ double step_flops(const Node& n, const std::vector<std::vector<int64_t>>& in_dim
       return w.empty() || w[0] == 0 ? -1 : 2 * count_of(in(0)) * count_of(w) / double(w[0]);  // W: [C_in, C_out/g, k...]
     }
     case Op::LSTM:
+    case Op::QuantizedLSTM:
     case Op::GRU:
     case Op::RNN:
     case Op::Attention:
