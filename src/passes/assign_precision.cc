@@ -85,13 +85,17 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
   }
   if (mode == "auto") {
     std::string why;
+    // int8 is never auto's choice, even where accelerated: its scales come from calibration
+    // data (auto has none but seeded random inputs) and it costs accuracy (docs/precision.md).
     for (DType p : {DType::i8, DType::bf16, DType::f16}) {
       const PrecisionSupport s = t.of(p);
-      if (accelerated_for(s, n) && offered_for(s, n))
+      if (p != DType::i8 && accelerated_for(s, n) && offered_for(s, n))
         return set_decision(n, d, p, t, std::string("auto: ") + exec_reason(s, n));
+      const std::string never = p == DType::i8 ? ", but auto never picks int8 (it needs calibration data): "
+                                                 "--precision int8" : "";
       why += std::string(why.empty() ? "" : "; ") + precision_name(p) + ": " +
              (s.exec == PrecisionExec::emulated ? s.why + " (only emulated, no faster than fp32)"
-              : s.exec == PrecisionExec::accelerated ? "accelerated for " + prec_accelerated_ops_text(s)
+              : s.exec == PrecisionExec::accelerated ? "accelerated for " + prec_accelerated_ops_text(s) + never
                                                      : s.why);
     }
     return set_decision(n, d, DType::f32, t, "auto keeps fp32, nothing faster on this CPU: " + why);
