@@ -30,7 +30,10 @@ def ferry_int8_model(ferry, path, samples, out: Path):
 
 def ort_int8_models(path, samples, tmp: Path):
     """{"qdq": path, "qoperator": path} from onnxruntime.quantization.quantize_static."""
+    import onnxruntime
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    onnxruntime.set_default_logger_severity(3)  # its unused-initializer warnings, one per node
 
     class Reader(CalibrationDataReader):
         def __init__(self):
