@@ -168,3 +168,21 @@ def test_int8_errors(ferry_bin, converted, tmp_path, args, message):
     r = subprocess.run([str(ferry_bin), "convert", str(converted[0]), "-o", str(tmp_path / "o.onnx"), *args],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode in (1, 2) and message in r.stderr, (r.returncode, r.stderr)
+
+
+@pytest.mark.skipif(not onednn_has_vnni(), reason="the host (or ONEDNN_MAX_CPU_ISA) has no VNNI / AMX-INT8: "
+                                                  "int8 is emulated already (test_guard_keeps_... checks that)")
+@pytest.mark.parametrize("cap", ["AVX2", "AVX512_CORE"])
+def test_int8_is_emulated_when_onednn_is_capped_below_vnni(ferry_bin, converted, tmp_path, cap):
+    src = converted[0]
+    report = tmp_path / "report.json"
+    env = {**os.environ, "ONEDNN_MAX_CPU_ISA": cap}
+    r = subprocess.run([str(ferry_bin), "convert", str(src), "-o", str(tmp_path / "o.onnx"), "--precision", "int8",
+                        "--report", str(report)], capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert r.returncode == 0, r.stderr
+    prec = json.loads(report.read_text())["precision"]
+    int8 = next(t for t in prec["target"]["offered"] if t["precision"] == "int8")
+    assert int8["exec"] == "emulated", int8
+    assert f"present, but oneDNN is capped at {cap} (ONEDNN_MAX_CPU_ISA)" in int8["why"], int8["why"]
+    fc1 = next(n for n in prec["nodes"] if n["node"] == "fc1")
+    assert fc1["precision"] == "int8" and fc1["exec"] == "emulated", fc1
