@@ -96,7 +96,7 @@ def int8_setup(path, specs, args, tmp):
     """The int8 models: ferry's converted one, ORT's QDQ / QOperator ones; sessions for ORT / OpenVINO."""
     from common import make_inputs
 
-    samples = int8_peers.calibration_samples(specs, make_inputs)
+    samples = int8_peers.calibration_samples(specs, make_inputs, args.calibration_samples)
     ferry_model = int8_peers.ferry_int8_model(rb.ferry_bin(), path, samples, Path(tmp) / f"{path.stem}_ferry_int8.onnx")
     ort_models = int8_peers.ort_int8_models(path, samples, Path(tmp))
     sessions = {f"ort_int8_{k}": rb.ort_session(p, args.threads) for k, p in ort_models.items()}
@@ -223,6 +223,9 @@ def main(argv=None):
                     help="ferry precisions timed on the fp32 model (default fp32 bf16 auto)")
     ap.add_argument("--int8", action="store_true",
                     help="also ferry int8 (converted, calibrated), ORT int8 (quantize_static) and OpenVINO int8")
+    ap.add_argument("--calibration-samples", type=int, default=int8_peers.CALIBRATION_SAMPLES,
+                    help="--int8: seeded calibration samples for both quantizers (ferry's guard costs one "
+                         "interpreter run per lowered node and sample)")
     args = ap.parse_args(argv)
     rb.SPIN = not args.no_spin
     hints = ["f32", "bf16"] if rb.have_openvino() else []
