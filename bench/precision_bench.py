@@ -12,6 +12,13 @@ first output and max |a - b| / max(1, |b|); OpenVINO bf16 the same way.
 
     .venv/bin/python bench/precision_bench.py --models resnet50 bert --rounds 2
     .venv/bin/python bench/precision_bench.py --json bench/precision_results.json
+    .venv/bin/python bench/precision_bench.py --models resnet50 --precisions fp32 --int8 --rounds 1
+
+--int8 adds ferry int8 (`ferry convert --precision int8` calibrated on 8 seeded samples of the
+script's own inputs), ONNX Runtime int8 (its quantize_static on the same samples: per-channel
+s8 weights, u8 activations, QDQ and QOperator, the faster kept and named) and OpenVINO int8
+(reading that QDQ file), with cosine vs ORT fp32 and top-1 agreement on 4 more seeded inputs
+where the output is a classifier's (bench/int8_peers.py).
 
 Where the CPU has no bf16 hardware ferry's bf16 is emulation (slower than fp32: the report
 says so per node) and OpenVINO ignores its bf16 hint; the table prints what ran.
@@ -31,14 +38,16 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import int8_peers  # noqa: E402
 import run_bench as rb  # noqa: E402  (the suite's models, inputs and timers)
 
 PRECISIONS = ["fp32", "bf16", "auto"]
 
 
 def ferry_time(path, specs, threads, warmup, iters, precision):
+    """p50 ms of `ferry bench`; precision None: the model's saved decisions (a converted model)."""
     cmd = [rb.ferry_bin(), "bench", str(path), "--json", "--threads", str(threads), "--warmup", str(warmup),
-           "--iters", str(iters), "--precision", precision]
+           "--iters", str(iters)] + (["--precision", precision] if precision else [])
     for s in specs:
         cmd += ["--shape", f"{s['name']}={'x'.join(str(d) for d in s['shape'])}"]
     env = dict(os.environ)
@@ -57,14 +66,15 @@ def errors(got, ref):
     return {"cosine": cos, "max_rel": float(np.max(np.abs(a - b) / np.maximum(1, np.abs(b))))}
 
 
-def ferry_output(path, feeds, precision, tmp):
+def ferry_output(path, feeds, precision, tmp, tag=None):
     args = []
     for k, v in feeds.items():
         f = Path(tmp) / f"in_{re.sub(r'[^A-Za-z0-9_.-]', '_', k)}.npy"
         np.save(f, v)
         args += ["--input", f"{k}={f}"]
-    out = Path(tmp) / f"out_{precision}"
-    r = subprocess.run([rb.ferry_bin(), "run", str(path), "--precision", precision, "--output-dir", str(out)] + args,
+    out = Path(tmp) / f"out_{tag or precision}"
+    prec = ["--precision", precision] if precision else []
+    r = subprocess.run([rb.ferry_bin(), "run", str(path)] + prec + ["--output-dir", str(out)] + args,
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"ferry run --precision {precision} failed: {r.stderr.strip()}")
@@ -78,6 +88,22 @@ def openvino_compiled(path, threads, hint):
     return ov.Core().compile_model(str(path), "CPU", cfg)
 
 
+def out_file(out_dir, name):
+    return Path(out_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.npy"
+
+
+def int8_setup(path, specs, args, tmp):
+    """The int8 models: ferry's converted one, ORT's QDQ / QOperator ones; sessions for ORT / OpenVINO."""
+    from common import make_inputs
+
+    samples = int8_peers.calibration_samples(specs, make_inputs, args.calibration_samples)
+    ferry_model = int8_peers.ferry_int8_model(rb.ferry_bin(), path, samples, Path(tmp) / f"{path.stem}_ferry_int8.onnx")
+    ort_models = int8_peers.ort_int8_models(path, samples, Path(tmp))
+    sessions = {f"ort_int8_{k}": rb.ort_session(p, args.threads) for k, p in ort_models.items()}
+    compiled = openvino_compiled(ort_models["qdq"], args.threads, "f32") if rb.have_openvino() else None
+    return ferry_model, sessions, compiled
+
+
 def measure(name, args, hints):
     from common import make_inputs
 
@@ -86,34 +112,72 @@ def measure(name, args, hints):
     feeds = make_inputs(specs, seed=0)
     sess = rb.ort_session(path, args.threads)
     ovs = {h: openvino_compiled(path, args.threads, h) for h in hints}
-    p50 = {**{f"ferry_{p}": [] for p in PRECISIONS}, "ort": [], **{f"openvino_{h}": [] for h in hints}}
-    for _ in range(args.rounds):
-        for p in PRECISIONS:
-            p50[f"ferry_{p}"].append(ferry_time(path, specs, args.threads, args.warmup, args.iters, p))
-        p50["ort"].append(float(np.percentile(rb.time_ort(sess, feeds, args.warmup, args.iters), 50)))
-        for h, c in ovs.items():
-            p50[f"openvino_{h}"].append(float(np.percentile(rb.time_openvino(c, feeds, args.warmup, args.iters), 50)))
-    best = {k: min(v) for k, v in p50.items()}
-    ref_out = sess.get_outputs()[0].name
-    ref = sess.run(None, feeds)[0]
-    acc = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for p in PRECISIONS:
-            out = ferry_output(path, feeds, p, tmp)
-            acc[f"ferry_{p}"] = errors(np.load(out / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', ref_out)}.npy"), ref)
-    for h, c in ovs.items():
-        acc[f"openvino_{h}"] = errors(np.asarray(list(c(feeds).values())[0]), ref)
-    return {"model": name, "best_p50_ms": best, "rounds_p50_ms": p50, "accuracy_vs_ort_fp32": acc}
+        if args.int8:
+            ferry_int8, ort_int8, ov_int8 = int8_setup(path, specs, args, tmp)
+            ovs_int8 = {"openvino_int8": ov_int8} if ov_int8 is not None else {}
+        else:
+            ferry_int8, ort_int8, ovs_int8 = None, {}, {}
+        p50 = {**{f"ferry_{p}": [] for p in args.precisions}, "ort": [], **{f"openvino_{h}": [] for h in hints}}
+        if ferry_int8:
+            p50.update({"ferry_int8": [], **{k: [] for k in ort_int8}, **{k: [] for k in ovs_int8}})
+        for _ in range(args.rounds):
+            for p in args.precisions:
+                p50[f"ferry_{p}"].append(ferry_time(path, specs, args.threads, args.warmup, args.iters, p))
+            if ferry_int8:
+                p50["ferry_int8"].append(ferry_time(ferry_int8, specs, args.threads, args.warmup, args.iters, None))
+            p50["ort"].append(float(np.percentile(rb.time_ort(sess, feeds, args.warmup, args.iters), 50)))
+            for k, s in ort_int8.items():
+                p50[k].append(float(np.percentile(rb.time_ort(s, feeds, args.warmup, args.iters), 50)))
+            for h, c in list(ovs.items()) + list(ovs_int8.items()):
+                key = h if h.startswith("openvino_") else f"openvino_{h}"
+                p50[key].append(float(np.percentile(rb.time_openvino(c, feeds, args.warmup, args.iters), 50)))
+        best = {k: min(v) for k, v in p50.items()}
+        ref_out = sess.get_outputs()[0].name
+        ref = sess.run(None, feeds)[0]
+        acc = {}
+        for p in args.precisions:
+            acc[f"ferry_{p}"] = errors(np.load(out_file(ferry_output(path, feeds, p, tmp), ref_out)), ref)
+        for h, c in ovs.items():
+            acc[f"openvino_{h}"] = errors(np.asarray(list(c(feeds).values())[0]), ref)
+        if ferry_int8:
+            acc.update(int8_accuracy(specs, feeds, ref, ref_out, sess, ferry_int8, ort_int8, ovs_int8, tmp))
+    row = {"model": name, "best_p50_ms": best, "rounds_p50_ms": p50, "accuracy_vs_ort_fp32": acc}
+    if ort_int8:
+        row["ort_int8_format"] = min(ort_int8, key=lambda k: best[k]).replace("ort_int8_", "")
+    return row
 
 
-def markdown(rows, hints, load_before, load_after):
-    cols = [f"ferry_{p}" for p in PRECISIONS] + ["ort"] + [f"openvino_{h}" for h in hints]
+def int8_accuracy(specs, feeds, ref, ref_out, sess, ferry_int8, ort_int8, ovs_int8, tmp):
+    """cosine / max_rel on `feeds` and top-1 agreement on EVAL_SEEDS, against ORT fp32."""
+    from common import make_inputs
+
+    evals = [make_inputs(specs, seed=s) for s in int8_peers.EVAL_SEEDS]
+    refs = [sess.run(None, f)[0] for f in evals]
+    engines = {"ferry_int8": lambda f, i: np.load(out_file(ferry_output(ferry_int8, f, None, tmp, f"int8_{i}"), ref_out))}
+    for k, s in ort_int8.items():
+        engines[k] = lambda f, i, s=s: s.run(None, f)[0]
+    for k, c in ovs_int8.items():
+        engines[k] = lambda f, i, c=c: np.asarray(next(iter(c(f).values())))
+    acc = {}
+    for k, run in engines.items():
+        acc[k] = errors(run(feeds, "main"), ref)
+        acc[k]["top1"] = int8_peers.top1_agreement([run(f, i) for i, f in enumerate(evals)], refs)
+    return acc
+
+
+def markdown(rows, hints, precisions, load_before, load_after):
+    cols = [f"ferry_{p}" for p in precisions] + ["ort"] + [f"openvino_{h}" for h in hints]
     out = [f"{rb.machine()}; load average {load_before:.2f} before / {load_after:.2f} after; "
            f"{'idle threads sleep (--no-spin)' if not rb.SPIN else 'every engine its own thread settings'}",
            "", "| model | " + " | ".join(f"{c} ms" for c in cols) + " | bf16 / fp32 speedup | ORT fp32 / ferry bf16 |"
            + "".join(f" OV {h} / ferry bf16 |" for h in hints) + " cos ferry bf16 | cos ferry auto |"
            + "".join(f" cos OV {h} |" for h in hints),
            "|" + " --- |" * (1 + len(cols) + 4 + 2 * len(hints))]
+    if "bf16" not in precisions or "auto" not in precisions:
+        out = out[:1] + ["", "| model | " + " | ".join(f"{c} ms" for c in cols) + " |", "|" + " --- |" * (1 + len(cols))]
+        out += [f"| {r['model']} | " + " | ".join(f"{r['best_p50_ms'][c]:.2f}" for c in cols) + " |" for r in rows]
+        return "\n".join(out)
     for r in rows:
         b, a = r["best_p50_ms"], r["accuracy_vs_ort_fp32"]
         line = f"| {r['model']} | " + " | ".join(f"{b[c]:.2f}" for c in cols)
@@ -122,6 +186,25 @@ def markdown(rows, hints, load_before, load_after):
         line += f" {a['ferry_bf16']['cosine']:.6f} | {a['ferry_auto']['cosine']:.6f} |"
         line += "".join(f" {a[f'openvino_{h}']['cosine']:.6f} |" for h in hints)
         out.append(line)
+    return "\n".join(out)
+
+
+def int8_markdown(rows):
+    """ferry int8 against ORT int8 (its faster format) and OpenVINO int8, with accuracy vs ORT fp32."""
+    head = ("| model | ferry fp32 ms | ferry int8 ms | ORT fp32 ms | ORT int8 ms (format) | OV int8 ms |"
+            " ferry int8 / fp32 speedup | ORT int8 / ferry int8 | OV int8 / ferry int8 |"
+            " cos ferry int8 | cos ORT int8 | cos OV int8 | top-1 ferry / ORT / OV int8 |")
+    out = ["", head, "|" + " --- |" * 13]
+    for r in rows:
+        b, a, fmt = r["best_p50_ms"], r["accuracy_vs_ort_fp32"], r["ort_int8_format"]
+        ort, ov = f"ort_int8_{fmt}", "openvino_int8"
+        fp32 = b.get("ferry_fp32", float("nan"))
+        ovms = b.get(ov, float("nan"))
+        top = " / ".join("-" if a.get(k, {}).get("top1") is None else f"{a[k]['top1']:.2f}" for k in ("ferry_int8", ort, ov))
+        out.append(f"| {r['model']} | {fp32:.2f} | {b['ferry_int8']:.2f} | {b['ort']:.2f} | {b[ort]:.2f} ({fmt}) | "
+                   f"{ovms:.2f} | {fp32 / b['ferry_int8']:.2f}x | {b[ort] / b['ferry_int8']:.2f}x | "
+                   f"{ovms / b['ferry_int8']:.2f}x | {a['ferry_int8']['cosine']:.6f} | {a[ort]['cosine']:.6f} | "
+                   f"{a.get(ov, {}).get('cosine', float('nan')):.6f} | {top} |")
     return "\n".join(out)
 
 
@@ -136,6 +219,13 @@ def main(argv=None):
                     help="ferry's and ORT's idle threads sleep (OMP PASSIVE, allow_spinning=0); OpenVINO keeps its own "
                          "policy, so the default (every engine's own settings) is the fair headline")
     ap.add_argument("--json", metavar="FILE", help="write raw results as JSON")
+    ap.add_argument("--precisions", nargs="+", default=PRECISIONS, choices=PRECISIONS + ["int8"],
+                    help="ferry precisions timed on the fp32 model (default fp32 bf16 auto)")
+    ap.add_argument("--int8", action="store_true",
+                    help="also ferry int8 (converted, calibrated), ORT int8 (quantize_static) and OpenVINO int8")
+    ap.add_argument("--calibration-samples", type=int, default=int8_peers.CALIBRATION_SAMPLES,
+                    help="--int8: seeded calibration samples for both quantizers (ferry's guard costs one "
+                         "interpreter run per lowered node and sample)")
     args = ap.parse_args(argv)
     rb.SPIN = not args.no_spin
     hints = ["f32", "bf16"] if rb.have_openvino() else []
@@ -147,7 +237,9 @@ def main(argv=None):
         print(f"{m} ...", flush=True)
         rows.append(measure(m, args, hints))
     after = rb.load_avg()[0]
-    print(markdown(rows, hints, before, after))
+    print(markdown(rows, hints, args.precisions, before, after))
+    if args.int8:
+        print(int8_markdown(rows))
     if args.json:
         Path(args.json).write_text(json.dumps({"when": datetime.datetime.now(datetime.timezone.utc).isoformat(),
                                                "machine": rb.machine(), "load_before": before, "load_after": after,

@@ -62,6 +62,20 @@ void set_decision(Node& n, NodePrecision& d, DType p, const TargetPrecisions& t,
   d.reason = std::move(reason);
 }
 
+bool prec_int8_dequantize(const Node* p) {
+  const Value* x = p && p->op() == Op::DequantizeLinear && p->num_inputs() > 0 ? p->input(0) : nullptr;
+  return x && (x->dtype() == DType::u8 || x->dtype() == DType::i8);
+}
+
+/// Whether `n` is, or reads, DequantizeLinear(u8 / s8): a QDQ model's own quantization, which is
+/// its semantics (the CPU runs DequantizeLinear(x_q) -> MatMul / Conv on its int8 steps).
+bool prec_reads_model_qdq(const Node& n) {
+  if (prec_int8_dequantize(&n)) return true;
+  for (const Value* v : n.inputs())
+    if (v && prec_int8_dequantize(v->producer())) return true;
+  return false;
+}
+
 /// The mode's choice for one floating node.
 void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrecisions& t,
             const std::map<std::string, NodePrecision>& saved) {
@@ -83,15 +97,25 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
     }
     return set_decision(n, d, it->second.precision, t, std::move(reason));
   }
+  // bf16 / fp16 / int8 / auto leave the model's own int8 nodes as they are: lowering them would
+  // change its numbers (and in auto replace an int8 step with a slower bf16 one).
+  if (prec_reads_model_qdq(n))
+    return set_decision(n, d, DType::f32, t,
+                        "fp32: the model's own int8 quantization (QDQ: a DequantizeLinear of u8 / s8) is kept as it "
+                        "is (the CPU runs it on its int8 steps)");
   if (mode == "auto") {
     std::string why;
+    // int8 is never auto's choice, even where accelerated: its scales come from calibration
+    // data (auto has none but seeded random inputs) and it costs accuracy (docs/precision.md).
     for (DType p : {DType::i8, DType::bf16, DType::f16}) {
       const PrecisionSupport s = t.of(p);
-      if (accelerated_for(s, n) && offered_for(s, n))
+      if (p != DType::i8 && accelerated_for(s, n) && offered_for(s, n))
         return set_decision(n, d, p, t, std::string("auto: ") + exec_reason(s, n));
+      const std::string never = p == DType::i8 ? ", but auto never picks int8 (it needs calibration data): "
+                                                 "--precision int8" : "";
       why += std::string(why.empty() ? "" : "; ") + precision_name(p) + ": " +
              (s.exec == PrecisionExec::emulated ? s.why + " (only emulated, no faster than fp32)"
-              : s.exec == PrecisionExec::accelerated ? "accelerated for " + prec_accelerated_ops_text(s)
+              : s.exec == PrecisionExec::accelerated ? "accelerated for " + prec_accelerated_ops_text(s) + never
                                                      : s.why);
     }
     return set_decision(n, d, DType::f32, t, "auto keeps fp32, nothing faster on this CPU: " + why);

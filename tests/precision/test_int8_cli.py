@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from onednn_isa import onednn_has_vnni
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -89,8 +90,10 @@ def test_guard_keeps_the_layer_that_breaks_the_budget_fp32(converted):
     by_node = {n["node"]: n for n in prec["nodes"]}
     assert set(by_node) == {"fc1", "fc2"}, by_node
     fc1, fc2 = by_node["fc1"], by_node["fc2"]
-    assert fc1["precision"] == "int8" and fc1["exec"] == "emulated", fc1
-    assert "fake quantization" in fc1["reason"] and "rounded to int8" not in fc1["reason"], fc1["reason"]
+    # accelerated where oneDNN may use VNNI / AMX-INT8 (its ONEDNN_MAX_CPU_ISA cap included), else emulated
+    assert fc1["precision"] == "int8" and fc1["exec"] == ("accelerated" if onednn_has_vnni() else "emulated"), fc1
+    want = "oneDNN u8 x s8 steps on" if onednn_has_vnni() else "fake quantization elsewhere; not measured faster"
+    assert want in fc1["reason"] and "rounded to int8" not in fc1["reason"], fc1["reason"]
     assert "calibrated (minmax on 8 seeded random samples" in fc1["reason"], fc1["reason"]
     assert fc2["precision"] == "fp32", fc2
     assert fc2["reason"].startswith("fp32: raised by the accuracy guard"), fc2["reason"]
@@ -104,7 +107,8 @@ def test_saved_int8_decisions_run_on_both_backends(ferry_bin, ferry_api, convert
     saved = json.loads({p.key: p.value for p in onnx.load(out).metadata_props}["ferry.precision"])
     assert saved["nodes"]["fc1"]["precision"] == "int8" and saved["nodes"]["fc1"]["act_scale"] > 0
     r = ferry(ferry_bin, "run", out)
-    assert "precision saved:" in r.stderr and "int8 (emulated): 1 node" in r.stderr, r.stderr
+    exec_ = "accelerated" if onednn_has_vnni() else "emulated"
+    assert "precision saved:" in r.stderr and f"int8 ({exec_}): 1 node" in r.stderr, r.stderr
     x = np.random.default_rng(9).normal(0, 1, (8, 16)).astype(np.float32)
     ref = ferry_api.load(str(src)).compile(precision="fp32").run({"x": x})["y"]
     for backend in ("reference", "cpu"):
@@ -131,7 +135,7 @@ def test_compile_int8_calibrates_on_generated_samples(ferry_api, tmp_path):
         model.compile(precision="int8", int8_observer="entropy")
 
 
-def test_auto_does_not_pick_emulated_int8(ferry_api, converted):
+def test_auto_never_picks_int8(ferry_api, converted):
     session = ferry_api.load(str(converted[0])).compile(precision="auto")
     kept = []
     for n in session.precision["nodes"]:
@@ -140,7 +144,12 @@ def test_auto_does_not_pick_emulated_int8(ferry_api, converted):
             assert n["precision"] == "bf16" and n["reason"].startswith("auto: bf16 accelerated"), n
             continue
         assert n["precision"] == "fp32", n
-        assert "int8: per-channel s8 weights" in n["reason"] and "(only emulated, no faster than fp32)" in n["reason"]
+        if onednn_has_vnni():  # accelerated, but auto has no calibration data
+            assert "int8: accelerated for Conv, FusedConv, MatMul" in n["reason"], n["reason"]
+            assert "but auto never picks int8" in n["reason"], n["reason"]
+        else:
+            assert "int8: per-channel s8 weights" in n["reason"], n["reason"]
+            assert "(only emulated, no faster than fp32)" in n["reason"], n["reason"]
         kept.append(n)
     flags = set()
     for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -159,3 +168,21 @@ def test_int8_errors(ferry_bin, converted, tmp_path, args, message):
     r = subprocess.run([str(ferry_bin), "convert", str(converted[0]), "-o", str(tmp_path / "o.onnx"), *args],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode in (1, 2) and message in r.stderr, (r.returncode, r.stderr)
+
+
+@pytest.mark.skipif(not onednn_has_vnni(), reason="the host (or ONEDNN_MAX_CPU_ISA) has no VNNI / AMX-INT8: "
+                                                  "int8 is emulated already (test_guard_keeps_... checks that)")
+@pytest.mark.parametrize("cap", ["AVX2", "AVX512_CORE"])
+def test_int8_is_emulated_when_onednn_is_capped_below_vnni(ferry_bin, converted, tmp_path, cap):
+    src = converted[0]
+    report = tmp_path / "report.json"
+    env = {**os.environ, "ONEDNN_MAX_CPU_ISA": cap}
+    r = subprocess.run([str(ferry_bin), "convert", str(src), "-o", str(tmp_path / "o.onnx"), "--precision", "int8",
+                        "--report", str(report)], capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert r.returncode == 0, r.stderr
+    prec = json.loads(report.read_text())["precision"]
+    int8 = next(t for t in prec["target"]["offered"] if t["precision"] == "int8")
+    assert int8["exec"] == "emulated", int8
+    assert f"present, but oneDNN is capped at {cap} (ONEDNN_MAX_CPU_ISA)" in int8["why"], int8["why"]
+    fc1 = next(n for n in prec["nodes"] if n["node"] == "fc1")
+    assert fc1["precision"] == "int8" and fc1["exec"] == "emulated", fc1

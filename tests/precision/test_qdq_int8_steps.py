@@ -186,3 +186,25 @@ def test_shared_dequantize_goes_when_every_reader_is_int8(ferry_api, ferry_cli, 
     steps = kernels(ferry_cli, q, tmp_path)
     assert not any(name.endswith(dq_x[0].name) for name, _ in steps), steps
     check(ferry_api, ferry_cli, tmp_path, q, feed, 2, onednn_has_vnni())
+
+
+@pytest.mark.parametrize("mode", ["auto", "bf16"])
+def test_lowered_modes_keep_the_models_own_int8(ferry_api, ferry_cli, tmp_path, mode):
+    """--precision auto / bf16 leave a QDQ model's quantized MatMuls fp32 (their int8 is the model's
+    semantics): the int8 steps still run them, no bf16 step appears, and the report says why."""
+    q, feed = quantized(tmp_path, mlp, "batched", True, "u8", False)
+    trace = tmp_path / f"trace_{mode}.json"
+    r = subprocess.run([str(ferry_cli), "bench", str(q), "--precision", mode, "--warmup", "0", "--iters", "1",
+                        "--profile", str(trace)], capture_output=True, text=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    ks = [e["args"]["kernel"] for e in json.loads(trace.read_text())["traceEvents"]]
+    assert sum("_u8s8" in k for k in ks) == 2, ks  # u8 input: int8 steps on every host
+    assert not any("bf16" in k for k in ks), ks
+    model = ferry_api.load(str(q))
+    session = model.compile(backend="cpu", precision=mode)
+    products = [n for n in session.precision["nodes"] if n["op"] in ("MatMul", "FusedMatMul", "Gemm")]
+    assert len(products) == 2, session.precision["nodes"]
+    for n in products:
+        assert n["precision"] == "fp32", n
+        assert n["reason"].startswith("fp32: the model's own int8 quantization (QDQ"), n["reason"]
+    np.testing.assert_array_equal(session.run(feed)["y"], model.compile(backend="cpu").run(feed)["y"])

@@ -8,8 +8,11 @@
 //         bf16 steps run MatMul / FusedMatMul with constant weights, and Conv / FusedConv
 //         when oneDNN's bf16 conv is jit / brgemm too (accelerated_ops); else emulated;
 //   f16   emulated (ferry has no fp16 steps); `why` says what the hardware path would need;
-//   int8  fake quantization (precision/emulate_precision.h) for Conv / MatMul / Gemm; `why`
-//         names the int8 hardware (amx_int8, avx512_vnni, avx_vnni) and oneDNN's int8 matmul.
+//   int8  Conv / MatMul / Gemm written as QDQ (precision/emulate_precision.h), run on oneDNN
+//         u8 x s8 steps where the scheduler can build one; accelerated where oneDNN may use
+//         VNNI / AMX-INT8 (ONEDNN_MAX_CPU_ISA-capped) with jit / brgemm u8 x s8 matmul and
+//         conv, else emulated; `why` names the int8 hardware and oneDNN's implementations.
+//         `auto` never picks int8 (passes/assign_precision.cc).
 // Emulated precisions compute in fp32; `why` says what is missing on this host, e.g.
 // "no bf16 hardware: avx2 only".
 #pragma once

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "backends/cpu/cpu_dynamic_int8_matmul_step.h"
+#include "backends/cpu/cpu_int8_requant.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/cpu_plan.h"
 #include "backends/cpu/cpu_precision.h"
@@ -141,6 +142,7 @@ class Scheduler {
   Result<bool> try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_dynamic_int8_matmul(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_bf16(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  bool try_requantized(const Node& n);
   void erase_dead_bf16_casts(const Value* rounded);
   bool bf16_accelerated(Op op);
   bool bf16_attention(const Node& n);
@@ -163,6 +165,7 @@ class Scheduler {
   size_t erased_steps_ = 0;               ///< steps try_int8 removed (a DequantizeLinear it absorbed)
   std::unordered_map<const Value*, size_t> absorbed_;  ///< per DequantizeLinear output: int8 steps reading its x_q
                                                        ///< (per rounded bf16 input: bf16 steps reading its x)
+  std::unordered_map<int, onednn::Int8Requant> requant_slots_;  ///< slots an int8 step wrote requantized (u8 / s8)
 };
 
 bool slot_is_plain(const Slot& s) { return s.layout.is_zero() || onednn::is_plain(s.layout); }
@@ -464,7 +467,16 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
   for (int s : ins) ops.push_back(operand_of(s));
   ops[0] = operand_of(xq->second);
   const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
-  Result<Made> made = make_int8_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, *x);
+  // Every reader a QuantizeLinear of one scale / zero point: the step writes its u8 / s8.
+  const std::optional<onednn::Int8Requant> rq = int8_requant_readers(g_, n);
+  std::vector<OutputInfo> step_outs = outs;
+  Result<Made> made = unsupported("f32 output");
+  if (rq) {
+    made = make_int8_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, *x, &*rq);
+    if (made.ok()) step_outs[0].dtype = rq->dtype;
+  }
+  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
+    made = make_int8_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, *x);
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;  // fp32 on the dequantized input
     return std::move(made).status().with_context("node " + n.describe());
@@ -474,7 +486,23 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
   if (++absorbed_[dqv] == dqv->uses().size() && !g_.is_graph_output(dqv)) erase_dead_dequantize(k - 1, xq->second);
   std::vector<int> step_ins = ins;
   step_ins[0] = xq->second;
-  FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs, false));
+  FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, step_outs, false));
+  if (step_outs[0].dtype != DType::f32) requant_slots_[slot_of_.at(n.output(0))] = *rq;
+  return true;
+}
+
+/// A QuantizeLinear whose input an int8 step wrote requantized with its scale and zero
+/// point (try_int8): its output is that slot, no step.
+bool Scheduler::try_requantized(const Node& n) {
+  if (n.op() != Op::QuantizeLinear || requant_slots_.empty() || n.num_inputs() < 1 || !n.input(0)) return false;
+  auto in = slot_of_.find(n.input(0));
+  if (in == slot_of_.end()) return false;
+  const int slot = in->second;
+  auto it = requant_slots_.find(slot);
+  const std::optional<onednn::Int8Requant> q = per_tensor_quantize(n);
+  if (it == requant_slots_.end() || !q || !(*q == it->second)) return false;
+  slot_of_[n.output(0)] = slot;
+  sig_.slots[size_t(slot)].value = n.output(0);  // what the slot holds (observers see the u8 value)
   return true;
 }
 
@@ -769,6 +797,7 @@ Result<bool> Scheduler::schedule(const Node& n) {
 }
 
 Result<bool> Scheduler::schedule_steps(const Node& n) {
+  if (fast_ && try_requantized(n)) return true;  // before inference: its input slot holds u8
   std::vector<OutputInfo>& outs = node_outs_;
   outs.clear();
   FERRY_ASSIGN_OR_RETURN(Facts facts, infer_or_fold(n, &outs));
@@ -811,6 +840,9 @@ Status Scheduler::carry_from(const std::vector<const Node*>& order, size_t end) 
   for (const Value* v : needed) {
     auto it = slot_of_.find(v);
     if (it == slot_of_.end()) continue;  // computed later (or a constant)
+    if (requant_slots_.count(it->second) && v->dtype() == DType::f32)  // y itself was never written in f32
+      return internal_error("the segment ends between the int8 node writing '" + v->name() +
+                            "' requantized and its QuantizeLinear readers");
     FERRY_ASSIGN_OR_RETURN(int s, plain_slot(it->second));
     if (sig_.slots[size_t(s)].dtype != v->dtype()) {  // a bf16 step's bf16 output: the next segment reads f32
       FERRY_ASSIGN_OR_RETURN(s, in_layout(s, onednn::plain_desc(v->dtype(), sig_.slots[size_t(s)].dims), v->dtype()));

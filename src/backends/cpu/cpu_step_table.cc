@@ -284,19 +284,25 @@ Result<Made> cast_bf16_step(const StepRequest& r) {
 
 }  // namespace
 
-Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x) {
+Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x, const onednn::Int8Requant* requant) {
   const Node& n = r.node;
-  if (n.op() == Op::Conv) return onednn::make_conv_int8(n, r.ops, x, {}, r.out_dims);
-  if (n.op() == Op::MatMul) return onednn::make_matmul_int8(r.ops, x, {}, r.out_dims);
+  if (n.op() == Op::Conv) return onednn::make_conv_int8(n, r.ops, x, {}, r.out_dims, requant);
+  if (n.op() == Op::MatMul) return onednn::make_matmul_int8(r.ops, x, {}, r.out_dims, requant);
   if (n.op() != Op::FusedConv && n.op() != Op::FusedMatMul) return unsupported("int8: Conv and MatMul only");
   FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(n));
+  if (requant && !exact_post_ops(e.act, e.alpha, e.beta))
+    return unsupported("int8: a u8 destination needs the activation as a oneDNN post-op");
   std::vector<PostOp> post;
   const bool conv = n.op() == Op::FusedConv;
   if (!conv && r.ops.size() > 2 && r.ops[2].present())
     post.push_back({PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, 2});  // bias [N]
-  if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
+  if (r.ops.size() > 3 && r.ops[3].present()) {
+    post.push_back(residual_post_op(r.ops, 3, r.out_dims));
+    if (requant) post.back().kind = PostOp::kBinary;  // a sum would read the residual in the u8 destination
+  }
   return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
-    return conv ? onednn::make_conv_int8(n, r.ops, x, p, r.out_dims) : onednn::make_matmul_int8(r.ops, x, p, r.out_dims);
+    return conv ? onednn::make_conv_int8(n, r.ops, x, p, r.out_dims, requant)
+                : onednn::make_matmul_int8(r.ops, x, p, r.out_dims, requant);
   });
 }
 

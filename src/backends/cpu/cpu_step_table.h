@@ -44,8 +44,10 @@ struct StepRow {
 
 /// The int8 step of a Conv / FusedConv / MatMul / FusedMatMul whose input 0 is
 /// DequantizeLinear(x_q) (onednn/onednn_int8.h): operand 0 is x_q (u8), `x` its
-/// quantization; declines (unsupported) what oneDNN cannot run in int8.
-Result<onednn::Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x);
+/// quantization; declines (unsupported) what oneDNN cannot run in int8. With `requant` the
+/// step writes output 0 requantized to u8 / s8 (onednn_int8.h).
+Result<onednn::Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x,
+                                    const onednn::Int8Requant* requant = nullptr);
 
 /// DepthToSpace as one strided copy over a plain or channels-last input (cpu_depth_to_space_step.cc).
 Result<onednn::Made> depth_to_space_step(const StepRequest& r);

@@ -11,6 +11,7 @@
 #include "backends/cpu/native/activation.h"
 #include "backends/cpu/onednn/onednn_common.h"
 #include "env/host_info.h"
+#include "precision/int8_weight_grid.h"
 
 namespace ferry {
 namespace {
@@ -220,21 +221,58 @@ std::string onednn_int8_matmul_impl() {
 
 namespace {
 
-/// int8 nodes run on oneDNN u8 x s8 steps (backends/cpu/onednn/onednn_int8.h) where the
-/// scheduler can build one, else fake quantization; the target still reports `emulated`, so
-/// `auto` never picks int8: measured on an AVX512-VNNI EPYC, the steps win 2-3.5x on large
-/// convs and matmuls but lose on small ones (mobilenet_v2_050 1.3x slower, M = 1 matmuls), and
-/// the per-op column cannot say which. `why` names the int8 hardware and oneDNN's int8 matmul.
+/// oneDNN's implementation of a 3x3 u8 x s8 convolution with f32 destination.
+std::string onednn_int8_conv_impl() {
+  static const std::string impl = [] {
+    try {
+      using dnnl::memory;
+      using tag = memory::format_tag;
+      const memory::desc src({1, 64, 14, 14}, memory::data_type::u8, tag::any),
+          w({64, 64, 3, 3}, memory::data_type::s8, tag::any), dst({1, 64, 14, 14}, memory::data_type::f32, tag::any);
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                        w, memory::desc(), dst, {1, 1}, {0, 0}, {1, 1}, {1, 1});
+      return std::string(dnnl::convolution_forward::primitive_desc(d, onednn::engine()).impl_info_str());
+    } catch (const dnnl::error& e) {
+      return std::string("none: ") + e.what();
+    }
+  }();
+  return impl;
+}
+
+bool int8_jit_impl(const std::string& impl) { return impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0; }
+
+/// int8 nodes are written as QDQ (precision/emulate_precision.h) and run on oneDNN u8 x s8
+/// steps (backends/cpu/onednn/onednn_int8.h) wherever the scheduler can build one. They are
+/// `accelerated` where oneDNN may use VNNI / AMX-INT8 (host_has_int8_dot_product: the CPU's
+/// flags capped by ONEDNN_MAX_CPU_ISA; ferry's own dispatch cap does not choose oneDNN's int8
+/// kernels) and its u8 x s8 matmul and conv are jit / brgemm: measured ~4x their f32 primitives
+/// on Zen 5 (bench/RESULTS.md). Elsewhere `emulated`: oneDNN's non-VNNI int8 kernels
+/// (gemm:jit, vpmaddubsw) were not measured faster than fp32. `auto` does not pick int8 either
+/// way (passes/assign_precision.cc: it needs calibration data and costs accuracy).
 PrecisionSupport int8_support() {
   const char* hw = nullptr;
   for (const char* flag : {"amx_int8", "avx512_vnni", "avx_vnni"})
     if (!hw && cpu_flag_usable(flag)) hw = flag;
-  const std::string have = hw ? std::string("int8 hardware ") + hw
-                              : "no int8 dot-product hardware (VNNI / AMX-INT8): " + std::string(isa_name(host_isa())) + " only";
+  const std::string mm = onednn_int8_matmul_impl(), conv = onednn_int8_conv_impl();
   PrecisionSupport s{DType::i8, PrecisionExec::emulated, "", {}, int8_ops()};
-  s.why = "per-channel s8 weights, calibrated u8 activations: oneDNN u8 x s8 steps where they apply, fake "
-          "quantization elsewhere; not faster than fp32 on every shape (small convs, M = 1 matmuls), so auto keeps "
-          "fp32; " + have + ", oneDNN's u8 x s8 matmul here is " + onednn_int8_matmul_impl();
+  const std::string what = "per-channel s8 weights, calibrated u8 activations";
+  if (host_has_int8_dot_product() && int8_jit_impl(mm) && int8_jit_impl(conv)) {
+    s.exec = PrecisionExec::accelerated;
+    s.accelerated_ops = int8_ops();
+    s.why = what + ": oneDNN u8 x s8 steps on " + hw + " (matmul " + mm + ", conv " + conv +
+            "), exact s32 sums; a node whose every reader quantizes its output writes u8";
+    return s;
+  }
+  std::string have;
+  if (!hw)
+    have = "no int8 dot-product hardware (VNNI / AMX-INT8): " + std::string(isa_name(host_isa())) + " only";
+  else if (!host_has_int8_dot_product())
+    have = std::string("int8 hardware ") + hw + " present, but oneDNN is capped at " + onednn_effective_isa() +
+           " (ONEDNN_MAX_CPU_ISA)";
+  else
+    have = std::string("int8 hardware ") + hw + ", but oneDNN offers only matmul '" + mm + "', conv '" + conv + "'";
+  s.why = what + ": oneDNN u8 x s8 steps where they are exact, fake quantization elsewhere; not measured faster than "
+          "fp32 here: " + have + ", oneDNN's u8 x s8 matmul here is " + mm;
   return s;
 }
 

@@ -83,6 +83,18 @@ bool is_int8_act(DType t) { return t == DType::u8 || t == DType::i8; }
 dt act_dt(DType t) { return t == DType::i8 ? dt::s8 : dt::u8; }
 const char* act_tag(DType t) { return t == DType::i8 ? "s8s8" : "u8s8"; }
 
+/// The requantization as the last post-op (x * (1 / s_y) + z_y; the u8 / s8 destination
+/// rounds ties to even and saturates), and the destination type.
+dt int8_requant_dst(const Int8Requant* rq, std::vector<PostOp>* post) {
+  if (!rq) return dt::f32;
+  post->push_back({PostOp::kEltwise, algorithm::eltwise_linear, 1.f / rq->scale, float(rq->zero_point), -1});
+  return act_dt(rq->dtype);
+}
+
+std::string int8_dst_suffix(const Int8Requant* rq) {
+  return rq ? (rq->dtype == DType::i8 ? "+dst_s8" : "+dst_u8") : "";
+}
+
 const char* conv_int8_name(size_t rank, int64_t group, int64_t channels) {
   static const char* const names[3][3] = {
       {"onednn_conv1d_u8s8", "onednn_conv1d_grouped_u8s8", "onednn_conv1d_dw_u8s8"},
@@ -94,7 +106,8 @@ const char* conv_int8_name(size_t rank, int64_t group, int64_t channels) {
 }  // namespace
 
 Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, const Int8Input& x,
-                            const std::vector<PostOp>& post_in, const std::vector<int64_t>& out_dims) {
+                            const std::vector<PostOp>& post_in, const std::vector<int64_t>& out_dims,
+                            const Int8Requant* requant) {
   const Operand& X = ops_in[0];
   const Operand& W = ops_in[1];
   const Operand* B = ops_in.size() > 2 && ops_in[2].present() ? &ops_in[2] : nullptr;
@@ -134,6 +147,9 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
   if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant))
     return unsupported("sum operand shape");
+  if (requant && sum_k >= 0) return unsupported("int8 conv: a u8 destination with a residual (sum) post-op");
+  const std::string post_name = post_suffix(post);
+  const dt dst_dt = int8_requant_dst(requant, &post);
   std::vector<float> scales;
   for (float s : gw.scale) scales.push_back(x.scale * s);
   return guarded([&]() -> Result<Made> {
@@ -141,7 +157,7 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     // A plain residual (sum operand) is reordered into the layout oneDNN picks (int8 convs
     // have no fast plain NCHW form); a blocked one keeps its layout.
     const bool sum_keeps = sum_k >= 0 && !is_plain(ops[size_t(sum_k)].layout);
-    memory::desc dst_md = sum_keeps ? ops[size_t(sum_k)].layout : memory::desc(to_dims(out_dims), dt::f32, tag::any);
+    memory::desc dst_md = sum_keeps ? ops[size_t(sum_k)].layout : memory::desc(to_dims(out_dims), dst_dt, tag::any);
     Made made;
     made.want.assign(ops.size(), std::nullopt);
     std::vector<ArgSource> args;
@@ -170,8 +186,7 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     made.out = pd.dst_desc();
     std::string name = conv_int8_name(rank, group, X.dims[1]);
     name.replace(name.size() - 4, 4, act_tag(X.dtype));
-    name += "_" + layout_name(pd.src_desc()) +
-                             "[" + impl + "]" + post_suffix(post);
+    name += "_" + layout_name(pd.src_desc()) + "[" + impl + "]" + post_name + int8_dst_suffix(requant);
     auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
                                                 std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q}, false);
     if (sum_k >= 0) step->set_sum_input(sum_k, pd.dst_desc().get_size());
@@ -180,8 +195,8 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   });
 }
 
-Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& x, const std::vector<PostOp>& post,
-                              const std::vector<int64_t>& out_dims) {
+Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& x, const std::vector<PostOp>& post_in,
+                              const std::vector<int64_t>& out_dims, const Int8Requant* requant) {
   const Operand& A = ops[0];
   const Operand& B = ops[1];
   if (!is_int8_act(A.dtype) || A.dims.size() < 2 || !B.constant || B.dims.size() < 2 || !is_plain(A.layout))
@@ -201,7 +216,11 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
   FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*B.constant, N, 1));
   std::vector<float> scales;
   for (float s : gw.scale) scales.push_back(x.scale * s);
+  std::vector<PostOp> post = post_in;
   FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
+  if (requant && sum_k >= 0) return unsupported("int8 matmul: a u8 destination with a residual (sum) post-op");
+  const std::string post_name = post_suffix(post);
+  int8_requant_dst(requant, &post);
   if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant ||
                      !is_plain(ops[size_t(sum_k)].layout)))
     return unsupported("sum operand shape");
@@ -214,7 +233,7 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
     set_int8_attr(attr, 1 << (int(dst_dims.size()) - 1), scales);
-    const memory::desc a_md = plain_desc(A.dtype, a_dims), c_md = plain_desc(DType::f32, dst_dims);
+    const memory::desc a_md = plain_desc(A.dtype, a_dims), c_md = plain_desc(requant ? requant->dtype : DType::f32, dst_dims);
     const memory::desc b_md(to_dims(B.dims), dt::s8, tag::any);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine());
     const std::string impl = impl_name(pd);
@@ -228,8 +247,9 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     const size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.want[0] = A.layout;
-    made.out = plain_desc(DType::f32, out_dims);
-    auto step = std::make_unique<PrimitiveStep>(std::string("onednn_matmul_") + act_tag(A.dtype) + "[" + impl + "]" + post_suffix(post),
+    made.out = plain_desc(requant ? requant->dtype : DType::f32, out_dims);
+    auto step = std::make_unique<PrimitiveStep>(std::string("onednn_matmul_") + act_tag(A.dtype) + "[" + impl + "]" +
+                                                    post_name + int8_dst_suffix(requant),
                                                 dnnl::matmul(pd), std::move(args), scratch,
                                                 std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q}, false);
     if (sum_k >= 0) step->set_sum_input(sum_k, c_md.get_size());

@@ -15,6 +15,14 @@
 // z_x is oneDNN's source zero point, so padded taps are x = 0 as in ONNX. The output scale
 // and the bias (a binary post-op, after the scale) and the node's epilogue follow the sum.
 //
+// With `requant` (every reader of y is QuantizeLinear(y, s_y, z_y), cpu_schedule.cc) the step
+// writes y_q = saturate(round_half_even(post(...) * (1 / s_y) + z_y)) in u8 / s8 instead of
+// f32: a last eltwise_linear post-op and a u8 destination (oneDNN rounds f32 -> int ties to
+// even and saturates), so the f32 write and the QuantizeLinear pass go. QuantizeLinear divides
+// by s_y; the product by 1 / s_y can differ from it in the last bit, and y / s_y + z_y is one
+// f32 rounding, so a value within an ulp of a .5 tie may land one u8 step off (never more).
+// Declined with a sum post-op (the residual would be read in u8) or an own-kernel activation.
+//
 // Without VNNI (AVX2, AVX-512 without VNNI) oneDNN's u8 x s8 kernels add pairs of products
 // in int16 (vpmaddubsw), as ONNX Runtime's do: with full 8-bit weights a pair can saturate
 // (docs/precision.md, "int8 steps per ISA").
@@ -32,11 +40,22 @@ struct Int8Input {
   int32_t zero_point = 0;
 };
 
+/// The QuantizeLinear the step's output goes through: y_q = sat(rne(y / scale) + zero_point).
+struct Int8Requant {
+  DType dtype = DType::u8;  ///< u8 or i8
+  float scale = 0;
+  int32_t zero_point = 0;
+  bool operator==(const Int8Requant& o) const {
+    return dtype == o.dtype && scale == o.scale && zero_point == o.zero_point;
+  }
+};
+
 /// Conv (1-D, 2-D, 3-D; groups): operands [X_q (u8), W (f32 constant), B? (f32 constant), extra...].
 Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops, const Int8Input& x,
-                            const std::vector<PostOp>& post, const std::vector<int64_t>& out_dims);
+                            const std::vector<PostOp>& post, const std::vector<int64_t>& out_dims,
+                            const Int8Requant* requant = nullptr);
 /// MatMul with a constant B (rank 2 flattens A's batch dims): operands [A_q (u8), B (f32 constant), extra...].
 Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& x, const std::vector<PostOp>& post,
-                              const std::vector<int64_t>& out_dims);
+                              const std::vector<int64_t>& out_dims, const Int8Requant* requant = nullptr);
 
 }  // namespace ferry::onednn

@@ -1,0 +1,237 @@
+"""Chained int8 steps (docs/precision.md, "Chained int8 steps"; src/backends/cpu/cpu_int8_requant.h):
+an int8 Conv / MatMul whose every reader is QuantizeLinear(y, s, z) (one scale and zero point)
+writes that u8 / s8 output itself (`+dst_u8` / `+dst_s8` in the step name), the QuantizeLinear
+takes no step. The reference backend (the interpreter) runs the graph as written: the fp32 op on
+the dequantized values, then QuantizeLinear (x / s, round half to even, + z, saturate).
+
+The models are QDQ chains with fixed scales, and every QuantizeLinear output is a graph output
+(u8 / s8), so each requantization is compared where it happens. The step multiplies by 1 / s
+instead of dividing by s and adds z in f32 before rounding: a value within an ulp of a .5 tie
+may land one step off. The bound is therefore **one quantization step** per element, at most
+0.5% of the elements off (measured: 0 off on every case here, AMD EPYC Zen 5, VNNI), and the
+chain must differ from the plain fp32 run (the quantization is really applied).
+
+Without VNNI oneDNN's u8 x s8 convolutions pair products in int16: the convs here use 7-bit
+weights (|w_q| <= 64) so they run int8 on every host (onednn_int8.cc), exact.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+import numpy as np  # noqa: E402  (missing packages fail, never skip: CI=true must not pass without them)
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onednn_isa import onednn_has_vnni
+
+STEP = 0.05  # every activation scale; zero points 128 (u8) / 0 (s8)
+
+
+class Chain:
+    """A QDQ graph under construction: q() quantizes a value (a graph output), dq() dequantizes it."""
+
+    def __init__(self, act="u8", seed=0):
+        self.nodes, self.inits, self.outputs = [], {}, []
+        self.rng = np.random.default_rng(seed)
+        self.act = act
+        self.inits["s"] = np.array(STEP, np.float32)
+        self.inits["z"] = np.array(128 if act == "u8" else 0, np.uint8 if act == "u8" else np.int8)
+
+    def q(self, x):
+        y = f"{x}_q"
+        self.nodes.append(helper.make_node("QuantizeLinear", [x, "s", "z"], [y], name=f"{x}_quant"))
+        self.outputs.append((y, TensorProto.UINT8 if self.act == "u8" else TensorProto.INT8))
+        return y
+
+    def dq(self, xq):
+        y = f"{xq}_dq"
+        self.nodes.append(helper.make_node("DequantizeLinear", [xq, "s", "z"], [y], name=f"{xq}_dequant"))
+        return y
+
+    def weights(self, name, shape, axis):
+        """Per-channel s8 weights (|w_q| <= 64) through a DequantizeLinear along `axis`."""
+        n = shape[axis]
+        self.inits[f"{name}_q"] = self.rng.integers(-64, 65, shape).astype(np.int8)
+        fan_in = np.prod(shape) / n  # w_q has std ~37: the layer's gain is ~1
+        self.inits[f"{name}_s"] = (self.rng.uniform(0.7, 1.3, n) / (37 * fan_in**0.5)).astype(np.float32)
+        self.nodes.append(helper.make_node("DequantizeLinear", [f"{name}_q", f"{name}_s"], [name], axis=axis,
+                                           name=f"{name}_dequant"))
+        return name
+
+    def bias(self, name, n):
+        self.inits[name] = self.rng.normal(0, 0.5, n).astype(np.float32)
+        return name
+
+    def conv(self, x, name, cin, cout, k, stride=1, group=1, relu=False):
+        w = self.weights(f"{name}_w", (cout, cin // group, k, k), 0)
+        out = f"{name}_c" if relu else name
+        self.nodes.append(helper.make_node("Conv", [x, w, self.bias(f"{name}_b", cout)], [out], name=name,
+                                           kernel_shape=[k, k], strides=[stride] * 2, pads=[k // 2] * 4, group=group))
+        if relu:
+            self.nodes.append(helper.make_node("Relu", [out], [name], name=f"{name}_relu"))
+        return name
+
+    def matmul(self, x, name, k, n):
+        w = self.weights(f"{name}_w", (k, n), 1)
+        self.nodes.append(helper.make_node("MatMul", [x, w], [f"{name}_m"], name=name))
+        self.nodes.append(helper.make_node("Add", [f"{name}_m", self.bias(f"{name}_b", n)], [name], name=f"{name}_add"))
+        return name
+
+    def save(self, path, x_shape, float_outputs=()):
+        outs = [helper.make_tensor_value_info(n, t, None) for n, t in self.outputs]
+        outs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in float_outputs]
+        g = helper.make_graph(self.nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+                              outs, [numpy_helper.from_array(v, k) for k, v in self.inits.items()])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+        return {"x": self.rng.normal(0, 1.5, x_shape).astype(np.float32)}
+
+
+def conv_chain(path):
+    """1x1 -> 3x3 -> depthwise 3x3 -> strided 3x3 -> residual 3x3 (+ the block's input) -> 1x1."""
+    c = Chain()
+    h = c.dq(c.q("x"))
+    h = c.dq(c.q(c.conv(h, "pw", 8, 16, 1, relu=True)))
+    h = c.dq(c.q(c.conv(h, "c3", 16, 16, 3)))
+    h = c.dq(c.q(c.conv(h, "dw", 16, 16, 3, group=16, relu=True)))
+    h = c.dq(c.q(c.conv(h, "s2", 16, 24, 3, stride=2)))
+    r = c.conv(h, "res", 24, 24, 3)
+    c.nodes.append(helper.make_node("Add", [r, h], ["sum"], name="residual"))
+    h = c.dq(c.q("sum"))
+    c.q(c.conv(h, "last", 24, 8, 1))
+    return c.save(path, (1, 8, 14, 14)), 6  # int8 convs
+
+
+def matmul_chain(path, act="u8"):
+    """[2, 7, 32] -> MatMul+bias (48) -> MatMul+bias (40) -> MatMul+bias (16)."""
+    c = Chain(act)
+    h = c.dq(c.q("x"))
+    for name, k, n in (("mm1", 32, 48), ("mm2", 48, 40), ("mm3", 40, 16)):
+        h = c.q(c.matmul(h, name, k, n))
+        if name != "mm3":
+            h = c.dq(h)
+    return c.save(path, (2, 7, 32)), 3
+
+
+def branch_chain(path):
+    """conv a's output is read by its QuantizeLinear and by a Relu (an fp32 node): a keeps an f32
+    output; conv b's output is also a graph output (f32): b keeps it too; conv c requantizes."""
+    c = Chain()
+    h = c.dq(c.q("x"))
+    a = c.conv(h, "a", 8, 16, 3)
+    c.nodes.append(helper.make_node("Relu", [a], ["a_relu"], name="a_relu_node"))
+    b = c.conv(c.dq(c.q(a)), "b", 16, 16, 1)
+    cc = c.conv(c.dq(c.q(b)), "cc", 16, 8, 3)
+    c.q(cc)
+    return c.save(path, (1, 8, 10, 10), float_outputs=("a_relu", "b")), 3
+
+
+def profile(ferry_cli, path, tmp_path):
+    trace = tmp_path / "trace.json"
+    r = subprocess.run([str(ferry_cli), "bench", str(path), "--warmup", "0", "--iters", "1", "--profile", str(trace)],
+                       capture_output=True, text=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    return [(e["name"], e["args"]["kernel"]) for e in json.loads(trace.read_text())["traceEvents"]]
+
+
+def compare(ferry_api, path, feed):
+    model = ferry_api.load(str(path))
+    got = model.compile(backend="cpu").run(feed)
+    want = model.compile(backend="reference").run(feed)
+    assert set(got) == set(want)
+    for k in want:
+        g, w = np.asarray(got[k]), np.asarray(want[k])
+        assert g.dtype == w.dtype, k
+        if g.dtype == np.float32:
+            assert np.abs(g - w).max() <= 1e-5 * max(1.0, float(np.abs(w).max())), k
+            continue
+        d = np.abs(g.astype(np.int32) - w.astype(np.int32))
+        assert d.max() <= 1, f"{k}: {int(d.max())} quantization steps off"
+        assert (d > 0).mean() <= 5e-3, f"{k}: {(d > 0).mean():.2%} of the elements one step off"
+        lim = np.iinfo(w.dtype)
+        assert len(np.unique(w)) > 40 and np.isin(w, [lim.min, lim.max]).mean() < 0.1, \
+            f"{k}: a degenerate or saturated output (the test's scales are off)"
+    return got, want
+
+
+def int8_steps(kernels):
+    return [k for _, k in kernels if "_u8s8" in k or "_s8s8" in k]
+
+
+@pytest.mark.parametrize("make", [conv_chain, matmul_chain], ids=["convs", "matmuls"])
+def test_chain_writes_u8_and_matches_the_interpreter(ferry_api, ferry_cli, tmp_path, make):
+    path = tmp_path / "m.onnx"
+    feed, n_int8 = make(path)
+    compare(ferry_api, path, feed)
+    ks = profile(ferry_cli, path, tmp_path)
+    steps = int8_steps(ks)
+    assert len(steps) == n_int8, ks
+    # the residual conv's reader is the Add (fused into its step: a binary post-op, then requantized)
+    assert sum("+dst_u8" in k for k in steps) == n_int8, steps
+    # the only QuantizeLinear left is the graph input's
+    assert sum(k.startswith("quantize_linear") for _, k in ks) == 1, ks
+    # no DequantizeLinear step left but the one the residual Add reads (an fp32 reader)
+    dq = [n for n, k in ks if n.startswith("DequantizeLinear")]
+    assert dq == (["DequantizeLinear s2_q_dequant"] if make is conv_chain else []), dq
+
+
+@pytest.mark.skipif(not onednn_has_vnni(), reason="s8 activations run int8 here only with VNNI "
+                                                  "(the host or ONEDNN_MAX_CPU_ISA has none)")
+def test_s8_chain_writes_s8(ferry_api, ferry_cli, tmp_path):
+    path = tmp_path / "m.onnx"
+    feed, n_int8 = matmul_chain(path, act="s8")
+    compare(ferry_api, path, feed)
+    steps = int8_steps(profile(ferry_cli, path, tmp_path))
+    assert len(steps) == n_int8 and all("s8s8" in k and "+dst_s8" in k for k in steps), steps
+
+
+def test_a_reader_that_is_not_quantize_keeps_f32(ferry_api, ferry_cli, tmp_path):
+    path = tmp_path / "m.onnx"
+    feed, n_int8 = branch_chain(path)
+    got, want = compare(ferry_api, path, feed)
+    assert np.abs(got["b"] - want["b"]).max() <= 1e-5 * float(np.abs(want["b"]).max())
+    ks = profile(ferry_cli, path, tmp_path)
+    by_node = {n.split(" ", 1)[-1]: k for n, k in ks}
+    assert "+dst_u8" not in by_node["a"] and "+dst_u8" not in by_node["b"], ks
+    assert "+dst_u8" in by_node["cc"], ks
+    assert len(int8_steps(ks)) == n_int8, ks
+
+
+def test_precision_int8_chain_drops_quantize_steps(ferry_api, ferry_cli, tmp_path):
+    """`--precision int8` on an fp32 conv chain: every conv but the last (a graph output) writes u8,
+    and the output stays within the fake quantization's own distance to fp32 of it."""
+    rng = np.random.default_rng(3)
+    nodes, inits, x = [], {}, "x"
+    for i, (cin, cout, k) in enumerate([(8, 16, 1), (16, 16, 3), (16, 16, 3), (16, 8, 1)]):
+        inits[f"w{i}"] = rng.normal(0, 0.4 / (cin * k * k) ** 0.5 * 2, (cout, cin, k, k)).astype(np.float32)
+        inits[f"b{i}"] = rng.normal(0, 0.1, cout).astype(np.float32)
+        y = "y" if i == 3 else f"h{i}"
+        nodes.append(helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}", pads=[k // 2] * 4))
+        nodes.append(helper.make_node("Relu", [f"c{i}"], [y], name=f"relu{i}"))
+        x = y
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    path = tmp_path / "fp32.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    trace = tmp_path / "t.json"
+    r = subprocess.run([str(ferry_cli), "bench", str(path), "--precision", "int8", "--warmup", "0", "--iters", "1",
+                        "--profile", str(trace)], capture_output=True, text=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    ks = [e["args"]["kernel"] for e in json.loads(trace.read_text())["traceEvents"]]
+    steps = [k for k in ks if "_u8s8" in k]
+    assert len(steps) == 4, ks
+    assert sum("+dst_u8" in k for k in steps) == 3, steps
+    assert sum(k.startswith("quantize_linear") for k in ks) == 1, ks  # the graph input's only
+    feed = {"x": rng.normal(0, 1, (1, 8, 12, 12)).astype(np.float32)}
+    model = ferry_api.load(str(path))
+    real = model.compile(backend="cpu", precision="int8").run(feed)["y"]
+    fake = model.compile(backend="reference", precision="int8").run(feed)["y"]
+    fp32 = model.compile(backend="reference", precision="fp32").run(feed)["y"]
+    scale = float(np.abs(fake).max())
+    # one intermediate u8 one step off moves y by about one step times the weights' sum: far below
+    # int8's own distance to fp32, which must be real (the chain is quantized)
+    assert float(np.abs(real - fake).max()) / scale <= 0.25 * float(np.abs(fp32 - fake).max()) / scale
+    assert float(np.abs(fp32 - fake).max()) / scale > 1e-3
