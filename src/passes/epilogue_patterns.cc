@@ -101,6 +101,25 @@ bool fuse_silu_epilogue(Rewriter& rw, Node& mul, HostFamily family, const Target
   return false;
 }
 
+namespace {
+/// Z of the output's shape, a per-column row or scalar (every dim but the last 1), or
+/// [B, 1.., N] with the output's B (Target::matmul_residual_any_broadcast).
+bool matmul_residual_fast_form(const Shape& z, const Shape& out) {
+  if (!z.rank_known() || !out.rank_known()) return false;
+  const int64_t zr = z.rank(), r = out.rank();
+  if (zr == r) {
+    bool same = true;
+    for (int64_t i = 0; i < r; ++i) same = same && z[size_t(i)] == out[size_t(i)];
+    if (same) return true;
+  }
+  auto one = [&](int64_t i) { return z[size_t(i)].is_static() && z[size_t(i)].value() == 1; };
+  bool inner_ones = true;  // dims 1 .. zr - 2
+  for (int64_t i = 1; i + 1 < zr; ++i) inner_ones = inner_ones && one(i);
+  if (zr <= 1 || (inner_ones && one(0))) return true;
+  return zr == r && inner_ones && z[0] == out[0];
+}
+}  // namespace
+
 bool fuse_residual_epilogue(Rewriter& rw, Node& add, HostFamily family, const Target& target) {
   std::string first_why;
   const Node* first_host = nullptr;
@@ -120,6 +139,10 @@ bool fuse_residual_epilogue(Rewriter& rw, Node& add, HostFamily family, const Ta
                 ? "cannot tell whether " + replace_marker(shapes, "broadcasts") + " (unknown dims)"
                 : replace_marker(shapes, "does not broadcast");
     }
+    if (why.empty() && family == HostFamily::kMatMul && !target.matmul_residual_any_broadcast &&
+        !matmul_residual_fast_form(z->shape(), out))
+      why = "residual shape " + z->shape().to_string() + " broadcasts over the batch dims of the output " +
+            out.to_string() + ": " + target.name + "'s fused matmul has no fast kernel for it";
     if (!why.empty()) {
       if (!first_host) {
         first_host = host;

@@ -47,6 +47,12 @@ struct Target {
   /// (passes/pad_wide_convs.cc): oneDNN's AVX2 direct convolution takes at most 3 and
   /// otherwise falls to im2col + GEMM, ~4x slower (basic-pitch's 3x39 kernel, pad 19).
   int64_t conv_pad_limit = -1;
+  /// A FusedMatMul's residual Z may broadcast over the output in any way (false: only a Z
+  /// of the output's shape, a per-column row [1.., N], a scalar, or [B, 1.., N] with the
+  /// output's B: the forms oneDNN 2.6's matmul post-op runs in its brgemm kernel; a Z
+  /// broadcast over the batch dims, as a window attention's [1, H, S, S] bias, makes the
+  /// whole product oneDNN's reference matmul, so that Add stays a step of its own).
+  bool matmul_residual_any_broadcast = true;
 
   /// The target runs `op` natively, so a fusion may form it.
   bool executes(Op op) const;

@@ -43,6 +43,7 @@ Target cpu_target(Isa isa) {
       t.matmul_epilogues.push_back(a);
     }
   t.dtypes = {DType::f32};
+  t.matmul_residual_any_broadcast = false;  // oneDNN's matmul post-op: see Target
   t.layout = "blocked";
   // oneDNN's jit direct convolution takes a left/right pad up to its register block of
   // output columns (ur_w, 3 at AVX2); measured (AVX2): pad 3 jit:avx2, pad 4+ x64:gemm:jit.
