@@ -29,6 +29,7 @@ constexpr NamedPass kPasses[] = {
     FERRY_PASS(eliminate_dead),
     FERRY_PASS(eliminate_identity),
     {"fold_constants", fold},
+    FERRY_PASS(fuse_affine_before_conv),
     FERRY_PASS(fuse_affine_into_conv),
     FERRY_FUSION(fuse_attention, Attention),
     {"fuse_conv_epilogue", for_target<fuse_conv_epilogue_for>},  // asks the target per fused op and activation

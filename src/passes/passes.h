@@ -78,6 +78,8 @@ inline Status fuse_matmul_epilogue(Graph& g, PassStats& stats) {
 }
 /// x * Sigmoid(x) -> Swish(x) {alpha = 1} (SiLU left after the epilogue fusions).
 Status fuse_swish(Graph& g, PassStats& stats);
+/// Conv(x * s + t) with scalar s, t -> Conv(x) with W * s and the shift in the bias (no padding; a scale alone: any).
+Status fuse_affine_before_conv(Graph& g, PassStats& stats);
 /// x * Clip(x + 3, 0, 6) / 6 and x * HardSigmoid(x) {1/6, 1/2} -> HardSwish(x) (before the epilogue fusions).
 Status fuse_hardswish(Graph& g, PassStats& stats);
 // --- transformer fusions (fuse-xfmr) ---------------------------------------------------

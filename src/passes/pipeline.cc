@@ -53,6 +53,7 @@ constexpr const char* kPipeline[] = {
     "fuse_affine_into_conv",
     "lower_conv_transpose",  // after the affine folds (into the ConvTranspose), before the epilogues (onto its Conv)
     "fuse_hardswish",  // HardSwish written out: after the affine folds into its Conv, before that Conv's epilogue
+    "fuse_affine_before_conv",  // PP-LCNetV3's x * s + t in front of a Conv; after fuse_hardswish (its / 6 is no affine to fold)
     "fuse_conv_epilogue",
     "fuse_matmul_epilogue",
     "fuse_swish",  // SiLU the epilogues did not take
