@@ -29,7 +29,7 @@ bool affine_scale(const Graph& g, Value* v, Value** y, double* s) {
   if (!mul || !single_consumer(g, v)) return false;
   for (size_t i = 0; i < 2; ++i) {
     std::optional<double> c = scalar_constant(mul->input(1 - i));
-    if (c && std::isfinite(*c) && constant_of(mul->input(1 - i)) && mul->input(i)->shape() == v->shape()) {
+    if (c && std::isfinite(*c) && mul->input(i)->shape() == v->shape()) {
       *y = mul->input(i), *s = *c;
       return true;
     }
@@ -62,7 +62,7 @@ bool fuse_affine_before_conv_at(Rewriter& rw, Node& conv) {
   if (Node* add = producer_of(x, Op::Add); add && single_consumer(g, x)) {
     for (size_t i = 0; i < 2 && y == x; ++i) {
       std::optional<double> c = scalar_constant(add->input(1 - i));
-      if (c && std::isfinite(*c) && constant_of(add->input(1 - i)) && add->input(i)->shape() == x->shape())
+      if (c && std::isfinite(*c) && add->input(i)->shape() == x->shape())
         y = add->input(i), t = *c;
     }
     if (y == x) return false;
