@@ -6,6 +6,7 @@
 // gives [N,12], Reshape(x: [N,12], [-1,12]) gives [N,12].
 #include <cstring>
 
+#include "ir/dim_product.h"
 #include "ops/movement_util.h"
 #include "ops/shape_util.h"
 
@@ -77,25 +78,19 @@ Result<Shape> reshape_shape(const Shape& in, const std::vector<int64_t>& req, bo
   }
 
   if (minus_one < 0) return Shape(std::move(out));
-  // Symbolic -1: cancel copied dims, then what is left of the input over the
-  // explicit output dims. Exact when the leftover is static, or one symbol
-  // whose static factors cancel exactly.
-  int64_t in_static = 1, out_static = 1;
-  std::vector<Dim> leftover;
-  for (size_t i = 0; i < size_t(in.rank()); ++i) {
-    if (copied[i]) continue;
-    if (in[i].is_static()) in_static = mul_sat(in_static, in[i].value());
-    else leftover.push_back(in[i]);
-  }
+  // Symbolic -1: the input's dims that are not copied over the explicit output
+  // dims, as products of symbols (ir/dim_product.h): exact when every factor of
+  // the divisor divides out, e.g. [197*batch, 768] -> [197, -1, 768] gives batch.
+  Dim rest = 1;
+  for (size_t i = 0; i < size_t(in.rank()); ++i)
+    if (!copied[i]) rest = dim_times(rest, in[i]);
   // A copied output dim i is input dim i, so it cancels above; the other
   // explicit output dims are static.
   for (size_t i = 0; i < out.size(); ++i) {
     bool is_copy = i < copied.size() && copied[i];
-    if (!is_copy && int64_t(i) != minus_one) out_static = mul_sat(out_static, out[i].value());
+    if (!is_copy && int64_t(i) != minus_one) rest = dim_over(rest, out[i]);
   }
-  if (out_static == 0 || in_static > kMaxDim || out_static > kMaxDim) return Shape(std::move(out));
-  if (leftover.empty() && in_static % out_static == 0) out[size_t(minus_one)] = in_static / out_static;
-  else if (leftover.size() == 1 && in_static == out_static) out[size_t(minus_one)] = leftover[0];
+  out[size_t(minus_one)] = rest;
   return Shape(std::move(out));
 }
 

@@ -1,5 +1,7 @@
 #include "ops/shape_util.h"
 
+#include "ir/dim_product.h"
+
 #include <algorithm>
 #include <set>
 
@@ -82,12 +84,7 @@ int64_t broadcast_offset(int64_t i, const std::vector<int64_t>& out_dims, const 
   return off;
 }
 
-Dim dim_mul(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return a.value() * b.value();
-  if (a.is_static() && a.value() == 1) return b;
-  if (b.is_static() && b.value() == 1) return a;
-  return Dim::unknown();
-}
+Dim dim_mul(const Dim& a, const Dim& b) { return dim_times(a, b); }
 
 Dim dim_add(const Dim& a, const Dim& b) {
   if (a.is_static() && b.is_static()) return a.value() + b.value();

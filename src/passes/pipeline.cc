@@ -120,7 +120,7 @@ Status run_list_nested(Graph& g, const std::vector<const NamedPass*>& passes, co
 
 }  // namespace
 
-Status refresh_shapes(Graph& g) { return infer_shapes(g, nullptr, refine_reshape_shape); }
+Status refresh_shapes(Graph& g) { return infer_shapes(g, nullptr, refine_shape); }
 
 Status optimize(Graph& g, const OptimizeOptions& options, PassStats* stats) {
   return optimize(g, reference_target(), options, stats);

@@ -44,7 +44,7 @@ void refresh_types(Node& n) {
   std::vector<OutputInfo> outs;
   if (!infer_node(n, std::move(ins), &outs).ok()) return;
   for (size_t i = 0; i < n.num_outputs() && i < outs.size(); ++i)
-    n.output(i)->set_type(outs[i].dtype, refine_reshape_shape(n, outs[i].shape));
+    n.output(i)->set_type(outs[i].dtype, refine_shape(n, outs[i].shape));
 }
 
 Value* Rewriter::constant(Tensor t, const std::string& name_hint) {

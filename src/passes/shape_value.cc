@@ -1,7 +1,9 @@
 #include "passes/shape_value.h"
 
 #include <algorithm>
+#include <cstdlib>
 
+#include "ir/dim_product.h"
 #include "ir/op_attrs.h"
 
 namespace ferry {
@@ -116,6 +118,41 @@ std::optional<ShapeValue> of_slice(const Node& n, int& budget) {
   return out;
 }
 
+/// An element as a dim: a known integer >= 0 is a static dim; nullopt for other integers.
+std::optional<Dim> elem_dim(const ShapeElem& e) {
+  if (!e.value) return e.dim;
+  if (*e.value < 0) return std::nullopt;
+  return Dim(*e.value);
+}
+
+/// Mul / Div of two shape values of one element each, or of equal lengths, element by element:
+/// integers as integers (Div of non-negative ones only, where truncation and flooring agree),
+/// dims as products of symbols (ir/dim_product.h; Div only when exact).
+std::optional<ShapeValue> of_mul_div(const Node& n, int& budget) {
+  if (!is_integer(n.output(0)->dtype())) return std::nullopt;
+  auto a = of(n.input(0), budget), b = of(n.input(1), budget);
+  if (!a || !b) return std::nullopt;
+  const size_t na = a->elems.size(), nb = b->elems.size();
+  if (na != nb && na != 1 && nb != 1) return std::nullopt;
+  const bool mul = n.op() == Op::Mul;
+  ShapeValue out;
+  out.scalar = a->scalar && b->scalar;
+  for (size_t i = 0; i < std::max(na, nb); ++i) {
+    const ShapeElem &x = a->elems[na == 1 ? 0 : i], &y = b->elems[nb == 1 ? 0 : i];
+    if (x.value && y.value) {
+      const int64_t p = *x.value, q = *y.value;
+      if (mul && p != 0 && std::abs(q) > kMaxDim / std::abs(p)) return std::nullopt;
+      if (!mul && (p < 0 || q <= 0)) return std::nullopt;
+      out.elems.push_back({mul ? p * q : p / q, Dim()});
+      continue;
+    }
+    auto dx = elem_dim(x), dy = elem_dim(y);
+    Dim d = dx && dy ? (mul ? dim_times(*dx, *dy) : dim_over(*dx, *dy)) : Dim::unknown();
+    out.elems.push_back(d.is_static() ? ShapeElem{d.value(), Dim()} : ShapeElem{std::nullopt, d});
+  }
+  return out;
+}
+
 std::optional<ShapeValue> of(const Value* v, int& budget) {
   if (!v || --budget < 0) return std::nullopt;
   if (auto ints = small_ints(v)) {
@@ -134,6 +171,8 @@ std::optional<ShapeValue> of(const Value* v, int& budget) {
     case Op::Concat: return of_concat(*n, budget);
     case Op::Slice: return of_slice(*n, budget);
     case Op::Identity: return of(n->input(0), budget);
+    case Op::Mul:
+    case Op::Div: return of_mul_div(*n, budget);
     case Op::Cast: {
       const std::string& to = n->attrs<CastAttrs>().to;
       if (to != "i64" && to != "i32") return std::nullopt;
@@ -160,8 +199,10 @@ std::optional<ShapeValue> shape_value_of(const Value* v) {
   return of(v, budget);
 }
 
-Shape refine_reshape_shape(const Node& n, const Shape& inferred) {
-  if (n.op() != Op::Reshape || n.num_inputs() < 2 || inferred.is_static() || n.attrs<ReshapeAttrs>().allowzero) return inferred;
+namespace {
+
+Shape refine_reshape(const Node& n, const Shape& inferred) {
+  if (n.num_inputs() < 2 || inferred.is_static() || n.attrs<ReshapeAttrs>().allowzero) return inferred;
   auto sv = shape_value_of(n.input(1));
   if (!sv || sv->scalar) return inferred;
   const Shape& xs = n.input(0)->shape();
@@ -175,7 +216,38 @@ Shape refine_reshape_shape(const Node& n, const Shape& inferred) {
     else if (*e.value > 0) dims[i] = Dim(*e.value);
     else if (*e.value == 0 && xs.rank_known() && i < size_t(xs.rank())) dims[i] = xs[i];
   }
+  // One -1 entry: what is left of x's elements over the other dims, as a product of symbols.
+  const auto infer = std::find_if(sv->elems.begin(), sv->elems.end(), [](const ShapeElem& e) { return e.value == -1; });
+  const size_t at = size_t(infer - sv->elems.begin());
+  if (infer != sv->elems.end() && dims[at].is_unknown() && xs.rank_known()) {
+    Dim rest = 1;
+    for (const Dim& d : xs.dims()) rest = dim_times(rest, d);
+    for (size_t i = 0; i < r; ++i)
+      if (i != at) rest = dim_over(rest, dims[i]);
+    dims[at] = rest;
+  }
   return Shape(std::move(dims));
+}
+
+/// Range(0, n, 1) has n elements, also when n is a symbol (GPT-2's position ids: Range(0, seq, 1)).
+Shape refine_range(const Node& n, const Shape& inferred) {
+  if (inferred.rank_known() && inferred.rank() == 1 && !inferred[0].is_unknown()) return inferred;
+  auto start = small_ints(n.input(0)), delta = small_ints(n.input(2));
+  if (!start || !delta || start->size() != 1 || delta->size() != 1 || (*start)[0] != 0 || (*delta)[0] != 1)
+    return inferred;
+  auto limit = shape_value_of(n.input(1));
+  if (!limit || limit->elems.size() != 1 || limit->elems[0].value || !limit->elems[0].dim.is_symbol()) return inferred;
+  return Shape(std::vector<Dim>{limit->elems[0].dim});
+}
+
+}  // namespace
+
+Shape refine_shape(const Node& n, const Shape& inferred) {
+  switch (n.op()) {
+    case Op::Reshape: return refine_reshape(n, inferred);
+    case Op::Range: return refine_range(n, inferred);
+    default: return inferred;
+  }
 }
 
 }  // namespace ferry

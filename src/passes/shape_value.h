@@ -36,11 +36,12 @@ struct ShapeValue {
 /// and Identity back to constants and shapes; nullopt when `v` is not such a value.
 std::optional<ShapeValue> shape_value_of(const Value* v);
 
-/// The shape of Reshape `n`'s output as far as its target's shape value tells
-/// (symbols included), merged with `inferred` (what the op's own inference
-/// gave from constant targets only). Graph-level inference (refresh_shapes,
-/// the pattern driver) uses it, so [S, B*H, D] -> [B, H, S, D] style targets
-/// built from Shape -> Gather -> Concat keep their symbolic dims.
-Shape refine_reshape_shape(const Node& n, const Shape& inferred);
+/// Node `n`'s output shape made more precise than `inferred` (what the op's own
+/// inference gave from constant inputs only) from the shape values of its inputs:
+/// * Reshape: the target's shape value (symbols included), so [S, B*H, D] -> [B, H, S, D]
+///   style targets built from Shape -> Gather -> Concat keep their symbolic dims;
+/// * Range(0, n, 1): n elements when n is a symbolic dim.
+/// Graph-level inference (refresh_shapes, the pattern driver) uses it.
+Shape refine_shape(const Node& n, const Shape& inferred);
 
 }  // namespace ferry

@@ -59,6 +59,23 @@ TEST(Reshape, BadShapesAreErrors) {
   expect_error(reshape(f32({0, 6}, {}), {0, -1}), "cannot reshape [0,6]");
 }
 
+TEST(Reshape, InferSymbolicProductsRoundTrip) {
+  // torch MultiheadAttention's out projection: [S, B, H, D] -> [S*B, E] -> [S, -1, E] keeps B.
+  Tensor flat = i64({2}, {-1, 768});
+  auto out = infer_op(Op::Reshape, {{DType::f32, shape_of({197, "batch", 12, 64})}, {DType::i64, Shape({2}), &flat}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  EXPECT_EQ((*out)[0].shape, shape_of({"197*batch", 768}));
+  Tensor back = i64({3}, {197, -1, 768});
+  out = infer_op(Op::Reshape, {{DType::f32, shape_of({"197*batch", 768})}, {DType::i64, Shape({3}), &back}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  EXPECT_EQ((*out)[0].shape, shape_of({197, "batch", 768}));
+  // Not divisible: [6*N] -> [4, -1] is no product of whole factors.
+  Tensor four = i64({2}, {4, -1});
+  out = infer_op(Op::Reshape, {{DType::f32, shape_of({"6*N"})}, {DType::i64, Shape({2}), &four}});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)[0].shape, shape_of({4, "?"}));
+}
+
 TEST(Reshape, InferSymbolic) {
   Tensor s1 = i64({2}, {0, -1});
   auto out = infer_op(Op::Reshape, {{DType::f32, shape_of({"N", 3, 4})}, {DType::i64, Shape({2}), &s1}});
@@ -73,7 +90,7 @@ TEST(Reshape, InferSymbolic) {
   Tensor s3 = i64({1}, {-1});
   out = infer_op(Op::Reshape, {{DType::f32, shape_of({"N", 3})}, {DType::i64, Shape({1}), &s3}});
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ((*out)[0].shape, shape_of({"?"}));  // 3N is not a Dim
+  EXPECT_EQ((*out)[0].shape, shape_of({"3*N"}));  // a product of symbols (ir/dim_product.h)
 
   Tensor s4 = i64({3}, {2, -1, 0});
   out = infer_op(Op::Reshape, {{DType::f32, Shape::unknown_rank()}, {DType::i64, Shape({3}), &s4}});
@@ -126,7 +143,10 @@ TEST(Flatten, InferSymbolic) {
   EXPECT_EQ((*out)[0].shape, shape_of({"N", 12}));
   out = infer_op(Op::Flatten, {{DType::f32, shape_of({2, "N", 4})}}, attrs({{"axis", int64_t(2)}}));
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ((*out)[0].shape, shape_of({"?", 4}));
+  EXPECT_EQ((*out)[0].shape, shape_of({"2*N", 4}));
+  out = infer_op(Op::Flatten, {{DType::f32, shape_of({"?", "N", 4})}}, attrs({{"axis", int64_t(2)}}));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)[0].shape, shape_of({"?", 4}));  // an unknown factor: unknown
 }
 
 // --- Squeeze -----------------------------------------------------------------
