@@ -54,8 +54,8 @@ const char* op_family_name(OpFamily family) {
 const char* sink_kind_name(SinkKind kind) {
   static const char* const names[] = {"none",  "unary",  "elementwise", "concat",     "split", "softmax",
                                       "reduce", "arg_reduce", "squeeze", "unsqueeze", "pad",   "slice",
-                                      "resize", "cumulative", "pool",    "tile",      "reshape"};
-  static_assert(std::size(names) == size_t(SinkKind::reshape) + 1);
+                                      "resize", "cumulative", "pool",    "tile",      "reshape", "gather", "matmul"};
+  static_assert(std::size(names) == size_t(SinkKind::matmul) + 1);
   return names[size_t(kind)];
 }
 

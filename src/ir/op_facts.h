@@ -22,7 +22,7 @@ enum class OpFamily : uint8_t {
 /// How a Transpose moves past the op (passes/transpose_sink_rules.h); none: it does not.
 enum class SinkKind : uint8_t {
   none, unary, elementwise, concat, split, softmax, reduce, arg_reduce, squeeze, unsqueeze, pad, slice,
-  resize, cumulative, pool, tile, reshape
+  resize, cumulative, pool, tile, reshape, gather, matmul
 };
 
 /// Where the ONNX exporter writes the op.

@@ -7,6 +7,8 @@
 //   Transpose(x) {perm}                ==>  x   perm = [0, 1, ..., r-1] (or omitted with r <= 1)
 //   Slice(x, starts, ends, axes, steps) ==> x   output shape known equal to shape(x), steps all 1
 //   Pad(x, pads, ...)                  ==>  x   pads a constant of zeros
+//   R_k(...R_1(x))                     ==>  x   R_i Reshape, Squeeze, Unsqueeze or Flatten (they keep
+//                                               the element order), output shape known equal to shape(x)
 //
 // Every rewrite also needs: when the node's output is a graph output, x is
 // neither a graph input nor another graph output (the output keeps its name).
@@ -97,6 +99,19 @@ bool eliminate_Pad(Rewriter& rw, Node& n) {
   return forward(rw, n, n.input(0));
 }
 
+bool is_reshape_like(Op op) {
+  return op == Op::Reshape || op == Op::Squeeze || op == Op::Unsqueeze || op == Op::Flatten;
+}
+
+/// Squeeze(Unsqueeze(x)), Reshape(Reshape(x)) ... back to x's own shape: the same elements in the same order.
+bool eliminate_reshape_round_trip(Rewriter& rw, Node& n) {
+  const Shape& out = n.output(0)->shape();
+  int depth = 0;
+  for (const Node* p = n.input(0)->producer(); p && is_reshape_like(p->op()) && depth < 8; p = p->input(0)->producer(), ++depth)
+    if (same_shape(p->input(0)->shape(), out)) return forward(rw, n, p->input(0));
+  return false;
+}
+
 }  // namespace
 
 Status eliminate_identity(Graph& g, PassStats& stats) {
@@ -109,6 +124,10 @@ Status eliminate_identity(Graph& g, PassStats& stats) {
       {"noop_transpose", Op::Transpose, eliminate_Transpose},
       {"noop_slice", Op::Slice, eliminate_Slice},
       {"noop_pad", Op::Pad, eliminate_Pad},
+      {"reshape_round_trip", Op::Reshape, eliminate_reshape_round_trip},
+      {"reshape_round_trip", Op::Squeeze, eliminate_reshape_round_trip},
+      {"reshape_round_trip", Op::Unsqueeze, eliminate_reshape_round_trip},
+      {"reshape_round_trip", Op::Flatten, eliminate_reshape_round_trip},
   };
   return apply_patterns(g, "eliminate_identity", patterns, stats);
 }

@@ -15,6 +15,9 @@
 //   (K may come as Transpose(Reshape(K3), [0,2,3,1])), and
 //   Y3 = Reshape(Transpose(Y, [0,2,1,3]), [B, Sq, H*Dv])
 //     ==>  Y3 = Attention(Q3, K3, V3, mask') {q_num_heads = kv_num_heads = H}
+// (torch MultiheadAttention's sequence-first merge Reshape(Transpose(Y, [2,0,1,3]), [Sq, B, H*Dv])
+// becomes Transpose(Attention(...), [1,0,2]); propagate_transposes' second run moves it on to
+// the Transpose back to batch-first after the out projection, where both cancel)
 // otherwise the node takes the 4-D [B, H, S, D] operands.
 // Keras's einsum form is the second pattern (passes/fuse_attention_einsum.cc).
 // [B, S, D] operands (rank 3: one head, no head split) take the 3-D form with
@@ -152,15 +155,15 @@ bool fuse(Rewriter& rw, Node& pv) {
     for (size_t i = 0; i < 4; ++i) kperm[i] = p[size_t(kSwap[i])];
   }
   // The 3-D form, when every wrapper matches.
-  Value *q3 = unwrap_heads(m.q), *v3 = unwrap_heads(m.v), *k3 = nullptr;
-  if (kperm == kHeadsFirst) {
-    Node* rs = producer_of(kx, Op::Reshape);
-    if (keeps_batch_and_sequence(rs, true)) k3 = rs->input(0);
-  } else if (kperm == std::vector<int64_t>{0, 1, 2, 3}) {
-    k3 = unwrap_heads(kx);
-  }
+  Value *q3 = unwrap_heads(m.q), *v3 = unwrap_heads(m.v), *k3 = unwrap_keys_t(m.kt);
+  // The heads merged back: Reshape(Transpose(Y, [0,2,1,3]), [B, Sq, H*Dv]), or torch
+  // MultiheadAttention's sequence-first Reshape(Transpose(Y, [2,0,1,3]), [Sq, B, H*Dv]), which is
+  // the 3-D output with its first two axes swapped.
+  static const std::vector<int64_t> kSeqFirst = {2, 0, 1, 3};
   Node* out_tr = single_consumer_of(g, pv.output(0), Op::Transpose);
-  Node* out_rs = is_perm(out_tr, kHeadsFirst) ? single_consumer_of(g, out_tr->output(0), Op::Reshape) : nullptr;
+  const bool seq_first = is_perm(out_tr, kSeqFirst);
+  Node* out_rs = is_perm(out_tr, kHeadsFirst) || seq_first ? single_consumer_of(g, out_tr->output(0), Op::Reshape)
+                                                            : nullptr;
   const Dim& heads = qs[1];
   const bool three_d = q3 && k3 && v3 && heads.is_static() && keeps_batch_and_sequence(out_rs, false);
 
@@ -203,7 +206,13 @@ bool fuse(Rewriter& rw, Node& pv) {
   std::vector<Value*> ins = {q, k, v};
   if (m.mask) ins.push_back(m.mask);
   Node* att = rw.create(Op::Attention, ins, 1, std::move(attrs), nodes, pv.name() + "/attention");
-  rw.replace_uses(replaced, att->output(0));
+  Value* result = att->output(0);
+  if (three_d && seq_first) {
+    AttrMap swap;
+    swap.set("perm", std::vector<int64_t>{1, 0, 2});
+    result = rw.create(Op::Transpose, {result}, 1, std::move(swap), {out_tr}, out_tr->name())->output(0);
+  }
+  rw.replace_uses(replaced, result);
   return true;
 }
 

@@ -31,8 +31,12 @@ bool is_causal_mask(const Value* c, const Dim& sq, const Dim& skv);
 /// Reshape `rs` maps [B, S, X] to [B, S, dims...] with X = prod(dims) (split) or back (!split),
 /// B and S copied (0, -1 or equal static sizes in the target).
 bool keeps_batch_and_sequence(const Node* rs, bool split);
-/// Q3 when `q4` is Transpose(Reshape(Q3 [B, S, H*D]), [0,2,1,3]); else null.
+/// Q3 when `q4` [B, H, S, D] is a view of Q3 [B, S, H*D] (Transpose(Reshape(Q3, [B, S, H, D]),
+/// [0,2,1,3]), or any chain of Reshape / Transpose / Squeeze / Unsqueeze that reads the same
+/// elements: passes/view_of.h); else null.
 Value* unwrap_heads(const Value* q4);
+/// K3 when `kt4` [B, H, D, S] is a view of K3 [B, S, H*D] (K^T of the heads); else null.
+Value* unwrap_keys_t(const Value* kt4);
 /// The Keras MultiHeadAttention pattern (passes/fuse_attention_einsum.cc), rooted at the value Einsum.
 bool fuse_einsum_attention(Rewriter& rw, Node& pv);
 

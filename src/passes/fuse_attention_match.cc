@@ -1,9 +1,11 @@
 // passes/fuse_attention_match.cc — what the fuse_attention patterns recognize:
 // scale factors, causal masks, the multi-head Reshape/Transpose wrappers.
+#include "ir/dim_product.h"
 #include "ir/op_attrs.h"
 #include "ops/shape_util.h"  // known_ints
 #include "passes/fuse_attention_internal.h"
 #include "passes/match_util.h"
+#include "passes/view_of.h"
 
 namespace ferry {
 
@@ -86,12 +88,27 @@ bool keeps_batch_and_sequence(const Node* rs, bool split) {
   return copies(0, false) && copies(1, true) && in_rest == out_rest && (t[1] != -1 || t[0] != -1);
 }
 
-/// Q3 when `q4` is Transpose(Reshape(Q3 [B, S, H*D]), [0,2,1,3]); else null.
-Value* unwrap_heads(const Value* q4) {
-  Node* tr = producer_of(q4, Op::Transpose);
-  if (!is_perm(tr, kHeadsFirst)) return nullptr;
-  Node* rs = producer_of(tr->input(0), Op::Reshape);
-  return keeps_batch_and_sequence(rs, true) ? rs->input(0) : nullptr;
+/// The value [B, S, H*D] that `x4` is a view of, read as [B, H, S, D] (keys_t: K^T as [B, H, D, S]),
+/// found among the values its chain of views starts from (passes/view_of.h): the nearest that fits.
+Value* unwrap_3d(const Value* x4, bool keys_t) {
+  const Shape& s = x4->shape();
+  if (!s.rank_known() || s.rank() != 4) return nullptr;
+  const Dim &b = s[0], &h = s[1], &seq = keys_t ? s[3] : s[2], &d = keys_t ? s[2] : s[3];
+  const Dim e = dim_times(h, d);
+  if (e.is_unknown()) return nullptr;
+  for (const Value* c : view_sources(x4)) {
+    const Shape& cs = c->shape();
+    if (!cs.rank_known() || cs.rank() != 3 || !cs[0].same_as(b) || !cs[1].same_as(seq) || !cs[2].same_as(e)) continue;
+    auto view = view_of(x4, 8, c);
+    const Dim se = dim_times(seq, e);
+    StridedView want{c, s.dims(), keys_t ? std::vector<Dim>{se, d, Dim(1), e} : std::vector<Dim>{se, d, e, Dim(1)}};
+    if (view && same_view(*view, want)) return const_cast<Value*>(c);
+  }
+  return nullptr;
 }
+
+Value* unwrap_heads(const Value* q4) { return unwrap_3d(q4, false); }
+
+Value* unwrap_keys_t(const Value* kt4) { return unwrap_3d(kt4, true); }
 
 }  // namespace ferry

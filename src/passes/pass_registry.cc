@@ -46,6 +46,8 @@ constexpr NamedPass kPasses[] = {
     {"pad_wide_convs", for_target<pad_wide_convs_for>},  // asks the target how wide a pad its kernels take
     FERRY_PASS(propagate_transposes),
     FERRY_PASS(share_duplicate_constants),
+    FERRY_PASS(split_packed_projection),
+    FERRY_PASS(unflatten_dense),
 };
 #undef FERRY_FUSION
 #undef FERRY_PASS

@@ -47,6 +47,10 @@ Status canonicalize_batchnorm(Graph& g, PassStats& stats);
 Status canonicalize_gemm(Graph& g, PassStats& stats);
 /// x / c -> x * (1/c) for floating-point constants c.
 Status canonicalize_div_const(Graph& g, PassStats& stats);
+/// Reshape(MatMul(Reshape(X, [M, K]), W) [+ b], [o.., N]) -> MatMul on X's rows in place (unflatten_dense.cc).
+Status unflatten_dense(Graph& g, PassStats& stats);
+/// A packed Q/K/V projection picked apart by Gather / Slice -> one projection per part (split_packed_projection.cc).
+Status split_packed_projection(Graph& g, PassStats& stats);
 /// A two-operand Einsum that is a (batched) matrix product -> Transpose / Reshape + MatMul.
 Status lower_einsum(Graph& g, PassStats& stats);
 

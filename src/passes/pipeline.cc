@@ -35,9 +35,11 @@ constexpr const char* kPipeline[] = {
     "canonicalize_batchnorm",
     "canonicalize_gemm",
     "canonicalize_div_const",
+    "unflatten_dense",  // torch MultiheadAttention's [S*B, E] out projection on [S, B, E]
     "lower_integer_matmuls",  // ConvInteger / MatMulInteger as f32 Conv / MatMul where the target has no integer kernels
     "propagate_transposes",  // layout: NHWC imports lose their inner transposes
     "eliminate_identity",
+    "split_packed_projection",  // after the transposes moved: a packed Q/K/V projection, one per part
     "share_duplicate_constants",
     "eliminate_common_subexpressions",
     // Fusions (passes/fuse_*.cc) go here, one line each.
@@ -46,6 +48,7 @@ constexpr const char* kPipeline[] = {
     "fuse_rmsnorm",
     "fuse_gelu",
     "fuse_attention",
+    "propagate_transposes",  // again: what the attention fusion leaves (sequence-first outputs) cancels
     "lower_einsum",  // the Einsums attention did not take, as MatMul (epilogues fuse next)
     // Conv / MatMul: fold affines into weights first (Conv+BN), then epilogues
     // (GELU must be one op by now for MatMul+Gelu).

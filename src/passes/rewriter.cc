@@ -1,8 +1,9 @@
 #include "passes/rewriter.h"
 
-#include "passes/shape_value.h"
-
 #include <algorithm>
+#include <set>
+
+#include "passes/shape_value.h"
 
 #include "ops/registry.h"
 
@@ -105,7 +106,29 @@ void Rewriter::replace_uses(Value* from, Value* to) {
   if (to->source_perm().empty() && !from->source_perm().empty() && to->producer() &&
       to->shape().rank_known() && to->shape().rank() == int64_t(from->source_perm().size()))
     to->set_source_perm(from->source_perm());
+  stand_for(from, to);
   g_.replace_all_uses(from, to);
+}
+
+/// `to`'s producer now computes what `from`'s did: its provenance lists `from`'s producer's sources
+/// last, so per-layer validation (validate/per_layer.cc reads provenance from the back) compares it
+/// with the tensor it replaced, not with one from inside the fused group (a GELU's x / sqrt 2).
+void Rewriter::stand_for(const Value* from, const Value* to) {
+  const Node *fn = from->producer();
+  Node* tn = to->producer();
+  if (!fn || !tn || fn == tn || fn->provenance().empty()) return;
+  const std::vector<std::string>& fp = fn->provenance();
+  std::vector<std::string>& tp = tn->provenance();
+  const std::set<std::string> last(fp.begin(), fp.end()), have(tp.begin(), tp.end());
+  for (const std::string& s : fp)
+    if (!have.count(s)) return;  // not made from `from`'s node
+  std::vector<std::string> order;
+  order.reserve(tp.size());
+  for (const std::string& s : tp)
+    if (!last.count(s)) order.push_back(s);
+  for (const std::string& s : fp)
+    if (std::find(order.begin(), order.end(), s) == order.end()) order.push_back(s);
+  tp = std::move(order);
 }
 
 bool Rewriter::near_miss(std::string reason, const std::vector<const Node*>& nodes) {

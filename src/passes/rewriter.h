@@ -74,6 +74,8 @@ class Rewriter {
   void set_stats(PatternStats* stats) { stats_ = stats; }
 
  private:
+  void stand_for(const Value* from, const Value* to);
+
   Graph& g_;
   PatternStats* stats_;
   bool changed_ = false;

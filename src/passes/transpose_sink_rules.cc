@@ -127,6 +127,26 @@ std::optional<SinkPlan> plan_squeeze(const Node& n, const Perm& p, SinkPlan plan
   return plan;
 }
 
+/// Gather with one constant index (a 0-D indices input) drops its axis, as Squeeze does.
+std::optional<SinkPlan> plan_gather(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const Tensor* idx = constant_of(n.input(1));
+  if (!idx || idx->rank() != 0) return fail(why, "indices are not one constant index");
+  auto a = norm_axis(n.attrs<GatherAttrs>().axis, int64_t(p.size()));
+  if (!a) return fail(why, "axis is out of range");
+  plan.attrs.set("axis", p[size_t(*a)]);
+  plan.output_perms = {perm_without_axes(p, {*a})};
+  return plan;
+}
+
+/// MatMul(T_P(x), W) with W of rank 2 (a Dense layer): rows are independent, so any P that keeps
+/// the contracted last axis last moves past it: T_P(MatMul(x, W)).
+std::optional<SinkPlan> plan_matmul(const Node& n, const Perm& p, SinkPlan plan, Why why) {
+  const Shape& w = n.input(1)->shape();
+  if (!w.rank_known() || w.rank() != 2) return fail(why, "the second operand is not of rank 2");
+  if (p.size() < 2 || p.back() != int64_t(p.size()) - 1) return fail(why, "the Transpose moves the contracted axis");
+  return plan;
+}
+
 std::optional<SinkPlan> plan_cumulative(const Node& n, const Perm& p, SinkPlan plan, Why why) {
   const Tensor* t = constant_of(n.input(1));
   if (!t || t->numel() != 1) return fail(why, "axis is not a constant");
@@ -309,7 +329,7 @@ std::optional<SinkPlan> plan_reshape(const Node& n, const Perm& p, SinkPlan plan
         return c;
       };
       const bool resolves = s[j] == -1 && count_dynamic(ys) == 1 && count_dynamic(os) == 1;
-      if (!(ys[i].same_as(os[j]) || resolves) || (s[j] == 0 && n.attrs<ReshapeAttrs>().allowzero == 0))
+      if (!(ys[i].same_as(os[j]) || resolves) || (s[j] == 0 && n.attrs<ReshapeAttrs>().allowzero != 0))
         return fail(why, "a dim that is not static is not kept as it is");
       groups.push_back({i, i + 1, j, j + 1});
       ++i, ++j;
@@ -356,11 +376,22 @@ std::optional<SinkPlan> plan_reshape(const Node& n, const Perm& p, SinkPlan plan
   std::sort(order.begin(), order.end());
   std::vector<int64_t> s2;
   Perm q(ro);
+  const Perm pinv = invert(p);
+  int64_t dynamic_out = 0;
+  for (size_t o = 0; o < ro; ++o) dynamic_out += !os[o].is_static();
   for (const auto& [key, g] : order) {
     const Group& gr = groups[g];
     for (size_t o = gr.oa; o < gr.ob; ++o) {
-      q[o] = int64_t(s2.size());
-      s2.push_back(os[o].is_static() ? os[o].value() : s[o]);
+      const size_t k = s2.size();
+      q[o] = int64_t(k);
+      int64_t e = os[o].is_static() ? os[o].value() : s[o];
+      // A 0 copies x's dim at its new place k: right only when that is the same dim; else the
+      // only dynamic dim can be a -1.
+      if (e == 0 && !os[o].is_static() && !(k < r && ys[size_t(pinv[k])].same_as(os[o]))) {
+        if (dynamic_out != 1) return fail(why, "a 0 entry would copy another dim after the move");
+        e = -1;
+      }
+      s2.push_back(e);
     }
   }
   plan.params.push_back({1, i64_vector(s2)});
@@ -386,6 +417,8 @@ const char* sink_pattern_name(Op op) {
     case SinkKind::pool: return "sink_pool";
     case SinkKind::tile: return "sink_tile";
     case SinkKind::reshape: return "sink_reshape";
+    case SinkKind::gather: return "sink_gather";
+    case SinkKind::matmul: return "sink_matmul";
   }
   return nullptr;
 }
@@ -427,6 +460,8 @@ std::optional<SinkPlan> plan_sink(const Node& n, const Perm& p, std::string* why
     case SinkKind::pool: return plan_pool(n, p, std::move(plan), why_not);
     case SinkKind::tile: return plan_tile(n, p, std::move(plan), why_not);
     case SinkKind::reshape: return plan_reshape(n, p, std::move(plan), why_not);
+    case SinkKind::gather: return plan_gather(n, p, std::move(plan), why_not);
+    case SinkKind::matmul: return plan_matmul(n, p, std::move(plan), why_not);
     case SinkKind::cumulative: return plan_cumulative(n, p, std::move(plan), why_not);
   }
   return std::nullopt;

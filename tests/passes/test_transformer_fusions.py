@@ -140,8 +140,12 @@ def test_gpt2_causal_attention_and_tanh_gelu(tmp_path):
 def test_multihead_attention_exports(name, tmp_path):
     meta = models.ensure_model("torch", name, "small")
     hist = optimized_histogram(meta["path"])
-    check_counts(hist, {"Attention": 2, "Gelu": 2}, ["Softmax", "Erf"])
-    convert_and_compare(meta["path"], meta["inputs"], tmp_path, max(1e-4, meta.get("rtol", 1e-4)))
+    check_counts(hist, {"Attention": 2, "Gelu": 2}, ["Softmax", "Erf", "Squeeze", "Unsqueeze"])
+    # ViT's batch-1 sequence-first attention: no head-split or merge Transpose left (the stem's one stays).
+    assert hist.get("Transpose", 0) <= 1, hist
+    out = convert_and_compare(meta["path"], meta["inputs"], tmp_path, max(1e-4, meta.get("rtol", 1e-4)))
+    for a in attention_attrs(out):
+        assert a.get("q_num_heads", 0) > 0, a  # the 3-D form: wrappers absorbed
 
 
 @pytest.mark.parametrize("name,layers", [("encoder_dynamic", 2), ("mha_dynamic", 1)])
@@ -179,3 +183,48 @@ def test_bert_opset16_decomposed_layernorm(tmp_path):
     hist = optimized_histogram(path)
     check_counts(hist, {"Attention": 2, "Gelu": 2, "LayerNormalization": 5}, BERT_LIKE + ["Pow", "Div"])
     convert_and_compare(path, built.inputs, tmp_path)
+
+
+def export_symbolic_batch(name, tmp_path):
+    """The small model re-exported with a symbolic batch axis ('batch'), as bench/run_bench.py does for batch 8."""
+    try:
+        import torch
+    except ImportError as e:
+        models.unavailable(f"torch not importable: {e}")
+    import warnings
+
+    import export_models
+
+    torch.manual_seed(0)
+    built = export_models.BUILDERS[name]("small")
+    example = tuple(torch.from_numpy(a) for a in make_inputs(built.inputs, seed=0).values())
+    dyn = {k: dict(v) for k, v in (built.dynamic_axes or {}).items()}
+    for n in [s["name"] for s in built.inputs] + list(built.outputs):
+        dyn.setdefault(n, {})[0] = "batch"
+    path = tmp_path / f"{name}_dynbatch.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(built.module.eval(), example, str(path), opset_version=export_models.OPSET, dynamo=False,
+                          input_names=[s["name"] for s in built.inputs], output_names=built.outputs,
+                          dynamic_axes=dyn, do_constant_folding=True)
+    specs = [dict(s, shape=[3] + list(s["shape"][1:])) for s in built.inputs]  # run at batch 3
+    return path, specs
+
+
+@pytest.mark.parametrize("name,layers,absent", [
+    ("vit_b_16", 2, ["Softmax", "Erf", "Squeeze"]),
+    ("gpt2", 2, ["Softmax", "Tanh"]),
+])
+def test_symbolic_batch_exports_fuse_as_the_static_ones(name, layers, absent, tmp_path):
+    """A symbolic batch keeps its symbol through torch MultiheadAttention's [S*B, E] out projection
+    (products of symbols, ir/dim_product.h) and GPT-2's Range(0, seq): every attention fuses, in the
+    3-D form, and ViT's sequence-first packed Q/K/V projection becomes three plain projections with
+    no Transpose left (unflatten_dense, split_packed_projection, fuse_attention's sequence-first
+    merge); numbers as ONNX Runtime's at batch 3."""
+    path, specs = export_symbolic_batch(name, tmp_path)
+    hist = optimized_histogram(path)
+    check_counts(hist, {"Attention": layers}, absent)
+    assert hist.get("Transpose", 0) <= 1, hist  # ViT: the stem's patch Transpose only
+    out = convert_and_compare(path, specs, tmp_path, 1e-4)
+    for a in attention_attrs(out):
+        assert a.get("q_num_heads", 0) > 0, a  # the 3-D form: wrappers absorbed

@@ -173,6 +173,23 @@ def test_per_layer_against_onnxruntime_passes(ferry, have_ort, tmp_path):
     assert "all within tolerance" in proc.stdout
 
 
+@pytest.mark.parametrize("name", ["bert", "vit_b_16"])
+def test_per_layer_through_transformer_fusions(ferry, have_ort, name, tmp_path):
+    """A FusedMatMul with a GELU epilogue (erf GELU written out: x / sqrt 2 inside it) stands for the
+    GELU's output, not for a tensor inside the fused group; ViT's sequence-first torch attention
+    (its packed projection split, the 3-D Attention) compares too. Against the reference interpreter."""
+    meta = model("torch", name)
+    report = tmp_path / "r.json"
+    proc = run(ferry, "validate", meta["path"], "--reference", "reference", "--per-layer", "--json", report)
+    assert proc.returncode == EXIT_OK, proc.stdout + proc.stderr
+    pl = json.loads(report.read_text())["samples"][0]["per_layer"]
+    assert pl["first_divergence"] is None
+    fused = [layer for layer in pl["layers"] if layer["op"] == "FusedMatMul"]
+    assert fused and all(layer["pass"] for layer in fused)
+    for layer in fused:
+        assert "Div" not in layer["reference_tensor"], layer  # not the GELU's inner x / sqrt 2
+
+
 def test_per_layer_names_the_node_of_a_perturbed_golden_tensor(ferry, have_ort, tmp_path):
     import onnx
 

@@ -1,0 +1,152 @@
+// passes/split_packed_projection.cc — a packed Q/K/V projection as one projection each.
+//
+//   Gather(Reshape(P, [d_0, .., d_{a-1}, n, E]), i, axis=a)   ==>  Slice(P, [i*E], [(i+1)*E], axes=[-1])
+//   Slice(MatMul(X, W) [+ b], [s], [e], axes=[-1])            ==>  MatMul(X, W[:, s:e]) [+ b[s:e]]
+//
+// torch's MultiheadAttention computes Q, K and V with one packed in_proj
+// ([.., 3E] = X W + b), splits it as [.., 3, E] and picks each part with a
+// Gather (after moving the 3 axis first, which propagate_transposes turns into
+// a Gather of the split axis). The first rewrite reads part i as a slice of
+// the packed last axis; the second gives each slice its own projection with the
+// matching columns of W and entries of b, so no part is copied out of a packed
+// buffer and each projection is a plain Dense layer that fuse_attention's
+// head-split wrappers and the epilogue fusions take.
+// Preconditions: gather_packed_axis: one constant index, the split axis a is
+// the next-to-last of the Reshape's output and E = its last dim is static,
+// P = [d_0, .., d_{a-1}, n*E] with the leading dims known equal (or equal but for dims of
+// size 1, as batch-1 exports have them: then a Reshape restores the Gather's static shape). slice_dense:
+// W a constant of rank 2, b (optional) a constant of shape [N] or [1, N], the
+// Slice along the last axis with constant bounds and step 1, and every use of
+// the projection's output is such a Slice (otherwise the packed product stays
+// and the slices would add work).
+#include <cstring>
+
+#include "ir/op_attrs.h"
+#include "passes/passes.h"
+#include "passes/pattern_driver.h"
+
+namespace ferry {
+namespace {
+
+Value* i64_constant(Rewriter& rw, int64_t v, const std::string& name) {
+  return rw.constant(Tensor::from_vector<int64_t>({v}, {1}), name);
+}
+
+bool gather_packed_axis(Rewriter& rw, Node& gather) {
+  const Tensor* idx = constant_of(gather.input(1));
+  Node* rs = producer_of(gather.input(0), Op::Reshape);
+  if (!idx || idx->rank() != 0 || !rs) return false;
+  const Shape &ds = rs->output(0)->shape(), &ps = rs->input(0)->shape();
+  if (!ds.rank_known() || !ps.rank_known() || ds.rank() < 2 || ps.rank() != ds.rank() - 1) return false;
+  const int64_t r = ds.rank(), a = gather.attrs<GatherAttrs>().axis < 0 ? gather.attrs<GatherAttrs>().axis + r
+                                                                      : gather.attrs<GatherAttrs>().axis;
+  if (a != r - 2) return false;
+  const Dim &n = ds[size_t(r - 2)], &e = ds[size_t(r - 1)], &packed = ps[size_t(r - 2)];
+  if (!n.is_static() || !e.is_static() || !packed.is_static() || n.value() * e.value() != packed.value()) return false;
+  // The leading dims: equal, or (batch 1 exports) equal but for dims of size 1, which a Reshape puts back.
+  bool equal = true;
+  std::vector<Dim> dl, pl;
+  for (size_t d = 0; d + 2 < size_t(r); ++d) {
+    equal &= ds[d].same_as(ps[d]);
+    if (!(ds[d].is_static() && ds[d].value() == 1)) dl.push_back(ds[d]);
+    if (!(ps[d].is_static() && ps[d].value() == 1)) pl.push_back(ps[d]);
+  }
+  const Shape& gs = gather.output(0)->shape();
+  bool same_nonunit = dl.size() == pl.size();
+  for (size_t d = 0; same_nonunit && d < dl.size(); ++d) same_nonunit = dl[d].same_as(pl[d]);
+  if (!equal && !(same_nonunit && gs.is_static()))
+    return rw.near_miss("the Reshape does not only split the packed last axis", {rs, &gather});
+  int64_t i = idx->get_int(0);
+  if (i < 0) i += n.value();
+  if (i < 0 || i >= n.value()) return false;
+  const std::string name = gather.name() + "/packed";
+  Node* slice = rw.create(Op::Slice,
+                          {rs->input(0), i64_constant(rw, i * e.value(), name + "_start"),
+                           i64_constant(rw, (i + 1) * e.value(), name + "_end"), i64_constant(rw, -1, name + "_axis")},
+                          1, {}, {&gather, rs}, gather.name());
+  Value* out = slice->output(0);
+  if (!equal) {
+    const std::vector<int64_t> dims = gs.static_dims();
+    out = rw.create(Op::Reshape, {out, rw.constant(Tensor::from_vector<int64_t>(dims, {int64_t(dims.size())}), name + "_dims")},
+                    1, {}, {&gather}, gather.name() + "/dims")
+              ->output(0);
+  }
+  rw.replace_uses(gather.output(0), out);
+  return true;
+}
+
+/// [s, e) when `slice` cuts the last axis of its rank-r input with constant bounds and step 1.
+std::optional<std::pair<int64_t, int64_t>> last_axis_range(const Node& slice, int64_t n) {
+  const Shape& xs = slice.input(0)->shape();
+  const Tensor *st = constant_of(slice.input(1)), *en = constant_of(slice.input(2));
+  const Tensor* ax = slice.input(3) ? constant_of(slice.input(3)) : nullptr;
+  const Tensor* steps = slice.input(4) ? constant_of(slice.input(4)) : nullptr;
+  if (!xs.rank_known() || !st || !en || st->numel() != 1 || en->numel() != 1) return std::nullopt;
+  if (slice.input(3) && (!ax || ax->numel() != 1 || (ax->get_int(0) != -1 && ax->get_int(0) != xs.rank() - 1)))
+    return std::nullopt;
+  if (!slice.input(3) && xs.rank() != 1) return std::nullopt;
+  if (slice.input(4) && (!steps || steps->numel() != 1 || steps->get_int(0) != 1)) return std::nullopt;
+  auto clamp = [n](int64_t v) { return std::clamp(v < 0 ? v + n : v, int64_t(0), n); };
+  const int64_t s = clamp(st->get_int(0)), e = clamp(en->get_int(0));
+  if (s >= e) return std::nullopt;
+  return std::make_pair(s, e);
+}
+
+/// Columns [s, e) of the last axis of a constant (W: [K, N], b: [N] or [1, N]).
+Tensor columns(const Tensor& t, int64_t s, int64_t e) {
+  std::vector<int64_t> dims = t.dims();
+  const int64_t n = dims.back(), rows = t.numel() / n;
+  dims.back() = e - s;
+  Tensor out = Tensor::empty(t.dtype(), dims);
+  const size_t es = dtype_size(t.dtype());
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(out.raw() + size_t(r * (e - s)) * es, t.raw() + size_t(r * n + s) * es, size_t(e - s) * es);
+  return out;
+}
+
+bool slice_dense(Rewriter& rw, Node& slice) {
+  const Graph& g = rw.graph();
+  Value* y = slice.input(0);
+  Node* add = producer_of(y, Op::Add);
+  Node* mm = producer_of(add ? nullptr : y, Op::MatMul);
+  const Tensor* bias = nullptr;
+  for (int k = 0; add && k < 2 && !mm; ++k)
+    if ((mm = producer_of(add->input(size_t(k)), Op::MatMul))) bias = constant_of(add->input(size_t(1 - k)));
+  if (!mm) return false;
+  const Tensor* w = constant_of(mm->input(1));
+  if (!w || w->rank() != 2) return false;
+  const int64_t n = w->dim(1);
+  std::vector<const Node*> nodes = {&slice, mm};
+  if (add) {
+    nodes.push_back(add);
+    if (!bias || bias->numel() != n || bias->dims().back() != n || bias->rank() > 2)
+      return rw.near_miss("the bias is not a constant of the projection's width", nodes);
+    if (!has_one_use(g, mm->output(0))) return rw.near_miss("the product has other uses than the bias Add", nodes);
+  }
+  auto range = last_axis_range(slice, n);
+  if (!range) return false;
+  bool only_slices = !g.is_graph_output(y);
+  for (const Use& u : y->uses())
+    only_slices &= u.node->op() == Op::Slice && u.index == 0 && last_axis_range(*u.node, n).has_value();
+  if (!only_slices) return rw.near_miss("the packed projection has uses other than slices of its last axis", nodes);
+  const auto [s, e] = *range;
+  const std::string name = slice.name() + "/dense";
+  Node* part = rw.create(Op::MatMul, {mm->input(0), rw.constant(columns(*w, s, e), name + "_weight")}, 1, {}, nodes,
+                         name);
+  Value* out = part->output(0);
+  if (add)
+    out = rw.create(Op::Add, {out, rw.constant(columns(*bias, s, e), name + "_bias")}, 1, {}, nodes, name + "_bias_add")
+              ->output(0);
+  rw.replace_uses(slice.output(0), out);
+  return true;
+}
+
+}  // namespace
+
+Status split_packed_projection(Graph& g, PassStats& stats) {
+  static const std::vector<Pattern> patterns = {{"gather_packed_axis", Op::Gather, gather_packed_axis},
+                                                {"slice_dense", Op::Slice, slice_dense}};
+  return apply_patterns(g, "split_packed_projection", patterns, stats);
+}
+
+}  // namespace ferry
