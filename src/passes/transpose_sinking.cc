@@ -242,7 +242,9 @@ bool sink_transpose(Rewriter& rw, Node& n) {
     }
     AttrMap attrs;
     attrs.set("perm", q);
-    Node* t = rw.create(Op::Transpose, {op2->output(k)}, 1, std::move(attrs), m.transposes, m.first->name());
+    // t computes n's output itself: it stands for n's source tensor (per-layer validation reads its
+    // provenance), not for what the moved Transposes stood for.
+    Node* t = rw.create(Op::Transpose, {op2->output(k)}, 1, std::move(attrs), {&n}, m.first->name());
     rw.replace_uses(n.output(k), t->output(0));
   }
   return true;

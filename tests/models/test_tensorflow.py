@@ -122,7 +122,7 @@ def transposes_around_convs(onnx_file):
 
     up = lambda n: [producer[i] for i in n.input if i in producer]
     down = lambda n: [c for o in n.output for c in consumers.get(o, [])]
-    return [(n.name, reaches(n, up, CONV_LIKE), reaches(n, down, CONV_LIKE), reaches(n, down, {"MatMul"}))
+    return [(n.name, reaches(n, up, CONV_LIKE), reaches(n, down, CONV_LIKE), reaches(n, down, {"MatMul", "FusedMatMul"}))
             for n in graph.node if n.op_type == "Transpose"]
 
 
