@@ -117,6 +117,32 @@ TEST(OnednnConvNd, Conv1dDepthwiseRunsAsTheTwoDimensionalKernel) {
     if (st.nodes == "node") EXPECT_EQ(st.kernel.find("gemm"), std::string::npos) << st.kernel;
 }
 
+TEST(OnednnConvNd, GroupedConvBetweenChannelsLastConvsStaysChannelsLast) {
+  // RegNet's block: 1x1 -> grouped 3x3 (group width 8) -> 1x1. oneDNN's `any` gives the grouped
+  // one nChw8c and the plan reorders around it; the step keeps its neighbours' channels-last.
+  if (host_isa() < Isa::avx512) GTEST_SKIP() << "the layouts are those of oneDNN's AVX-512 kernels";
+  Tensor x = randn({2, 16, 14, 14}, 11), w1 = randn({48, 16, 1, 1}, 12), w2 = randn({48, 8, 3, 3}, 13),
+         w3 = randn({16, 48, 1, 1}, 14);
+  auto build = [&](Graph& g) {
+    AttrMap pad;
+    pad.set("pads", ints({1, 1, 1, 1}));
+    pad.set("group", int64_t(6));
+    Value* a = g.add_node(Op::Conv, {g.add_input("x", DType::f32, x.shape()), g.add_constant("w1", w1)}, 1, {}, "expand")->output(0);
+    Value* b = g.add_node(Op::Conv, {a, g.add_constant("w2", w2)}, 1, pad, "grouped")->output(0);
+    Value* y = g.add_node(Op::Conv, {b, g.add_constant("w3", w3)}, 1, {}, "project")->output(0);
+    g.set_outputs({y});
+  };
+  SessionRun r;
+  ASSERT_TRUE(run_session(build, {{"x", x}}, true, &r));
+  EXPECT_TRUE(outputs_close(r, 1e-3)) << r.plan_text;  // three chained convolutions of N(0, 1) weights
+  int reorders = 0;
+  for (const StepInfo& st : r.plan.steps) {
+    if (st.nodes == "grouped") EXPECT_NE(st.kernel.find("grouped_f32_acdb"), std::string::npos) << st.kernel;
+    reorders += st.kernel.find("reorder") != std::string::npos || st.kernel.find("strided_copy") != std::string::npos;
+  }
+  EXPECT_LE(reorders, 2) << r.plan_text;  // the input's and the output's only
+}
+
 TEST(OnednnConvNd, Conv3dSweep) {
   const std::vector<WindowCase> cases = {
       {{1, 4, 6, 7, 8}, {8, 4, 3, 3, 3}, 1, {}, {}, {1, 1, 1, 1, 1, 1}, "", true, true},

@@ -211,6 +211,11 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
   if (dst != DType::f32 && (!bf16 || dst != DType::bf16 || sum_k >= 0))
     return unsupported("oneDNN conv: a bf16 output only from a bf16 conv without a sum");
   const dt dst_dt = dst == DType::bf16 ? dt::bf16 : dt::f32;
+  // A grouped (not depthwise) convolution between channels-last neighbours stays channels-last:
+  // oneDNN's `any` picks nChw8c for it (jit:avx512_core), within ~30% of its channels-last
+  // kernel, and the two reorders around it took longer than the convolution (RegNetY-400MF:
+  // 1.9 of 8.9 ms in reorders; bench/RESULTS.md).
+  bool keep_channels_last = false;
   auto build = [&](bool any_layout) {
     return guarded([&]() -> Result<Made> {
       // A 1-D grouped convolution goes to oneDNN as the 2-D one with H = 1 (conv_lift_1d); its
@@ -222,6 +227,10 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
       memory::desc src_md = any_layout ? memory::desc(to_dims(xd), src_dt, tag::any) : plain_desc(X.dtype, X.dims);
       memory::desc dst_md =
           any_layout ? memory::desc(to_dims(od), dst_dt, tag::any) : plain_desc(dst, out_dims);
+      if (any_layout && keep_channels_last) {
+        src_md = memory::desc(to_dims(xd), src_dt, rank == 4 ? tag::acdb : rank == 5 ? tag::acdeb : tag::acb);
+        dst_md = memory::desc(to_dims(od), dst_dt, rank == 4 ? tag::acdb : rank == 5 ? tag::acdeb : tag::acb);
+      }
       if (sum_k >= 0) dst_md = ops[size_t(sum_k)].layout;
       memory::desc w_md(to_dims(wd), src_dt, tag::any);
       memory::desc b_md = B ? memory::desc({W.dims[0]}, dt::f32, tag::x) : memory::desc();
@@ -261,6 +270,13 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
   // oneDNN's blocked forms of an odd shape (a 512-tap 1-D kernel) may exist only as its
   // reference convolution: plain layouts then (gemm-based, fast).
   if (blocked) {
+    const int64_t channels = X.dims.size() > 1 ? X.dims[1] : 0;
+    if (group > 1 && group != channels && layout_name(X.layout) == (rank == 4 ? "acdb" : rank == 5 ? "acdeb" : "acb")) {
+      keep_channels_last = true;
+      Result<Made> made = build(true);
+      keep_channels_last = false;
+      if (made.ok() || made.status().code() != StatusCode::kUnsupported) return made;
+    }
     Result<Made> made = build(true);
     if (made.ok() || made.status().code() != StatusCode::kUnsupported) return made;
   }
