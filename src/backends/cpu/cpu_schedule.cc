@@ -151,6 +151,7 @@ class Scheduler {
   void erase_unread_reorder(int slot);
   size_t step_writing(int slot) const;
   bool try_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  bool try_transpose_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Status schedule_kernel(const Node& n, std::vector<int> ins, const std::vector<OutputInfo>& outs);
 
   const Graph& g_;
@@ -706,6 +707,41 @@ bool Scheduler::try_view(const Node& n, const std::vector<int>& ins, const std::
   return true;
 }
 
+/// A Transpose of a dense (unblocked) arena value is a view of the same bytes with its strides
+/// permuted, where that view is plain (a channels-last convolution's output read as [N, H, W, C]:
+/// ConvNeXt's permute before its LayerNorm) or channels-last (a plain [N, H, W, C] read as
+/// [N, C, H, W]: its permute back, which the next convolution or residual Add reads as it is).
+/// Other permutations keep their copy step; a reader that wants another layout reorders as usual.
+bool Scheduler::try_transpose_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
+  if (n.op() != Op::Transpose || ins.empty() || ins[0] < 0) return false;
+  const Slot& x = sig_.slots[size_t(ins[0])];
+  if (x.kind != Slot::kArena || outs.empty() || !outs[0].shape.is_static()) return false;
+  const auto dt = onednn::dnnl_type(x.dtype);
+  if (!dt) return false;
+  auto xs = onednn::dense_strides(x.layout.is_zero() ? plain_md(x) : x.layout);
+  const size_t r = x.dims.size();
+  const std::optional<std::vector<int64_t>>& attr = n.attrs<TransposeAttrs>().perm;
+  if (!xs || r < 2 || (attr && attr->size() != r)) return false;
+  std::vector<int64_t> perm(r), ys(r);
+  for (size_t j = 0; j < r; ++j) perm[j] = attr ? (*attr)[j] : int64_t(r - 1 - j);
+  for (size_t j = 0; j < r; ++j) ys[j] = (*xs)[size_t(perm[j])];
+  const std::vector<int64_t> yd = outs[0].shape.static_dims();
+  const memory::desc ymd(onednn::to_dims(yd), *dt, onednn::to_dims(ys));
+  const bool plain = onednn::is_plain(ymd);
+  static const char* const kChannelsLast[] = {"", "", "", "acb", "acdb", "acdeb"};
+  if (!plain && !(r <= 5 && onednn::layout_name(ymd) == kChannelsLast[r])) return false;
+  Slot v;
+  v.dtype = x.dtype;
+  v.dims = yd;
+  if (!plain) v.layout = ymd;
+  v.buffer = -2 - ins[0];  // resolved to the source's buffer when planning
+  v.view_of = ins[0];
+  v.value = n.output(0);
+  slot_of_[n.output(0)] = add_slot(std::move(v));
+  ++sig_.info.views;
+  return true;
+}
+
 Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std::vector<OutputInfo>& outs) {
   for (int& s : ins) {
     if (s >= 0) { FERRY_ASSIGN_OR_RETURN(s, plain_slot(s)); }
@@ -821,6 +857,7 @@ Result<bool> Scheduler::schedule_steps(const Node& n) {
     if (dyn8) return true;
     FERRY_ASSIGN_OR_RETURN(bool bf16, try_bf16(n, ins, outs));
     if (bf16) return true;
+    if (try_transpose_view(n, ins, outs)) return true;
     FERRY_ASSIGN_OR_RETURN(bool done, try_step_table(n, ins, outs));
     if (done || try_view(n, ins, outs)) return true;
   }
