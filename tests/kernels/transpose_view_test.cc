@@ -39,6 +39,29 @@ TEST(TransposeView, ConvNextBlockMovesNoData) {
   }
 }
 
+TEST(TransposeView, StepsThatWantPlainReadItThroughOneReorder) {
+  // PP-OCRv4's recognizer: a [B, C, T] -> [B, T, C] permute (a channels-last view) plus a projection
+  // into a residual Add, then LayerNorm and a batched MatMul, which take plain operands only: each
+  // reads through one reorder and runs its fast step, not the reference kernel.
+  Tensor x = randn({2, 6, 5}, 41), w = randn({6, 6}, 42), g = randn({6}, 43), b = randn({6}, 44), k = randn({2, 6, 5}, 45);
+  auto build = [&](Graph& gr) {
+    Value* in = gr.add_input("x", DType::f32, x.shape());
+    Value* r = gr.add_node(Op::Relu, {in}, 1, {}, "relu")->output(0);
+    Value* t = gr.add_node(Op::Transpose, {r}, 1, perm({0, 2, 1}), "permute")->output(0);
+    Value* p = gr.add_node(Op::MatMul, {t, gr.add_constant("w", w)}, 1, {}, "proj")->output(0);
+    Value* a = gr.add_node(Op::Add, {t, p}, 1, {}, "residual")->output(0);
+    AttrMap ln;
+    ln.set("axis", int64_t(-1));
+    Value* n = gr.add_node(Op::LayerNormalization, {a, gr.add_constant("g", g), gr.add_constant("b", b)}, 1, ln, "norm")->output(0);
+    Value* y = gr.add_node(Op::MatMul, {n, gr.add_input("k", DType::f32, k.shape())}, 1, {}, "scores")->output(0);
+    gr.set_outputs({y});
+  };
+  SessionRun run;
+  ASSERT_TRUE(run_session(build, {{"x", x}, {"k", k}}, true, &run));
+  EXPECT_TRUE(outputs_close(run, 1e-4)) << run.plan_text;
+  EXPECT_TRUE(run.reference_steps().empty()) << run.plan_text;
+}
+
 TEST(TransposeView, OtherPermutationsStillCopy) {
   // [0, 2, 1, 3] of a plain value is neither plain nor channels-last: a copy step, right values.
   Tensor x = randn({2, 3, 4, 5}, 31);

@@ -393,13 +393,27 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   std::vector<std::vector<int64_t>> all_out_dims;
   if (row->all_outputs)
     for (const OutputInfo& o : outs) all_out_dims.push_back(o.shape.static_dims());
-  Result<Made> made =
-      row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, std::move(all_out_dims)});
+  Result<Made> made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, all_out_dims});
+  // An operand in a layout the step does not take (a Transpose view read channels-last by a
+  // matmul, or a residual Add's channels-last output read by a LayerNorm), where no own kernel of
+  // the kernel table would take the op instead: the step reads it plain, through one reorder,
+  // rather than the reference kernel.
+  std::vector<int> step_ins = ins;
+  const auto not_plain = [&](int s) { return s >= 0 && !slot_is_plain(sig_.slots[size_t(s)]); };
+  const bool own_kernel = !ins.empty() && ins[0] >= 0 && select_kernel(n.op(), sig_.slots[size_t(ins[0])].dtype, opt_.isa);
+  if (!made.ok() && made.status().code() == StatusCode::kUnsupported && !own_kernel &&
+      std::any_of(ins.begin(), ins.end(), not_plain)) {
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (not_plain(ins[i])) {
+        FERRY_ASSIGN_OR_RETURN(step_ins[i], plain_slot(ins[i]));
+        ops[i] = operand_of(step_ins[i]);
+      }
+    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, std::move(all_out_dims)});
+  }
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;  // declined: the next option
     return std::move(made).status().with_context("node " + n.describe());
   }
-  std::vector<int> step_ins = ins;
   if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
   FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs, row->all_outputs));
   return true;
