@@ -93,12 +93,18 @@ def out_file(out_dir, name):
 
 
 def int8_setup(path, specs, args, tmp):
-    """The int8 models: ferry's converted one, ORT's QDQ / QOperator ones; sessions for ORT / OpenVINO."""
+    """The int8 models: ferry's converted one, ORT's QDQ / QOperator ones; sessions for ORT / OpenVINO.
+    With --int8-dir they are kept there and reused (convert once, time under cpu-excl later)."""
     from common import make_inputs
 
+    where = Path(args.int8_dir) if args.int8_dir else Path(tmp)
+    where.mkdir(parents=True, exist_ok=True)
     samples = int8_peers.calibration_samples(specs, make_inputs, args.calibration_samples)
-    ferry_model = int8_peers.ferry_int8_model(rb.ferry_bin(), path, samples, Path(tmp) / f"{path.stem}_ferry_int8.onnx")
-    ort_models = int8_peers.ort_int8_models(path, samples, Path(tmp))
+    ferry_path = where / f"{path.stem}_ferry_int8.onnx"
+    if not (args.int8_dir and ferry_path.exists()):
+        int8_peers.ferry_int8_model(rb.ferry_bin(), path, samples, ferry_path)
+    ferry_model = ferry_path
+    ort_models = int8_peers.ort_int8_models(path, samples, where, reuse=bool(args.int8_dir))
     sessions = {f"ort_int8_{k}": rb.ort_session(p, args.threads) for k, p in ort_models.items()}
     compiled = openvino_compiled(ort_models["qdq"], args.threads, "f32") if rb.have_openvino() else None
     return ferry_model, sessions, compiled
@@ -226,11 +232,24 @@ def main(argv=None):
     ap.add_argument("--calibration-samples", type=int, default=int8_peers.CALIBRATION_SAMPLES,
                     help="--int8: seeded calibration samples for both quantizers (ferry's guard costs one "
                          "interpreter run per lowered node and sample)")
+    ap.add_argument("--int8-dir", metavar="DIR",
+                    help="--int8: keep the int8 models (ferry's converted one, ORT's) in DIR and reuse them when "
+                         "present, so the slow conversion can run before (and outside) a timed run")
+    ap.add_argument("--convert-only", action="store_true",
+                    help="with --int8 --int8-dir: write the int8 models and stop (no timing)")
     args = ap.parse_args(argv)
     rb.SPIN = not args.no_spin
     hints = ["f32", "bf16"] if rb.have_openvino() else []
     if os.environ.get("CI") == "true" and not hints:
         sys.exit("precision_bench: openvino is not installed")
+    if args.convert_only:
+        if not (args.int8 and args.int8_dir):
+            sys.exit("precision_bench: --convert-only needs --int8 --int8-dir DIR")
+        for m in args.models:
+            print(f"{m}: converting ...", flush=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                int8_setup(rb.model_path(m, 1), rb.input_specs(m, 1), args, tmp)
+        return
     before = rb.load_avg()[0]
     rows = []
     for m in args.models:
