@@ -139,6 +139,11 @@ def measure(name, args, hints):
                 key = h if h.startswith("openvino_") else f"openvino_{h}"
                 p50[key].append(float(np.percentile(rb.time_openvino(c, feeds, args.warmup, args.iters), 50)))
         best = {k: min(v) for k, v in p50.items()}
+        # Each engine's p50 over the ferry engine's in the same round, median over rounds: robust
+        # where the host's speed drifts between rounds (a shared VM: best-of-rounds picks whoever
+        # hit a fast moment).
+        ratio = {ref: {k: float(np.median([a / b for a, b in zip(v, p50[ref])])) for k, v in p50.items()}
+                 for ref in ("ferry_auto", "ferry_int8") if ref in p50}
         ref_out = sess.get_outputs()[0].name
         ref = sess.run(None, feeds)[0]
         acc = {}
@@ -148,7 +153,8 @@ def measure(name, args, hints):
             acc[f"openvino_{h}"] = errors(np.asarray(list(c(feeds).values())[0]), ref)
         if ferry_int8:
             acc.update(int8_accuracy(specs, feeds, ref, ref_out, sess, ferry_int8, ort_int8, ovs_int8, tmp))
-    row = {"model": name, "best_p50_ms": best, "rounds_p50_ms": p50, "accuracy_vs_ort_fp32": acc}
+    row = {"model": name, "best_p50_ms": best, "rounds_p50_ms": p50, "round_ratio_median": ratio,
+           "accuracy_vs_ort_fp32": acc}
     if ort_int8:
         row["ort_int8_format"] = min(ort_int8, key=lambda k: best[k]).replace("ort_int8_", "")
     return row
@@ -192,6 +198,17 @@ def markdown(rows, hints, precisions, load_before, load_after):
         line += f" {a['ferry_bf16']['cosine']:.6f} | {a['ferry_auto']['cosine']:.6f} |"
         line += "".join(f" {a[f'openvino_{h}']['cosine']:.6f} |" for h in hints)
         out.append(line)
+    return "\n".join(out)
+
+
+def ratio_markdown(rows):
+    """Per model: every engine's p50 / the ferry engine's p50 in the same round, median over rounds
+    (> 1: ferry faster)."""
+    out = []
+    for r in rows:
+        for ref, ratios in r.get("round_ratio_median", {}).items():
+            out.append(f"{r['model']}: median per-round p50 / {ref}: " +
+                       ", ".join(f"{k} {v:.2f}" for k, v in ratios.items() if k != ref))
     return "\n".join(out)
 
 
@@ -257,6 +274,7 @@ def main(argv=None):
         rows.append(measure(m, args, hints))
     after = rb.load_avg()[0]
     print(markdown(rows, hints, args.precisions, before, after))
+    print(ratio_markdown(rows))
     if args.int8:
         print(int8_markdown(rows))
     if args.json:
