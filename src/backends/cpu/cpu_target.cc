@@ -72,7 +72,10 @@ std::string onednn_effective_isa() { return env::onednn_isa_name(int(dnnl_get_ef
 struct HwPath {
   const char* flag;  ///< /proc/cpuinfo name of the hardware feature
   Isa min_isa;       ///< ferry's dispatch cap that allows it
-  const char* onednn_tag;  ///< a substring of the oneDNN ISA name that allows it
+  /// The oneDNN ISA level that allows it (dnnl_cpu_isa_t bits): oneDNN's levels are cumulative,
+  /// so AVX512_CORE_AMX allows the avx512_bf16 path too (a ferry dispatch cap of avx512 on an
+  /// AMX host runs oneDNN's bf16 kernels all the same: ferry's cap does not choose them).
+  unsigned onednn_bits;
 };
 
 /// Whether ferry's bf16 Attention kernel (native/attention_bf16.cc, vdpbf16ps) is measured
@@ -112,11 +115,16 @@ PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>
   // still has avx512_bf16); none: say why for the first one present.
   const std::string dnnl_isa = onednn_effective_isa();
   auto allowed = [&](const HwPath& p) {
-    return cpu_flag_usable(p.flag) && isa >= p.min_isa && dnnl_isa.find(p.onednn_tag) != std::string::npos;
+    const unsigned have = unsigned(dnnl_get_effective_cpu_isa());
+    return cpu_flag_usable(p.flag) && isa >= p.min_isa && (have & p.onednn_bits) == p.onednn_bits;
   };
   const HwPath* usable = nullptr;
   for (const HwPath& p : paths)
     if (!usable && allowed(p)) usable = &p;
+  // A present path the dispatch cap allows (avx512_bf16 under --isa avx512 on an AMX host):
+  // then it is oneDNN's cap that stops it.
+  for (const HwPath& p : paths)
+    if (cpu_flag_usable(p.flag) && isa >= p.min_isa && isa < present->min_isa) present = &p;
   if (!usable && isa < present->min_isa) {
     s.why = d + " hardware (" + present->flag + ") present, but the dispatch cap is " + isa_name(isa);
     return s;
@@ -309,7 +317,8 @@ PrecisionSupport f16_support() {
 
 TargetPrecisions cpu_precisions(Isa isa) {
   isa = std::min(isa, host_isa());
-  return {"cpu", {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, "AMX"}, {"avx512_bf16", Isa::avx512, "BF16"}}),
+  return {"cpu", {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, unsigned(dnnl_cpu_isa_avx512_core_amx)},
+                                                  {"avx512_bf16", Isa::avx512, unsigned(dnnl_cpu_isa_avx512_core_bf16)}}),
           f16_support(), int8_support()}};
 }
 
