@@ -29,8 +29,9 @@ def ferry_int8_model(ferry, path, samples, out: Path):
     return out
 
 
-def ort_int8_models(path, samples, tmp: Path):
-    """{"qdq": path, "qoperator": path} from onnxruntime.quantization.quantize_static."""
+def ort_int8_models(path, samples, tmp: Path, reuse=False):
+    """{"qdq": path, "qoperator": path} from onnxruntime.quantization.quantize_static (`reuse`: files already
+    in `tmp` are kept)."""
     import onnxruntime
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
@@ -46,9 +47,11 @@ def ort_int8_models(path, samples, tmp: Path):
     out = {}
     for fmt, qf in (("qdq", QuantFormat.QDQ), ("qoperator", QuantFormat.QOperator)):
         p = tmp / f"{Path(path).stem}_ort_{fmt}.onnx"
+        out[fmt] = p
+        if reuse and p.exists():
+            continue
         quantize_static(str(path), str(p), Reader(), quant_format=qf, per_channel=True,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-        out[fmt] = p
     return out
 
 

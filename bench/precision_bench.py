@@ -93,12 +93,18 @@ def out_file(out_dir, name):
 
 
 def int8_setup(path, specs, args, tmp):
-    """The int8 models: ferry's converted one, ORT's QDQ / QOperator ones; sessions for ORT / OpenVINO."""
+    """The int8 models: ferry's converted one, ORT's QDQ / QOperator ones; sessions for ORT / OpenVINO.
+    With --int8-dir they are kept there and reused (convert once, time under cpu-excl later)."""
     from common import make_inputs
 
+    where = Path(args.int8_dir) if args.int8_dir else Path(tmp)
+    where.mkdir(parents=True, exist_ok=True)
     samples = int8_peers.calibration_samples(specs, make_inputs, args.calibration_samples)
-    ferry_model = int8_peers.ferry_int8_model(rb.ferry_bin(), path, samples, Path(tmp) / f"{path.stem}_ferry_int8.onnx")
-    ort_models = int8_peers.ort_int8_models(path, samples, Path(tmp))
+    ferry_path = where / f"{path.stem}_ferry_int8.onnx"
+    if not (args.int8_dir and ferry_path.exists()):
+        int8_peers.ferry_int8_model(rb.ferry_bin(), path, samples, ferry_path)
+    ferry_model = ferry_path
+    ort_models = int8_peers.ort_int8_models(path, samples, where, reuse=bool(args.int8_dir))
     sessions = {f"ort_int8_{k}": rb.ort_session(p, args.threads) for k, p in ort_models.items()}
     compiled = openvino_compiled(ort_models["qdq"], args.threads, "f32") if rb.have_openvino() else None
     return ferry_model, sessions, compiled
@@ -133,6 +139,11 @@ def measure(name, args, hints):
                 key = h if h.startswith("openvino_") else f"openvino_{h}"
                 p50[key].append(float(np.percentile(rb.time_openvino(c, feeds, args.warmup, args.iters), 50)))
         best = {k: min(v) for k, v in p50.items()}
+        # Each engine's p50 over the ferry engine's in the same round, median over rounds: robust
+        # where the host's speed drifts between rounds (a shared VM: best-of-rounds picks whoever
+        # hit a fast moment).
+        ratio = {ref: {k: float(np.median([a / b for a, b in zip(v, p50[ref])])) for k, v in p50.items()}
+                 for ref in ("ferry_auto", "ferry_int8") if ref in p50}
         ref_out = sess.get_outputs()[0].name
         ref = sess.run(None, feeds)[0]
         acc = {}
@@ -142,7 +153,8 @@ def measure(name, args, hints):
             acc[f"openvino_{h}"] = errors(np.asarray(list(c(feeds).values())[0]), ref)
         if ferry_int8:
             acc.update(int8_accuracy(specs, feeds, ref, ref_out, sess, ferry_int8, ort_int8, ovs_int8, tmp))
-    row = {"model": name, "best_p50_ms": best, "rounds_p50_ms": p50, "accuracy_vs_ort_fp32": acc}
+    row = {"model": name, "best_p50_ms": best, "rounds_p50_ms": p50, "round_ratio_median": ratio,
+           "accuracy_vs_ort_fp32": acc}
     if ort_int8:
         row["ort_int8_format"] = min(ort_int8, key=lambda k: best[k]).replace("ort_int8_", "")
     return row
@@ -189,6 +201,17 @@ def markdown(rows, hints, precisions, load_before, load_after):
     return "\n".join(out)
 
 
+def ratio_markdown(rows):
+    """Per model: every engine's p50 / the ferry engine's p50 in the same round, median over rounds
+    (> 1: ferry faster)."""
+    out = []
+    for r in rows:
+        for ref, ratios in r.get("round_ratio_median", {}).items():
+            out.append(f"{r['model']}: median per-round p50 / {ref}: " +
+                       ", ".join(f"{k} {v:.2f}" for k, v in ratios.items() if k != ref))
+    return "\n".join(out)
+
+
 def int8_markdown(rows):
     """ferry int8 against ORT int8 (its faster format) and OpenVINO int8, with accuracy vs ORT fp32."""
     head = ("| model | ferry fp32 ms | ferry int8 ms | ORT fp32 ms | ORT int8 ms (format) | OV int8 ms |"
@@ -226,11 +249,24 @@ def main(argv=None):
     ap.add_argument("--calibration-samples", type=int, default=int8_peers.CALIBRATION_SAMPLES,
                     help="--int8: seeded calibration samples for both quantizers (ferry's guard costs one "
                          "interpreter run per lowered node and sample)")
+    ap.add_argument("--int8-dir", metavar="DIR",
+                    help="--int8: keep the int8 models (ferry's converted one, ORT's) in DIR and reuse them when "
+                         "present, so the slow conversion can run before (and outside) a timed run")
+    ap.add_argument("--convert-only", action="store_true",
+                    help="with --int8 --int8-dir: write the int8 models and stop (no timing)")
     args = ap.parse_args(argv)
     rb.SPIN = not args.no_spin
     hints = ["f32", "bf16"] if rb.have_openvino() else []
     if os.environ.get("CI") == "true" and not hints:
         sys.exit("precision_bench: openvino is not installed")
+    if args.convert_only:
+        if not (args.int8 and args.int8_dir):
+            sys.exit("precision_bench: --convert-only needs --int8 --int8-dir DIR")
+        for m in args.models:
+            print(f"{m}: converting ...", flush=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                int8_setup(rb.model_path(m, 1), rb.input_specs(m, 1), args, tmp)
+        return
     before = rb.load_avg()[0]
     rows = []
     for m in args.models:
@@ -238,6 +274,7 @@ def main(argv=None):
         rows.append(measure(m, args, hints))
     after = rb.load_avg()[0]
     print(markdown(rows, hints, args.precisions, before, after))
+    print(ratio_markdown(rows))
     if args.int8:
         print(int8_markdown(rows))
     if args.json:

@@ -154,7 +154,7 @@ std::vector<IsaFlag> read_isa_flags() {
       {"avx512vl", bool((l7.b >> 31) & 1), os_avx512, "oneDNN avx512_core"},
       {"avx512_vnni", bool((l7.c >> 11) & 1), os_avx512, "int8 convolutions and matmuls (oneDNN avx512_core_vnni)"},
       {"avx512_bf16", bool((l71.a >> 5) & 1), os_avx512, "bf16 dot products (oneDNN avx512_core_bf16)"},
-      {"avx512_fp16", bool((l7.d >> 23) & 1), os_avx512, "f16 arithmetic (oneDNN avx512_core_fp16)"},
+      {"avx512_fp16", bool((l7.d >> 23) & 1), os_avx512, "f16 arithmetic (oneDNN 2.7+ avx512_core_fp16; 2.6 has no fp16 kernels)"},
       {"avx_vnni", bool((l71.a >> 4) & 1), os_avx, "int8 dot products on 256-bit vectors (oneDNN avx2_vnni)"},
       {"amx_tile", bool((l7.d >> 24) & 1), os_amx, "AMX tiles (oneDNN avx512_core_amx)"},
       {"amx_bf16", bool((l7.d >> 22) & 1), os_amx, "bf16 matmuls and convolutions on AMX"},

@@ -139,23 +139,40 @@ Status run_accuracy_guard(const Graph& g, const TargetPrecisions& target, Precis
   FERRY_ASSIGN_OR_RETURN(AccuracyMetrics cur, runner.evaluate(lowered));
   const AccuracyMetrics all_lowered = cur;
   const size_t candidates = lowered.size();
-  size_t raised = 0;
+  size_t raised = 0, to_bf16 = 0;
+  const PrecisionSupport bf16 = target.of(DType::bf16);
   while (!cur.holds) {
     FERRY_ASSIGN_OR_RETURN(NodePrecision * d, guard_pick_node(report, lowered, cur, options));
-    d->reason = "fp32: raised by the accuracy guard (sensitivity " + guard_score_text(d->sensitivity.value_or(0)) +
-                ": lowered alone " + alone[d->node].text() + "; the model with it at " + precision_name(d->precision) +
-                ": " + cur.text() + ")";
-    d->precision = DType::f32;
-    d->exec = "native";
-    lowered.erase(d->node);
-    ++raised;
+    const std::string why = "raised by the accuracy guard (sensitivity " + guard_score_text(d->sensitivity.value_or(0)) +
+                            ": lowered alone " + alone[d->node].text() + "; the model with it at " +
+                            precision_name(d->precision) + ": " + cur.text() + ")";
+    // An int8 node goes to bf16 where the target runs it there on hardware (faster than fp32;
+    // bf16's error is far below int8's): it stays a candidate, with its bf16-alone sensitivity.
+    const Node* n = g.find_node(d->node);
+    if (d->precision == DType::i8 && cur.nonfinite_node != d->node && n && accelerated_for(bf16, *n)) {
+      d->reason = "bf16: " + why + "; bf16 accelerated (" + bf16.why + ")";
+      d->precision = DType::bf16;
+      d->exec = precision_exec_name(PrecisionExec::accelerated);
+      lowered[d->node] = DType::bf16;
+      FERRY_ASSIGN_OR_RETURN(AccuracyMetrics m, runner.evaluate({{d->node, DType::bf16}}));
+      d->sensitivity = m.score;
+      alone[d->node] = m;
+      ++to_bf16;
+    } else {
+      d->reason = "fp32: " + why;
+      d->precision = DType::f32;
+      d->exec = "native";
+      lowered.erase(d->node);
+      ++raised;
+    }
     FERRY_ASSIGN_OR_RETURN(cur, runner.evaluate(lowered));
   }
   for (NodePrecision& d : report.nodes)
     if (lowered.count(d.node)) d.reason += "; guard: sensitivity " + guard_score_text(d.sensitivity.value_or(0));
   report.guard_summary = "budget " + options.budget.text() + " holds on " + options.samples_from + ": " + cur.text() +
                          "; raised " + std::to_string(raised) + " of " + std::to_string(candidates) +
-                         " lowered nodes to fp32 (everything lowered: " + all_lowered.text() +
+                         " lowered nodes to fp32" + (to_bf16 ? ", " + std::to_string(to_bf16) + " int8 nodes to bf16" : "") +
+                         " (everything lowered: " + all_lowered.text() +
                          "); sensitivity = budget score with the node lowered alone (1 = at the budget)";
   return Status::Ok();
 }

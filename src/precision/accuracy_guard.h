@@ -6,7 +6,10 @@
 //   2. sensitivity of each lowered node: the budget score (accuracy_budget.h) when that
 //      node ALONE is lowered — one run per node and sample; +inf when it makes a NaN/Inf.
 //   3. everything lowered; while the budget fails: raise the node that first produced a
-//      NaN/Inf if there is one, else the most sensitive lowered node; re-check.
+//      NaN/Inf if there is one, else the most sensitive lowered node; re-check. An int8
+//      node is raised to bf16 where the target accelerates bf16 for it (the issue's "fp32,
+//      or bf16 for int8": on AMX / AVX512_BF16 faster than fp32), its sensitivity measured
+//      again at bf16 (it may be raised to fp32 later); elsewhere, or for a NaN/Inf, to fp32.
 // Nodes pinned by --keep-fp32 / --force are never raised: a NaN/Inf in a forced node, or a
 // budget that fails with only pinned nodes left lowered, is an error naming them.
 // The runs are on the reference interpreter with the same emulation (emulate_precision.h)

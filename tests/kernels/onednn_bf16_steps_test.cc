@@ -44,7 +44,7 @@ std::pair<double, double> bf16_test_diff(const Tensor& a, const Tensor& b) {
 /// the steps (Conv / FusedConv or MatMul / FusedMatMul, each named *_bf16*) and the numbers
 /// as the file comment says.
 void check_bf16(const std::string& label, const std::function<void(Graph&)>& build,
-                const std::map<std::string, Tensor>& feeds, bool conv, int bf16_outputs = 0) {
+                const std::map<std::string, Tensor>& feeds, bool conv, int bf16_outputs = 0, double rtol = 1e-4) {
   auto is_product = [&](const std::string& op) {
     return conv ? op == "Conv" || op == "FusedConv" : op == "MatMul" || op == "FusedMatMul";
   };
@@ -94,7 +94,7 @@ void check_bf16(const std::string& label, const std::function<void(Graph&)>& bui
       ASSERT_TRUE(got.ok()) << what << ": " << got.status().to_string() << text;
       ASSERT_EQ(got->size(), want->size());
       for (size_t i = 0; i < got->size(); ++i) {
-        EXPECT_TRUE(close((*got)[i], (*want)[i], 1e-4)) << what << " vs the emulation" << text;
+        EXPECT_TRUE(close((*got)[i], (*want)[i], rtol)) << what << " vs the emulation" << text;
         auto [err, scale] = bf16_test_diff((*got)[i], (*fp32)[i]);
         EXPECT_LE(err, 2e-2 * scale) << what << ": bf16 error against fp32";
         EXPECT_GT(err, 0.0) << what << ": bit-equal to fp32, nothing was rounded";
@@ -216,6 +216,61 @@ TEST(OnednnBf16Steps, ChainsWriteBf16BetweenSteps) {
     g.set_outputs({y});
   };
   check_bf16("matmul chain", build, {{"a", a}}, false, 1);
+}
+
+// A step that writes bf16 applies Gelu / Sigmoid / Tanh / SiLU as oneDNN's post-op
+// (cpu_epilogue.h bf16_output_post_ops: an approximation within ~2e-4 of f(x), below the bf16
+// rounding after it), so these chains write bf16 too. Against the emulation (exact activation,
+// then the reader's rounding): a value near a rounding boundary may land one bf16 step away,
+// 2^-8 of it, so the tolerance is 4e-3 of max(1, |y|) instead of 1e-4; the activation must be
+// in the step (no own-kernel epilogue, which writes f32).
+TEST(OnednnBf16Steps, ApproximateActivationsInBf16Chains) {
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
+  const PrecisionSupport s = cpu_precisions(host_isa()).of(DType::bf16);
+  const bool conv = std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), Op::Conv) != s.accelerated_ops.end();
+  struct Act {
+    Op op;
+    AttrMap attrs;
+  };
+  const std::vector<Act> acts = {{Op::Gelu, {}}, {Op::Gelu, attrs({{"approximate", std::string("tanh")}})},
+                                 {Op::Sigmoid, {}}, {Op::Tanh, {}}};
+  uint32_t seed = 700;
+  for (const Act& act : acts) {
+    Tensor a = randn({2, 16, 64}, seed++), m1 = randn({64, 128}, seed++), c1 = randn({128}, seed++),
+           m2 = randn({128, 32}, seed++);
+    auto build = [&](Graph& g) {
+      Value* y = g.add_node(Op::MatMul, {g.add_input("a", DType::f32, a.shape()), g.add_constant("m1", m1)}, 1, {}, "mm1")
+                     ->output(0);
+      y = g.add_node(Op::Add, {y, g.add_constant("c1", c1)}, 1, {}, "bias")->output(0);
+      y = g.add_node(act.op, {y}, 1, act.attrs, "act")->output(0);
+      y = g.add_node(Op::MatMul, {y, g.add_constant("m2", m2)}, 1, {}, "mm2")->output(0);
+      g.set_outputs({y});
+    };
+    check_bf16(std::string("matmul chain with ") + op_name(act.op), build, {{"a", a}}, false, 1, 4e-3);
+    if (!conv) continue;
+    Tensor x = randn({1, 16, 10, 10}, seed++), w1 = randn({32, 16, 3, 3}, seed++), w2 = randn({24, 32, 1, 1}, seed++);
+    auto build_conv = [&](Graph& g) {
+      Value* y = g.add_node(Op::Conv, {g.add_input("x", DType::f32, x.shape()), g.add_constant("w1", w1)}, 1,
+                            attrs({{"pads", ints({1, 1, 1, 1})}}), "c1")->output(0);
+      y = g.add_node(act.op, {y}, 1, act.attrs, "act")->output(0);
+      y = g.add_node(Op::Conv, {y, g.add_constant("w2", w2)}, 1, {}, "c2")->output(0);
+      g.set_outputs({y});
+    };
+    check_bf16(std::string("conv chain with ") + op_name(act.op), build_conv, {{"x", x}}, true, 1, 4e-3);
+  }
+  // SiLU (x * Sigmoid(x), fused as the SiLU epilogue) in a conv chain.
+  if (!conv) return;
+  Tensor x = randn({1, 8, 9, 9}, seed++), w1 = randn({16, 8, 3, 3}, seed++), w2 = randn({8, 16, 1, 1}, seed++);
+  auto build = [&](Graph& g) {
+    Value* y = g.add_node(Op::Conv, {g.add_input("x", DType::f32, x.shape()), g.add_constant("w1", w1)}, 1,
+                          attrs({{"pads", ints({1, 1, 1, 1})}}), "c1")->output(0);
+    Value* sg = g.add_node(Op::Sigmoid, {y}, 1, {}, "sig")->output(0);
+    y = g.add_node(Op::Mul, {y, sg}, 1, {}, "silu")->output(0);
+    y = g.add_node(Op::Conv, {y, g.add_constant("w2", w2)}, 1, {}, "c2")->output(0);
+    g.set_outputs({y});
+  };
+  check_bf16("conv chain with SiLU", build, {{"x", x}}, true, 1, 4e-3);
 }
 
 // The Cast steps of the rounding pairs (own kernels, any host): f32 -> bf16 -> f32 and the

@@ -95,11 +95,46 @@ def test_guard_keeps_the_layer_that_breaks_the_budget_fp32(converted):
     want = "oneDNN u8 x s8 steps on" if onednn_has_vnni() else "fake quantization elsewhere; not measured faster"
     assert want in fc1["reason"] and "rounded to int8" not in fc1["reason"], fc1["reason"]
     assert "calibrated (minmax on 8 seeded random samples" in fc1["reason"], fc1["reason"]
+    assert "fc2" in stdout and "raised by the accuracy guard" in stdout
+    if bf16_accelerates(prec, "MatMul"):
+        # the guard raises an int8 node to bf16 where the target runs bf16 on hardware (AMX /
+        # AVX512_BF16): fc2 at bf16 holds the budget (its input's rounding is relative per element)
+        assert fc2["precision"] == "bf16" and fc2["exec"] == "accelerated", fc2
+        assert fc2["reason"].startswith("bf16: raised by the accuracy guard (sensitivity "), fc2["reason"]
+        assert "the model with it at int8" in fc2["reason"] and "bf16 accelerated (" in fc2["reason"], fc2["reason"]
+        assert fc1["sensitivity"] < 1 and fc2["sensitivity"] < 1, (fc1["sensitivity"], fc2["sensitivity"])
+        assert "raised 0 of 2 lowered nodes to fp32, 1 int8 nodes to bf16" in prec["guard"], prec["guard"]
+        return
     assert fc2["precision"] == "fp32", fc2
     assert fc2["reason"].startswith("fp32: raised by the accuracy guard"), fc2["reason"]
     assert fc2["sensitivity"] > 1 > fc1["sensitivity"], (fc1["sensitivity"], fc2["sensitivity"])
     assert "raised 1 of 2 lowered nodes" in prec["guard"], prec["guard"]
-    assert "fc2" in stdout and "raised by the accuracy guard" in stdout
+
+
+def bf16_accelerates(prec, op):
+    bf16 = next(t for t in prec["target"]["offered"] if t["precision"] == "bf16")
+    return bf16["exec"] == "accelerated" and op in bf16["accelerated_ops"]
+
+
+@pytest.mark.skipif(not onednn_has_vnni(), reason="the host (or ONEDNN_MAX_CPU_ISA) has no VNNI / AMX-INT8")
+def test_guard_raises_int8_to_fp32_where_bf16_is_not_accelerated(ferry_bin, tmp_path):
+    # oneDNN capped below bf16 but with VNNI: int8 accelerated, bf16 emulated (slower than fp32),
+    # so the node that breaks the budget goes to fp32 (on AMX / AVX512_BF16 hosts this is the
+    # only run of that path)
+    src, report = tmp_path / "two_layers.onnx", tmp_path / "report.json"
+    two_layer_model(src)
+    env = {**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX512_CORE_VNNI"}
+    r = subprocess.run([str(ferry_bin), "convert", str(src), "-o", str(tmp_path / "o.onnx"), "--precision", "int8",
+                        "--accuracy-budget", "cosine>=0.999", "--report", str(report)],
+                       capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert r.returncode == 0, r.stderr
+    prec = json.loads(report.read_text())["precision"]
+    if not next(t for t in prec["target"]["offered"] if t["precision"] == "int8")["exec"] == "accelerated":
+        pytest.skip("no AVX512_VNNI under the AVX512_CORE_VNNI cap here")
+    assert not bf16_accelerates(prec, "MatMul"), prec["target"]
+    fc2 = next(n for n in prec["nodes"] if n["node"] == "fc2")
+    assert fc2["precision"] == "fp32" and fc2["reason"].startswith("fp32: raised by the accuracy guard"), fc2
+    assert "raised 1 of 2 lowered nodes to fp32 (" in prec["guard"], prec["guard"]
 
 
 def test_saved_int8_decisions_run_on_both_backends(ferry_bin, ferry_api, converted, tmp_path):

@@ -125,7 +125,10 @@ int run_env(const EnvOptions& o) {
     for (const PrecisionSupport& p : precisions->offered)
       add("isa", precision_name(p.dtype), p.exec == PrecisionExec::accelerated ? "ok" : "warn",
           std::string("--precision ") + precision_name(p.dtype) + " " + precision_exec_name(p.exec) + ": " + p.why,
-          p.exec == PrecisionExec::accelerated ? "" : "--precision auto keeps fp32 here; bf16/fp16/int8 run emulated (no speedup)");
+          p.exec == PrecisionExec::accelerated
+              ? ""
+              : std::string("--precision auto does not pick ") + precision_name(p.dtype) + " here; --precision " +
+                    precision_name(p.dtype) + " runs emulated (no speedup)");
 
   // --- libraries ---
   add("libraries", "ferry", "ok", std::string("ferry ") + kVersion + ", built with " + lib.compiler);

@@ -69,6 +69,19 @@ std::optional<std::vector<PostOp>> exact_post_ops(Activation a, float alpha, flo
   }
 }
 
+std::optional<std::vector<PostOp>> bf16_output_post_ops(Activation a, float alpha, float beta) {
+  if (auto exact = exact_post_ops(a, alpha, beta)) return exact;
+  auto one = [](algorithm alg, float x = 0.f) { return std::vector<PostOp>{PostOp{PostOp::kEltwise, alg, x, 0.f, -1}}; };
+  switch (a) {
+    case Activation::kSigmoid: return one(algorithm::eltwise_logistic);
+    case Activation::kTanh: return one(algorithm::eltwise_tanh);
+    case Activation::kSiLU: return one(algorithm::eltwise_swish, 1.f);
+    case Activation::kGelu: return one(algorithm::eltwise_gelu_erf);
+    case Activation::kGeluTanh: return one(algorithm::eltwise_gelu_tanh);
+    default: return std::nullopt;
+  }
+}
+
 bool cpu_applies(Activation a, Isa isa) {
   return exact_post_ops(a, 0.f, 1.f).has_value() || native_activation(a, isa) != nullptr;
 }

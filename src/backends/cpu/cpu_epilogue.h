@@ -8,7 +8,8 @@
 // oneDNN eltwise post-op when oneDNN computes it exactly (Relu, Clip, LeakyRelu,
 // HardSigmoid, HardSwish: piecewise linear), else ferry's own kernel applied in
 // place to the primitive's output within the same step (native/activation.h:
-// oneDNN's logistic / tanh / gelu post-ops are approximations, off by up to 2e-4).
+// oneDNN's logistic / tanh / gelu post-ops are approximations, off by up to 2e-4) -- except
+// in a step that writes bf16, whose rounding is larger than that (bf16_output_post_ops).
 // Either way one step executes the whole node, as the optimizer formed it.
 #pragma once
 
@@ -23,6 +24,12 @@ namespace ferry {
 
 /// The oneDNN post-ops computing `a` exactly, or nullopt (kNone: no post-op).
 std::optional<std::vector<onednn::PostOp>> exact_post_ops(Activation a, float alpha, float beta);
+
+/// The oneDNN post-ops for `a` on a step that writes bf16 (a bf16 step whose readers are all
+/// bf16 steps, cpu_schedule.cc): the exact ones above, and oneDNN's approximations of Sigmoid,
+/// Tanh, SiLU, Gelu (within ~2e-4 of f(x) before the rounding to bf16, whose step is 2^-8 of
+/// |y|), so the activation needs neither an f32 output nor a conversion step after it.
+std::optional<std::vector<onednn::PostOp>> bf16_output_post_ops(Activation a, float alpha, float beta);
 
 /// True when the CPU backend applies `a` in a fused step on `isa` (exactly or natively).
 bool cpu_applies(Activation a, Isa isa);

@@ -7,7 +7,8 @@
 //         matmul implementation that is not ref:* (probed by its impl name); then ferry's
 //         bf16 steps run MatMul / FusedMatMul with constant weights, and Conv / FusedConv
 //         when oneDNN's bf16 conv is jit / brgemm too (accelerated_ops); else emulated;
-//   f16   emulated (ferry has no fp16 steps); `why` says what the hardware path would need;
+//   f16   emulated everywhere: fp16 storage, fp32 compute (oneDNN 2.6 has no AVX512-FP16
+//         kernels, ferry no fp16 compute steps); `why` names the hardware and oneDNN's answer;
 //   int8  Conv / MatMul / Gemm written as QDQ (precision/emulate_precision.h), run on oneDNN
 //         u8 x s8 steps where the scheduler can build one; accelerated where oneDNN may use
 //         VNNI / AMX-INT8 (ONEDNN_MAX_CPU_ISA-capped) with jit / brgemm u8 x s8 matmul and

@@ -41,10 +41,12 @@ PostOp residual_post_op(const std::vector<Operand>& ops, size_t z, const std::ve
   return {same ? PostOp::kSum : PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, int(z)};
 }
 
-/// `post` plus the activation: exact post-ops, or ferry's kernel after the primitive.
+/// `post` plus the activation: exact post-ops, or ferry's kernel after the primitive (a bf16
+/// output: oneDNN's post-op, bf16_output_post_ops).
 template <class MakeCore>
-Result<Made> with_activation(const FusedEpilogue& e, std::vector<PostOp> post, Isa isa, MakeCore make_core) {
-  auto exact = exact_post_ops(e.act, e.alpha, e.beta);
+Result<Made> with_activation(const FusedEpilogue& e, std::vector<PostOp> post, Isa isa, MakeCore make_core,
+                             DType out = DType::f32) {
+  auto exact = out == DType::bf16 ? bf16_output_post_ops(e.act, e.alpha, e.beta) : exact_post_ops(e.act, e.alpha, e.beta);
   if (exact) post.insert(post.end(), exact->begin(), exact->end());
   FERRY_ASSIGN_OR_RETURN(Made made, make_core(post));
   if (exact) return made;
@@ -63,9 +65,10 @@ Result<Made> fused_conv(const StepRequest& r) {
   std::vector<PostOp> post;
   if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
   auto make = [&](bool blocked) {
-    return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
-      return onednn::make_conv(r.node, r.ops, p, r.out_dims, blocked, r.out_dtype);
-    });
+    return with_activation(
+        e, post, r.isa,
+        [&](const std::vector<PostOp>& p) { return onednn::make_conv(r.node, r.ops, p, r.out_dims, blocked, r.out_dtype); },
+        r.out_dtype);
   };
   Result<Made> made = make(r.blocked);
   // A blocked layout whose padding ferry's kernel cannot keep zero: plain instead.
@@ -85,9 +88,9 @@ Result<Made> fused_matmul(const StepRequest& r) {
   if (r.ops.size() > 2 && r.ops[2].present())
     post.push_back({PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, 2});  // bias [N]
   if (r.ops.size() > 3 && r.ops[3].present()) post.push_back(residual_post_op(r.ops, 3, r.out_dims));
-  return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
-    return onednn::make_matmul(r.ops, p, r.out_dims, r.out_dtype);
-  });
+  return with_activation(
+      e, post, r.isa, [&](const std::vector<PostOp>& p) { return onednn::make_matmul(r.ops, p, r.out_dims, r.out_dtype); },
+      r.out_dtype);
 }
 
 Result<Made> pool(const StepRequest& r) { return onednn::make_pool(r.node, r.ops, r.out_dims, r.blocked); }

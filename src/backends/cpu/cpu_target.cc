@@ -72,7 +72,10 @@ std::string onednn_effective_isa() { return env::onednn_isa_name(int(dnnl_get_ef
 struct HwPath {
   const char* flag;  ///< /proc/cpuinfo name of the hardware feature
   Isa min_isa;       ///< ferry's dispatch cap that allows it
-  const char* onednn_tag;  ///< a substring of the oneDNN ISA name that allows it
+  /// The oneDNN ISA level that allows it (dnnl_cpu_isa_t bits): oneDNN's levels are cumulative,
+  /// so AVX512_CORE_AMX allows the avx512_bf16 path too (a ferry dispatch cap of avx512 on an
+  /// AMX host runs oneDNN's bf16 kernels all the same: ferry's cap does not choose them).
+  unsigned onednn_bits;
 };
 
 /// Whether ferry's bf16 Attention kernel (native/attention_bf16.cc, vdpbf16ps) is measured
@@ -112,11 +115,16 @@ PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>
   // still has avx512_bf16); none: say why for the first one present.
   const std::string dnnl_isa = onednn_effective_isa();
   auto allowed = [&](const HwPath& p) {
-    return cpu_flag_usable(p.flag) && isa >= p.min_isa && dnnl_isa.find(p.onednn_tag) != std::string::npos;
+    const unsigned have = unsigned(dnnl_get_effective_cpu_isa());
+    return cpu_flag_usable(p.flag) && isa >= p.min_isa && (have & p.onednn_bits) == p.onednn_bits;
   };
   const HwPath* usable = nullptr;
   for (const HwPath& p : paths)
     if (!usable && allowed(p)) usable = &p;
+  // A present path the dispatch cap allows (avx512_bf16 under --isa avx512 on an AMX host):
+  // then it is oneDNN's cap that stops it.
+  for (const HwPath& p : paths)
+    if (cpu_flag_usable(p.flag) && isa >= p.min_isa && isa < present->min_isa) present = &p;
   if (!usable && isa < present->min_isa) {
     s.why = d + " hardware (" + present->flag + ") present, but the dispatch cap is " + isa_name(isa);
     return s;
@@ -129,11 +137,6 @@ PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>
   const std::string impl = onednn_matmul_impl(dtype);
   if (impl.rfind("jit", 0) != 0 && impl.rfind("brg", 0) != 0) {
     s.why = d + " hardware (" + present->flag + "), but oneDNN offers only '" + impl + "' for a " + d + " matmul";
-    return s;
-  }
-  if (dtype != DType::bf16) {
-    s.why = d + " hardware (" + present->flag + ", oneDNN " + impl + "), but ferry's " + d +
-            " steps are not built yet (docs/precision.md)";
     return s;
   }
   // ferry's bf16 steps (onednn_steps.h, cpu_schedule.cc try_bf16): measured ~2x fp32 on
@@ -161,8 +164,10 @@ std::string probe_matmul_impl(DType dtype) {
   if (!dt) return "none: no oneDNN type for " + std::string(dtype_name(dtype));
   try {
     using dnnl::memory;
-    const memory::desc a({16, 64}, *dt, memory::format_tag::ab), b({64, 16}, *dt, memory::format_tag::any),
-        c({16, 16}, memory::data_type::f32, memory::format_tag::ab);
+    // 64 x 256 x 256: AMX kernels take it (a 16 x 64 x 16 one got brg:avx512_core_bf16 on an
+    // AMX host, which is not what a model's layers run).
+    const memory::desc a({64, 256}, *dt, memory::format_tag::ab), b({256, 256}, *dt, memory::format_tag::any),
+        c({64, 256}, memory::data_type::f32, memory::format_tag::ab);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), onednn::engine());
     return pd.impl_info_str();
   } catch (const dnnl::error& e) {
@@ -201,17 +206,17 @@ std::string probe_conv_impl(DType dtype) {
 }  // namespace
 
 std::string onednn_conv_impl(DType dtype) {
-  static const std::string bf16 = probe_conv_impl(DType::bf16);
-  return dtype == DType::bf16 ? bf16 : probe_conv_impl(dtype);
+  static const std::string bf16 = probe_conv_impl(DType::bf16), f16 = probe_conv_impl(DType::f16);
+  return dtype == DType::bf16 ? bf16 : dtype == DType::f16 ? f16 : probe_conv_impl(dtype);
 }
 
 std::string onednn_int8_matmul_impl() {
   static const std::string impl = [] {
     try {
       using dnnl::memory;
-      const memory::desc a({16, 64}, memory::data_type::u8, memory::format_tag::ab),
-          b({64, 16}, memory::data_type::s8, memory::format_tag::any),
-          c({16, 16}, memory::data_type::f32, memory::format_tag::ab);
+      const memory::desc a({64, 256}, memory::data_type::u8, memory::format_tag::ab),
+          b({256, 256}, memory::data_type::s8, memory::format_tag::any),
+          c({64, 256}, memory::data_type::f32, memory::format_tag::ab);
       return std::string(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), onednn::engine()).impl_info_str());
     } catch (const dnnl::error& e) {
       return std::string("none: ") + e.what();
@@ -279,10 +284,42 @@ PrecisionSupport int8_support() {
 
 }  // namespace
 
+namespace {
+
+/// fp16 is storage emulation on every host: weights and outputs rounded to fp16, fp32
+/// compute. oneDNN 2.6 has no AVX512-FP16 ISA (dnnl_cpu_isa_t ends at avx512_core_amx): it
+/// creates no f16 matmul or convolution at all, on an AVX512-FP16 Sapphire Rapids either
+/// (bench/onednn_precision_probe.cc, "none: could not create a primitive"), and ferry builds
+/// no fp16 compute steps (docs/precision.md says why). `why` names the hardware and oneDNN's
+/// answer, so a host with avx512_fp16 is not told it is capped.
+PrecisionSupport f16_support() {
+  PrecisionSupport s{DType::f16, PrecisionExec::emulated, "", {}, {}};
+  const std::string storage = "fp16 storage (weights and outputs rounded to fp16), fp32 compute: accuracy as on fp16 "
+                              "hardware, no speedup";
+  if (!cpu_flag_usable("avx512_fp16")) {
+    s.why = "no fp16 hardware: " + std::string(isa_name(host_isa())) +
+            (host_isa() >= Isa::avx512 ? " without avx512_fp16" : " only") + "; " + storage;
+    return s;
+  }
+  const dnnl_version_t* v = dnnl_version();
+  const std::string onednn = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                             std::to_string(v->patch);
+  const std::string mm = onednn_matmul_impl(DType::f16), conv = onednn_conv_impl(DType::f16);
+  const std::string have = mm.rfind("none", 0) == 0 && conv.rfind("none", 0) == 0
+                               ? "creates no f16 matmul or convolution"
+                               : "offers f16 matmul '" + mm + "', conv '" + conv + "'";
+  s.why = "fp16 hardware (avx512_fp16) present, but " + onednn + " has no fp16 kernels for it (it " + have +
+          ") and ferry builds no fp16 compute steps; " + storage;
+  return s;
+}
+
+}  // namespace
+
 TargetPrecisions cpu_precisions(Isa isa) {
   isa = std::min(isa, host_isa());
-  return {"cpu", {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, "AMX"}, {"avx512_bf16", Isa::avx512, "BF16"}}),
-          lowered_support(DType::f16, isa, {{"avx512_fp16", Isa::avx512, "FP16"}}), int8_support()}};
+  return {"cpu", {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, unsigned(dnnl_cpu_isa_avx512_core_amx)},
+                                                  {"avx512_bf16", Isa::avx512, unsigned(dnnl_cpu_isa_avx512_core_bf16)}}),
+          f16_support(), int8_support()}};
 }
 
 }  // namespace ferry

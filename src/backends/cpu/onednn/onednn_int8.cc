@@ -69,14 +69,36 @@ std::shared_ptr<AlignedBlock> zero_point_block(int32_t zp) {
   return b;
 }
 
-void set_int8_attr(dnnl::primitive_attr& attr, int scale_mask, const std::vector<float>& scales) {
+/// Whether the step passes oneDNN a run-time source zero point. A zero point of 0 (the u8
+/// input of a layer after a Relu / Clip(0, 6): ferry's calibration and ORT's take
+/// lo = min(0, min x) = 0) needs none, and oneDNN 2.6 then picks its faster kernels: on AMX a
+/// 3x3 256-channel conv took brgconv:avx512_core_amx_int8 at 17x f32 without one,
+/// jit:avx512_core_amx_int8 at 2.8x with one; a depthwise one brdgmm_dw (1.3-1.5x f32) against
+/// jit_int8 (0.8-1.1x) (bench/onednn_precision_probe.cc, bench/RESULTS.md). Only where the
+/// sums are exact (VNNI / AMX-INT8): without VNNI the kernel choice decides which int16 pairs
+/// saturate, and those are matched to ONNX Runtime's with the attribute as it was.
+bool needs_zero_point(int32_t zero_point) { return zero_point != 0 || !host_has_int8_dot_product(); }
+
+void set_int8_attr(dnnl::primitive_attr& attr, int scale_mask, const std::vector<float>& scales, int32_t zero_point) {
   attr.set_output_scales(scale_mask, scales);
-  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  if (needs_zero_point(zero_point)) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 }
 
 ArgSource zero_point_arg(const AlignedBlock& zp) {
   return {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, memory::desc({1}, dt::s32, tag::x), -1, -1, false, zp.data};
+}
+
+/// The bias as oneDNN 2.6's int8 convolution and matmul add it: to the s32 sum converted to
+/// f32, before the output scale (dst = scale_c * (sum + b'_c) + post-ops), so b'_c = b_c / scale_c
+/// (one f32 rounding each way: within 2 ulp of b_c). The native bias, not a per-channel
+/// binary post-op after the scale: oneDNN 2.6's AMX 1x1 kernels ran 1.6-2.6x slower with that
+/// binary post-op (64 -> 256 channels at 56x56: 0.33 ms against 0.125 ms, 2 threads).
+std::shared_ptr<AlignedBlock> prescaled_bias(const Tensor& b, const std::vector<float>& scales) {
+  auto out = std::make_shared<AlignedBlock>(scales.size() * sizeof(float));
+  auto* q = static_cast<float*>(out->data);
+  for (size_t c = 0; c < scales.size(); ++c) q[c] = b.data<float>()[c] / scales[c];
+  return out;
 }
 
 bool is_int8_act(DType t) { return t == DType::u8 || t == DType::i8; }
@@ -132,28 +154,21 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     wdims.insert(wdims.begin(), group);
     wdims[1] = W.dims[0] / group;
   }
-  // The bias comes after the output scale: a per-channel binary add, the first post-op.
-  std::vector<Operand> ops = ops_in;
-  std::vector<PostOp> post;
-  if (B) {
-    Operand b = *B;
-    b.dims.assign(rank, 1);
-    b.dims[1] = oc;
-    b.layout = plain_desc(DType::f32, b.dims);
-    ops.push_back(b);
-    post.push_back({PostOp::kBinary, algorithm::binary_add, 0.f, 0.f, int(ops.size()) - 1});
-  }
-  post.insert(post.end(), post_in.begin(), post_in.end());
+  if (B && numel(B->dims) != oc) return unsupported("int8 conv: a bias of one value per output channel only");
+  const std::vector<Operand>& ops = ops_in;
+  std::vector<PostOp> post = post_in;
   FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
   if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant))
     return unsupported("sum operand shape");
   if (requant && sum_k >= 0) return unsupported("int8 conv: a u8 destination with a residual (sum) post-op");
-  const std::string post_name = post_suffix(post);
+  const std::string post_name = (B ? "+bias" : "") + post_suffix(post);
   const dt dst_dt = int8_requant_dst(requant, &post);
   std::vector<float> scales;
   for (float s : gw.scale) scales.push_back(x.scale * s);
+  const std::shared_ptr<AlignedBlock> bias = B ? prescaled_bias(*B->constant, scales) : nullptr;
   return guarded([&]() -> Result<Made> {
     memory::desc src_md(to_dims(X.dims), act_dt(X.dtype), tag::any), w_md(to_dims(wdims), dt::s8, tag::any);
+    const memory::desc b_md = bias ? memory::desc({oc}, dt::f32, tag::x) : memory::desc();
     // A plain residual (sum operand) is reordered into the layout oneDNN picks (int8 convs
     // have no fast plain NCHW form); a blocked one keeps its layout.
     const bool sum_keeps = sum_k >= 0 && !is_plain(ops[size_t(sum_k)].layout);
@@ -165,9 +180,9 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     FERRY_TRY(fill_post_ops(post, ops, out_dims, out_dims, &po, &args, &made.want));
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
-    set_int8_attr(attr, 1 << 1, scales);
+    set_int8_attr(attr, 1 << 1, scales, x.zero_point);
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_md,
-                                      memory::desc(), dst_md, to_dims(geo.strides), to_dims(geo.dilations),
+                                      b_md, dst_md, to_dims(geo.strides), to_dims(geo.dilations),
                                       to_dims(geo.pad_l), to_dims(geo.pad_r));
     dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
     const std::string impl = impl_name(pd);
@@ -176,11 +191,11 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     auto zp = zero_point_block(x.zero_point);
     args.push_back({DNNL_ARG_SRC, pd.src_desc(), 0});
     args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, packed->data});
-    args.push_back(zero_point_arg(*zp));
+    if (bias) args.push_back({DNNL_ARG_BIAS, b_md, -1, -1, false, bias->data});
+    if (needs_zero_point(x.zero_point)) args.push_back(zero_point_arg(*zp));
     args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
     const size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
-    made.want.resize(ops_in.size());  // the bias operand is baked in
     made.want[0] = pd.src_desc();
     if (sum_k >= 0) made.want[size_t(sum_k)] = pd.dst_desc();
     made.out = pd.dst_desc();
@@ -188,7 +203,7 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     name.replace(name.size() - 4, 4, act_tag(X.dtype));
     name += "_" + layout_name(pd.src_desc()) + "[" + impl + "]" + post_name + int8_dst_suffix(requant);
     auto step = std::make_unique<PrimitiveStep>(name, dnnl::convolution_forward(pd), std::move(args), scratch,
-                                                std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q}, false);
+                                                std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q, bias}, false);
     if (sum_k >= 0) step->set_sum_input(sum_k, pd.dst_desc().get_size());
     made.step = std::move(step);
     return made;
@@ -217,9 +232,18 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
   std::vector<float> scales;
   for (float s : gw.scale) scales.push_back(x.scale * s);
   std::vector<PostOp> post = post_in;
+  // A leading binary add of a constant row [N] (FusedMatMul's bias) becomes the native bias.
+  std::shared_ptr<AlignedBlock> bias;
+  if (!post.empty() && post[0].kind == PostOp::kBinary && post[0].alg == algorithm::binary_add) {
+    const Operand& o = ops[size_t(post[0].operand)];
+    if (o.constant && o.dtype == DType::f32 && numel(o.dims) == N && !o.dims.empty() && o.dims.back() == N) {
+      bias = prescaled_bias(*o.constant, scales);
+      post.erase(post.begin());
+    }
+  }
   FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
   if (requant && sum_k >= 0) return unsupported("int8 matmul: a u8 destination with a residual (sum) post-op");
-  const std::string post_name = post_suffix(post);
+  const std::string post_name = (bias ? "+bias" : "") + post_suffix(post);
   int8_requant_dst(requant, &post);
   if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant ||
                      !is_plain(ops[size_t(sum_k)].layout)))
@@ -232,17 +256,22 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     FERRY_TRY(fill_post_ops(post, ops, dst_dims, out_dims, &po, &args, &made.want));
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
-    set_int8_attr(attr, 1 << (int(dst_dims.size()) - 1), scales);
+    set_int8_attr(attr, 1 << (int(dst_dims.size()) - 1), scales, x.zero_point);
     const memory::desc a_md = plain_desc(A.dtype, a_dims), c_md = plain_desc(requant ? requant->dtype : DType::f32, dst_dims);
     const memory::desc b_md(to_dims(B.dims), dt::s8, tag::any);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine());
+    std::vector<int64_t> bias_dims(dst_dims.size(), 1);
+    bias_dims.back() = N;
+    const memory::desc bias_md = bias ? plain_desc(DType::f32, bias_dims) : memory::desc();
+    dnnl::matmul::primitive_desc pd(bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md),
+                                    attr, engine());
     const std::string impl = impl_name(pd);
     if (is_reference_impl(impl)) return unsupported("int8 matmul: oneDNN has only " + impl);
     auto packed = reorder_to(gw.q->data, plain_desc(DType::i8, B.dims), pd.weights_desc());
     auto zp = zero_point_block(x.zero_point);
     args.push_back({DNNL_ARG_SRC, a_md, 0});
     args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, packed->data});
-    args.push_back(zero_point_arg(*zp));
+    if (bias) args.push_back({DNNL_ARG_BIAS, bias_md, -1, -1, false, bias->data});
+    if (needs_zero_point(x.zero_point)) args.push_back(zero_point_arg(*zp));
     args.push_back({DNNL_ARG_DST, c_md, -1, 0});
     const size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
@@ -251,7 +280,7 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     auto step = std::make_unique<PrimitiveStep>(std::string("onednn_matmul_") + act_tag(A.dtype) + "[" + impl + "]" +
                                                     post_name + int8_dst_suffix(requant),
                                                 dnnl::matmul(pd), std::move(args), scratch,
-                                                std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q}, false);
+                                                std::vector<std::shared_ptr<AlignedBlock>>{packed, zp, gw.q, bias}, false);
     if (sum_k >= 0) step->set_sum_input(sum_k, c_md.get_size());
     made.step = std::move(step);
     return made;
