@@ -51,6 +51,7 @@ EpilogueAttrs epilogue_attrs(const Node& n) {
   switch (n.op()) {
     case Op::FusedConv: return epilogue_of(n.attrs<FusedConvAttrs>());
     case Op::FusedConvTranspose: return epilogue_of(n.attrs<FusedConvTransposeAttrs>());
+    case Op::FusedMul: return epilogue_of(n.attrs<FusedMulAttrs>());
     default: return epilogue_of(n.attrs<FusedMatMulAttrs>());  // checks the op
   }
 }

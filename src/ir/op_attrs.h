@@ -46,7 +46,7 @@ using CumulativeAttrs = CumSumAttrs;    ///< CumSum, CumProd
 
 class Node;
 
-/// The epilogue attributes FusedConv, FusedConvTranspose and FusedMatMul share.
+/// The epilogue attributes FusedConv, FusedConvTranspose, FusedMatMul and FusedMul share.
 struct EpilogueAttrs {
   const std::string& activation;
   double alpha, beta;

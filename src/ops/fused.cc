@@ -3,6 +3,7 @@
 //   FusedConv(X, W, B, Z)          = act(Conv(X, W, B) + Z)
 //   FusedConvTranspose(X, W, B, Z) = act(ConvTranspose(X, W, B) + Z)
 //   FusedMatMul(A, B, bias, Z)     = act(MatMul(A, B) + bias + Z)      bias: [N], N = last dim of the output
+//   FusedMul(A, B, -, Z)           = act(A * B + Z)                    input 2 is always omitted
 //
 // B, bias and Z are optional. Z broadcasts to the output without changing its
 // shape. act is ops/activation.h's apply_activation(activation, x, alpha, beta).
@@ -34,6 +35,7 @@ struct FusedLayout {
 };
 constexpr FusedLayout kConvLayout{3, -1, 3};
 constexpr FusedLayout kMatMulLayout{2, 2, 3};
+constexpr FusedLayout kMulLayout{2, -1, 3};
 
 Result<Activation> read_activation(const NodeContext& ctx) {
   const std::string& name = epilogue_attrs(ctx.node()).activation;
@@ -135,6 +137,15 @@ Status infer_FusedConvTranspose(InferContext& ctx) { return infer_fused(ctx, inf
 Status ref_FusedConvTranspose(KernelContext& ctx) { return ref_fused(ctx, ref_ConvTranspose, kConvLayout); }
 
 Status infer_FusedMatMul(InferContext& ctx) { return infer_fused(ctx, infer_MatMul, kMatMulLayout); }
+
+Status infer_FusedMul(InferContext& ctx) {
+  if (ctx.has_input(2)) return invalid_model("FusedMul takes no input 2 (its layout is A, B, -, Z)");
+  return infer_fused(ctx, infer_Mul, kMulLayout);
+}
+Status ref_FusedMul(KernelContext& ctx) {
+  if (ctx.has_input(2)) return invalid_argument("FusedMul takes no input 2 (its layout is A, B, -, Z)");
+  return ref_fused(ctx, ref_Mul, kMulLayout);
+}
 Status ref_FusedMatMul(KernelContext& ctx) { return ref_fused(ctx, ref_MatMul, kMatMulLayout); }
 
 }  // namespace ferry

@@ -8,7 +8,8 @@ namespace {
 
 /// The activation a host already applies ("" for the plain ops).
 std::string applied_activation(const Node& host) {
-  const bool plain = host.op() == Op::Conv || host.op() == Op::ConvTranspose || host.op() == Op::MatMul;
+  const bool plain =
+      host.op() == Op::Conv || host.op() == Op::ConvTranspose || host.op() == Op::MatMul || host.op() == Op::Mul;
   return plain ? std::string() : epilogue_attrs(host).activation;
 }
 
@@ -35,6 +36,15 @@ Node* epilogue_host(const Value* v, HostFamily family) {
   Node* p = v ? v->producer() : nullptr;
   if (!p) return nullptr;
   if (family == HostFamily::kConv) return is_conv_family(p->op()) ? p : nullptr;
+  if (family == HostFamily::kMul) {
+    if (p->op() == Op::Mul && !constant_of(p->input(0)) && !constant_of(p->input(1))) return nullptr;
+    if (p->op() != Op::Mul && p->op() != Op::FusedMul) return nullptr;
+    // A scale that broadcasts into the other operand: the output keeps that operand's shape.
+    if (p->op() == Op::Mul && !(p->input(0)->shape() == p->output(0)->shape()) &&
+        !(p->input(1)->shape() == p->output(0)->shape()))
+      return nullptr;
+    return is_floating(v->dtype()) ? p : nullptr;
+  }
   if (p->op() != Op::MatMul && p->op() != Op::FusedMatMul) return nullptr;
   return is_floating(v->dtype()) ? p : nullptr;  // FusedMatMul is float only
 }

@@ -6,7 +6,9 @@
 //   H(...) + z                    ==>  FusedH(..., z)          z broadcasts into H's output
 //
 // H is a host of the family: Conv, ConvTranspose, FusedConv, FusedConvTranspose
-// (kConv) or MatMul, FusedMatMul (kMatMul; float only). A fused op computes
+// (kConv), MatMul, FusedMatMul (kMatMul; float only) or a Mul by a constant, FusedMul
+// (kMul; float only: x * s + t with per-channel s, t is a BatchNormalization no
+// convolution absorbed). A fused op computes
 // act(core + bias + z), so a host that already applies an activation takes
 // nothing more, and one that has z takes no second one (near misses).
 //
@@ -23,7 +25,7 @@
 
 namespace ferry {
 
-enum class HostFamily { kConv, kMatMul };
+enum class HostFamily { kConv, kMatMul, kMul };
 
 /// The producer of `v` when it is a host of `family`, else null.
 Node* epilogue_host(const Value* v, HostFamily family);

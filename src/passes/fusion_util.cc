@@ -12,6 +12,7 @@ std::optional<Op> fused_op_of(Op op) {
     case Op::Conv: case Op::FusedConv: return Op::FusedConv;
     case Op::ConvTranspose: case Op::FusedConvTranspose: return Op::FusedConvTranspose;
     case Op::MatMul: case Op::FusedMatMul: return Op::FusedMatMul;
+    case Op::Mul: case Op::FusedMul: return Op::FusedMul;
     default: return std::nullopt;
   }
 }

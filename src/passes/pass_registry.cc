@@ -37,6 +37,7 @@ constexpr NamedPass kPasses[] = {
     FERRY_FUSION(fuse_hardswish, HardSwish),
     FERRY_FUSION(fuse_layernorm, LayerNormalization),
     {"fuse_matmul_epilogue", for_target<fuse_matmul_epilogue_for>},
+    {"fuse_mul_epilogue", for_target<fuse_mul_epilogue_for>},
     FERRY_FUSION(fuse_rmsnorm, RMSNormalization),
     FERRY_FUSION(fuse_swish, Swish),
     FERRY_PASS(inline_constant_if),

@@ -80,6 +80,10 @@ inline Status fuse_conv_epilogue(Graph& g, PassStats& stats) {
 inline Status fuse_matmul_epilogue(Graph& g, PassStats& stats) {
   return fuse_matmul_epilogue_for(g, stats, reference_target());
 }
+/// Residual Add and activation after a Mul by a constant (a BatchNormalization that no
+/// convolution absorbed: x * s + t, then Relu) -> FusedMul, as far as `target` runs it.
+Status fuse_mul_epilogue_for(Graph& g, PassStats& stats, const Target& target);
+inline Status fuse_mul_epilogue(Graph& g, PassStats& stats) { return fuse_mul_epilogue_for(g, stats, reference_target()); }
 /// x * Sigmoid(x) -> Swish(x) {alpha = 1} (SiLU left after the epilogue fusions).
 Status fuse_swish(Graph& g, PassStats& stats);
 /// Conv(x * s + t) with scalar s, t -> Conv(x) with W * s and the shift in the bias (no padding; a scale alone: any).

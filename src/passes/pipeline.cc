@@ -59,6 +59,7 @@ constexpr const char* kPipeline[] = {
     "fuse_affine_before_conv",  // PP-LCNetV3's x * s + t in front of a Conv; after fuse_hardswish (its / 6 is no affine to fold)
     "fuse_conv_epilogue",
     "fuse_matmul_epilogue",
+    "fuse_mul_epilogue",  // what is left of x * s + t (+ act): DenseNet's BatchNorm + Relu after each Concat
     "fuse_swish",  // SiLU the epilogues did not take
     "eliminate_dead",
 };

@@ -37,6 +37,8 @@ struct Target {
   /// Activations a FusedConv / FusedConvTranspose (resp. FusedMatMul) applies in one step.
   std::vector<Activation> conv_epilogues;
   std::vector<Activation> matmul_epilogues;
+  /// Activations a FusedMul (x * s + z, fuse_mul_epilogue) applies in one step.
+  std::vector<Activation> mul_epilogues;
   /// Element types of its fast kernels (the precision passes lower only to these).
   std::vector<DType> dtypes;
   /// Activation layout its convolution chains prefer: "plain" (as the graph says) or
@@ -56,7 +58,7 @@ struct Target {
 
   /// The target runs `op` natively, so a fusion may form it.
   bool executes(Op op) const;
-  /// A fused op of `host`'s family (Conv/ConvTranspose or MatMul) may absorb `a`.
+  /// A fused op of `host`'s family (Conv/ConvTranspose, MatMul or Mul) may absorb `a`.
   bool epilogue(Op host, Activation a) const;
 };
 

@@ -50,7 +50,7 @@ TEST(Pipeline, OptimizesAndKeepsOutputsEqual) {
   EXPECT_EQ(passes.back(), "eliminate_dead");
   // Identity gone, BN -> Mul+Add, the shape chain -> [0, -1], Gemm -> MatMul,
   // Div -> Mul, the two Relus -> one, then the Mul folded into the MatMul's
-  // weights (0.25 * 0.5) and the Relu into its epilogue.
+  // weights (0.25 * 0.5) and the Relu into its epilogue; the BN's x * s + t is one FusedMul.
   std::string eighths = "0.125";
   for (int i = 1; i < 18 * 4; ++i) eighths += ", 0.125";
   EXPECT_EQ(ir(*g),
@@ -59,9 +59,8 @@ TEST(Pipeline, OptimizesAndKeepsOutputsEqual) {
             "  %bn/scale = const f32[2,1,1] [0.5, 0.5]\n"
             "  %bn/shift = const f32[2,1,1] [0.5, -1.5]\n"
             "  %fc/matmul/weights = const f32[18,4] [" + eighths + "]\n"
-            "  %bn/mul = Mul(%x, %bn/scale) : f32[N,2,3,3] @bn/mul\n"
-            "  %bn/add = Add(%bn/mul, %bn/shift) : f32[N,2,3,3] @bn/add\n"
-            "  %flat = Reshape(%bn/add, %flatten/shape) : f32[N,18] @flatten\n"
+            "  %bn = FusedMul(%x, %bn/scale, _, %bn/shift) : f32[N,2,3,3] @bn\n"
+            "  %flat = Reshape(%bn, %flatten/shape) : f32[N,18] @flatten\n"
             "  %fc_1 = FusedMatMul(%flat, %fc/matmul/weights) {activation=\"Relu\"} : f32[N,4] @fc_1\n"
             "  %y = Add(%fc_1, %fc_1) : f32[N,4] @sum\n"
             "}\n");

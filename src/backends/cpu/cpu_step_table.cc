@@ -101,6 +101,20 @@ Result<Made> concat(const StepRequest& r) {
 Result<Made> softmax(const StepRequest& r) { return onednn::make_softmax(r.node, r.ops); }
 Result<Made> layer_norm(const StepRequest& r) { return onednn::make_layer_norm(r.node, r.ops); }
 
+/// FusedMul on a blocked or channels-last input: oneDNN's binary mul with Z and the activation
+/// as post-ops (an own activation kernel after it where oneDNN's would approximate); plain
+/// operands go to ferry's kernel (native/fused_mul.cc).
+Result<Made> fused_mul(const StepRequest& r) {
+  if (r.ops.size() < 2 || !any_blocked({r.ops[0], r.ops[1]})) return unsupported("plain operands: own kernel");
+  FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(r.node));
+  std::vector<PostOp> post;
+  if (r.ops.size() > 3 && r.ops[3].present())
+    post.push_back({PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, 3});
+  return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
+    return onednn::make_binary(r.node, p.empty() ? std::vector<Operand>{r.ops[0], r.ops[1]} : r.ops, r.out_dims, p);
+  });
+}
+
 /// Binary ops on a blocked input stay blocked in oneDNN; plain ones go to ferry's kernels.
 Result<Made> binary(const StepRequest& r) {
   if (r.ops.size() != 2 || !any_blocked(r.ops)) return unsupported("plain operands: own kernel");
@@ -319,6 +333,7 @@ const std::vector<StepRow>& step_table() {
       {Op::FusedConv, fused_conv, -1, "oneDNN convolution + bias, residual (sum/binary) and activation post-ops"},
       {Op::MatMul, matmul, -1, "oneDNN matmul (batched, broadcast; constant B packed once)"},
       {Op::FusedMatMul, fused_matmul, -1, "oneDNN matmul + bias, residual and activation post-ops"},
+      {Op::FusedMul, fused_mul, -1, "oneDNN binary mul + residual and activation post-ops (blocked / channels-last); plain: own kernel"},
       {Op::MaxPool, pool, -1, "oneDNN pooling"},
       {Op::AveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalAveragePool, pool, -1, "oneDNN pooling"},

@@ -41,6 +41,7 @@ Target cpu_target(Isa isa) {
     if (cpu_applies(a, isa)) {
       t.conv_epilogues.push_back(a);
       t.matmul_epilogues.push_back(a);
+      t.mul_epilogues.push_back(a);
     }
   t.dtypes = {DType::f32};
   t.matmul_residual_any_broadcast = false;  // oneDNN's matmul post-op: see Target

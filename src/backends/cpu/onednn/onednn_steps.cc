@@ -451,18 +451,56 @@ Result<Made> make_eltwise(const std::vector<Operand>& ops, const std::vector<Pos
   });
 }
 
-Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims) {
+/// A binary primitive's post-ops (FusedMul's residual add and activation): a constant operand
+/// (BatchNormalization's per-channel shift) is read in `lead`'s format of its own dims, reordered
+/// once into a block the step owns, as the second source is; a computed one as fill_post_ops reads it.
+static Status fill_binary_post_ops(const std::vector<PostOp>& post, const std::vector<Operand>& ops,
+                                   const memory::desc& lead, const std::vector<int64_t>& out_dims, dnnl::post_ops* po,
+                                   std::vector<ArgSource>* args, std::vector<std::optional<memory::desc>>* want,
+                                   std::vector<std::shared_ptr<AlignedBlock>>* owned) {
+  for (size_t i = 0; i < post.size(); ++i) {
+    const PostOp& p = post[i];
+    if (p.kind == PostOp::kEltwise) {
+      po->append_eltwise(1.f, p.alg, p.alpha, p.beta);
+      continue;
+    }
+    if (p.kind == PostOp::kSum) return unsupported("oneDNN binary: a sum post-op");
+    const Operand& o = ops.at(size_t(p.operand));
+    if (o.dtype != DType::f32 || o.dims.size() > out_dims.size()) return unsupported("oneDNN binary: post-op operand");
+    ArgSource a{DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(i)) | DNNL_ARG_SRC_1, memory::desc()};
+    if (o.constant && !is_plain(lead)) {
+      const std::vector<int64_t> e = expand_rank(o.dims, out_dims.size());
+      std::optional<memory::desc> md = same_format(lead, e);
+      if (!md) return unsupported("oneDNN binary: no " + layout_name(lead) + " form of the post-op operand");
+      owned->push_back(reorder_to(o.constant->raw(), plain_desc(DType::f32, e), *md));
+      a.md = *md;
+      a.fixed = owned->back()->data;
+    } else {
+      std::optional<memory::desc> md = binary_operand_md(o, out_dims, out_dims);
+      if (!md) return unsupported("oneDNN binary: post-op operand of shape not mappable");
+      a.md = *md;
+      if (o.constant) a.fixed = o.constant->raw();
+      else a.input = p.operand, (*want)[size_t(p.operand)] = o.layout;
+    }
+    po->append_binary(p.alg, a.md);
+    args->push_back(a);
+  }
+  return Status::Ok();
+}
+
+Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
+                         const std::vector<PostOp>& post) {
   algorithm alg;
   switch (n.op()) {
     case Op::Add: alg = algorithm::binary_add; break;
     case Op::Sub: alg = algorithm::binary_sub; break;
-    case Op::Mul: alg = algorithm::binary_mul; break;
+    case Op::Mul: case Op::FusedMul: alg = algorithm::binary_mul; break;
     case Op::Div: alg = algorithm::binary_div; break;
     case Op::Max: alg = algorithm::binary_max; break;
     case Op::Min: alg = algorithm::binary_min; break;
     default: return unsupported("oneDNN binary: op");
   }
-  if (ops.size() != 2 || ops[0].dtype != DType::f32 || ops[1].dtype != DType::f32)
+  if (ops.size() < 2 || (ops.size() > 2 && post.empty()) || ops[0].dtype != DType::f32 || ops[1].dtype != DType::f32)
     return unsupported("oneDNN binary: two f32 operands");
   const bool commutative = alg == algorithm::binary_add || alg == algorithm::binary_mul ||
                            alg == algorithm::binary_max || alg == algorithm::binary_min;
@@ -504,15 +542,20 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
   return guarded([&]() -> Result<Made> {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    Made made;
+    made.want.assign(ops.size(), std::nullopt);
+    std::vector<ArgSource> args;
+    std::vector<std::shared_ptr<AlignedBlock>> owned;
+    if (!post.empty()) {
+      dnnl::post_ops po;
+      FERRY_TRY(fill_binary_post_ops(post, ops, lead, out_dims, &po, &args, &made.want, &owned));
+      attr.set_post_ops(po);
+    }
     dnnl::binary::desc d(alg, lead, *s1_md, lead);
     dnnl::binary::primitive_desc pd(d, attr, engine());
     if (is_reference_impl(impl_name(pd)))
       return unsupported("oneDNN binary: only " + impl_name(pd) + " for " + layout_name(lead) + " " +
                          dims_to_string(out_dims, 'x') + " with " + dims_to_string(e1, 'x'));
-    Made made;
-    made.want.assign(ops.size(), std::nullopt);
-    std::vector<std::shared_ptr<AlignedBlock>> owned;
-    std::vector<ArgSource> args;
     args.push_back({DNNL_ARG_SRC_0, lead, big});
     made.want[size_t(big)] = lead;
     ArgSource s1{DNNL_ARG_SRC_1, *s1_md};
@@ -536,7 +579,7 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
     size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.out = pd.dst_desc();
-    std::string name = "onednn_binary_f32_" + layout_name(lead) + "[" + impl_name(pd) + "]";
+    std::string name = "onednn_binary_f32_" + layout_name(lead) + "[" + impl_name(pd) + "]" + post_suffix(post);
     // In place only on src0 = input 0.
     made.step = std::make_unique<PrimitiveStep>(name, dnnl::binary(pd), std::move(args), scratch, std::move(owned),
                                                 big == 0);

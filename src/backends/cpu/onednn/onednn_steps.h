@@ -84,8 +84,10 @@ Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std
                        bool blocked);
 /// One elementwise op as a standalone primitive (keeps the input layout).
 Result<Made> make_eltwise(const std::vector<Operand>& ops, const std::vector<PostOp>& post);
-/// Add/Sub/Mul/Div/Max/Min with numpy broadcasting.
-Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims);
+/// Add/Sub/Mul/Div/Max/Min with numpy broadcasting (FusedMul: a Mul whose `post` ops read
+/// operands beyond the first two, e.g. its residual Z at index 3).
+Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
+                         const std::vector<PostOp>& post = {});
 /// PRelu(x, slope) with a constant slope (broadcast unidirectionally onto x): oneDNN's
 /// prelu primitive in x's layout (blocked or plain); declines where oneDNN has only its reference.
 Result<Made> make_prelu(const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims);
