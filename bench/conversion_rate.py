@@ -10,8 +10,8 @@ models ONNX Runtime's own optimizers rewrote into contrib ops (tests/repair/make
 needs torch), into tests/models/generated/{onnx,ort_optimized}/.
 
 Each model is converted twice (`ferry convert M -o OUT`, then with `--repair`); a conversion
-succeeds when ferry exits 0 and writes the file. A failure is listed with its reason: the
-unsupported ops ferry names (op type and why), else the error line. Prints a table per model
+succeeds when ferry exits 0 and writes the file. A failure is listed with its reason: ferry's
+error line (it names the unsupported ops, why, and how many of them repair rules cover). Prints a table per model
 and the rates; --json / --md write them. Nothing is downloaded.
 """
 
@@ -68,22 +68,14 @@ def generate(out_root):
     return dirs + [ort_dir]
 
 
-UNSUPPORTED = re.compile(r"^\s*- node '([^']*)': (\S+) \(domain ([^,]*), opset \d+\): (.*)$")
-
-
 def failure_reason(output):
-    """The unsupported ops ferry listed ("Op (domain): why", once per distinct pair), else the error line."""
-    ops = []
-    for line in output.splitlines():
-        m = UNSUPPORTED.match(line)
-        if m:
-            what = f"{m.group(2)}{'' if m.group(3) == 'ai.onnx' else ' (' + m.group(3) + ')'}: {m.group(4).strip()}"
-            if what not in ops:
-                ops.append(what)
-    if ops:
-        return "unsupported: " + "; ".join(ops)
-    errors = [line for line in output.splitlines() if "error" in line.lower()]
-    return (errors[-1] if errors else output.strip().splitlines()[-1] if output.strip() else "no output").strip()
+    """ferry's error line without its "ferry: error: PATH: " prefix, else the last line of output."""
+    errors = [line for line in output.splitlines() if line.startswith("ferry: error:")]
+    if not errors:
+        lines = output.strip().splitlines()
+        return lines[-1].strip() if lines else "no output"
+    reason = errors[-1][len("ferry: error:"):].strip()
+    return re.sub(r"^\S+\.onnx: ", "", reason)
 
 
 def convert(ferry, model, repair, timeout):
@@ -107,15 +99,19 @@ def convert(ferry, model, repair, timeout):
 
 
 def group_of(path):
-    rel = path.resolve().relative_to(REPO) if path.resolve().is_relative_to(REPO) else path
-    parts = rel.parts
-    if parts[:3] == ("bench", "models", "real"):
-        return "real"
-    if "ort_optimized" in parts:
-        return "ort_optimized"
-    if parts[:3] == ("tests", "models", "generated") and len(parts) > 3:
-        return "generated/" + parts[3]
-    return "generated" if parts[:2] == ("bench", "models") else str(rel.parent)
+    """real (bench/models/real), suite (bench/models: the benchmark exports), generated/KIND
+    (tests/models/generated/KIND), ort_optimized; else the parent directory."""
+    parts = path.resolve().parts
+    for i in range(len(parts) - 1):
+        if parts[i:i + 3] == ("bench", "models", "real"):
+            return "real"
+        if parts[i] == "ort_optimized":
+            return "ort_optimized"
+        if parts[i:i + 3] == ("tests", "models", "generated") and i + 4 < len(parts):
+            return "generated/" + parts[i + 3]
+        if parts[i:i + 2] == ("bench", "models") and i + 3 == len(parts):
+            return "suite"
+    return str(path.parent)
 
 
 def summarize(rows):
