@@ -2,9 +2,11 @@
 """Side-by-side benchmark: ferry's CPU backend against ONNX Runtime and OpenVINO, fp32.
 
 For each model and batch size, alternating in one run (R rounds of: ferry, then each
-peer, same thread count), measures latency; reports p50 per engine, the ratios
-peer/ferry (> 1: ferry is faster), their geometric means, and output agreement
-(ferry vs ORT on the same seeded inputs, max |a-b| / max(1,|b|)).
+peer, same thread count), measures latency; reports p50 per engine (the best round), the ratios
+peer/ferry (> 1: ferry is faster) of those and, per round, of ferry and the peer timed back
+to back (their median: a host whose speed drifts between rounds moves both engines of a
+round alike), their geometric means, and output agreement (ferry vs ORT on the same seeded
+inputs, max |a-b| / max(1,|b|)).
 
 Models: torchvision ResNet-50, MobileNetV2, MobileNetV3-Small, EfficientNet-B0,
 RegNetY-400MF, ConvNeXt-T, DenseNet-121, Swin-T, ViT-B/16, a BERT-base encoder (seq
@@ -37,6 +39,7 @@ import argparse
 import datetime
 import json
 import math
+import statistics
 import os
 import platform
 import re
@@ -302,6 +305,9 @@ def measure(name, batch, args, peers):
     for p in peers:
         row[f"{p}_p50_ms"] = best[p]
         row[f"ratio_{p}_over_ferry"] = best[p] / best["ferry"]
+        # Each round times ferry and the peer back to back: their ratio within a round survives the host
+        # changing speed between rounds, where the best p50 of each engine may come from different rounds.
+        row[f"round_ratio_{p}_over_ferry"] = statistics.median(a / f for f, a in zip(p50["ferry"], p50[p]))
     return row
 
 
@@ -315,7 +321,8 @@ def main(argv=None):
     ap.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     ap.add_argument("--batches", nargs="+", type=int, default=[1, 8])
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds per model; best p50 kept")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternating rounds per model; best p50 kept, and the median of the per-round ratios")
     ap.add_argument("--iters", type=int, default=20, help="timed runs per round at batch 1 (fewer at larger batches)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--peers", nargs="+", default=PEERS, choices=PEERS)
@@ -352,12 +359,15 @@ def main(argv=None):
     load_after = load_avg()
     geo = {m: {p: geomean([r[f"ratio_{p}_over_ferry"] for r in rows if r["mode"] == m]) for p in peers}
            for m in args.modes}
+    geo_rounds = {m: {p: geomean([r[f"round_ratio_{p}_over_ferry"] for r in rows if r["mode"] == m]) for p in peers}
+                  for m in args.modes}
     for m, g in geo.items():
-        print(f"geometric mean ({m}): " + ", ".join(f"{p}/ferry {v:.3f}x" for p, v in g.items()))
+        print(f"geometric mean ({m}): " + ", ".join(f"{p}/ferry {v:.3f}x" for p, v in g.items()) +
+              "; of the per-round ratios: " + ", ".join(f"{p}/ferry {v:.3f}x" for p, v in geo_rounds[m].items()))
     result = {"date": started.isoformat(timespec="seconds"), "machine": machine(), "versions": versions(),
               "threads": args.threads, "rounds": args.rounds, "busy": args.busy, "peers": peers,
               "fma_peak_gflops": peak, "load_avg_before": load_before, "load_avg_after": load_after, "rows": rows,
-              "geomean": geo}
+              "geomean": geo, "geomean_per_round": geo_rounds}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     if args.write:
@@ -375,7 +385,7 @@ def markdown(res):
         f"- date: {res['date']} (UTC)",
         f"- machine: {res['machine']}; fp32 FMA peak ({res['threads']} threads, bench/fma_peak.c): "
         f"{res['fma_peak_gflops']:.1f} GFLOP/s",
-        f"- threads: {res['threads']} for every engine; {res['rounds']} alternating rounds per model (best p50 kept); "
+        f"- threads: {res['threads']} for every engine; {res['rounds']} alternating rounds per model (best p50 of each engine; `per round`: the median over rounds of peer / ferry timed back to back); "
         f"{res['busy']} busy background processes",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- load average (1/5/15 min) before: {', '.join(f'{x:.2f}' for x in res['load_avg_before'])}; "
@@ -383,18 +393,21 @@ def markdown(res):
         "- produced by `bench/run_bench.py` (see its docstring for the method); mode `default` = every engine's "
         "own settings, `no-spin` = idle threads sleep in every engine",
         "",
-        "| mode | model | batch | ferry p50 (ms) | " + " | ".join(f"{p} p50 (ms) | {p} / ferry" for p in peers) +
-        " | max rel. diff vs ORT | reference steps |",
-        "| --- | --- | ---: | ---: | " + " | ".join("---: | ---:" for _ in peers) + " | ---: | ---: |",
+        "| mode | model | batch | ferry p50 (ms) | " +
+        " | ".join(f"{p} p50 (ms) | {p} / ferry | per round" for p in peers) + " | max rel. diff vs ORT | reference steps |",
+        "| --- | --- | ---: | ---: | " + " | ".join("---: | ---: | ---:" for _ in peers) + " | ---: | ---: |",
     ]
     for r in res["rows"]:
-        cells = " | ".join(f"{r[f'{p}_p50_ms']:.2f} | {r[f'ratio_{p}_over_ferry']:.2f}x" for p in peers)
+        cells = " | ".join(f"{r[f'{p}_p50_ms']:.2f} | {r[f'ratio_{p}_over_ferry']:.2f}x | "
+                           f"{r.get(f'round_ratio_{p}_over_ferry', float('nan')):.2f}x" for p in peers)
         lines.append(f"| {r['mode']} | {r['model']} | {r['batch']} | {r['ferry_p50_ms']:.2f} | {cells} | "
                      f"{r['max_rel_diff']:.1e} | {r.get('reference_steps', '?')} |")
     lines.append("")
     for m, g in res["geomean"].items():
+        per_round = res.get("geomean_per_round", {}).get(m, {})
         lines.append(f"**Geometric mean ({m}):** " + ", ".join(f"{p}/ferry {x:.3f}x" for p, x in g.items()) +
-                     " (above 1: ferry is faster).")
+                     " (above 1: ferry is faster); of the per-round ratios: " +
+                     ", ".join(f"{p}/ferry {x:.3f}x" for p, x in per_round.items()) + ".")
     for r in res["rows"]:
         if "fraction_of_peak" in r and r["mode"] == "default":
             lines.append(f"\nResNet-50 batch 1: {r['gflops']:.1f} GFLOP/s = {100 * r['fraction_of_peak']:.0f}% of "

@@ -221,7 +221,8 @@ bool fuse(Rewriter& rw, Node& pv) {
 Status fuse_attention(Graph& g, PassStats& stats) {
   static const std::vector<Pattern> patterns = {{"sdpa_to_attention", Op::MatMul, fuse},
                                                 {"keras_einsum_to_attention", Op::Einsum, fuse_einsum_attention},
-                                                {"unfold_window_mask", Op::Reshape, unfold_window_mask}};
+                                                {"unfold_window_mask", Op::Reshape, unfold_window_mask},
+                                                {"fold_windows_into_heads", Op::Reshape, fold_windows_into_heads}};
   return apply_patterns(g, "fuse_attention", patterns, stats);
 }
 

@@ -49,5 +49,8 @@ bool awaits_head_split(const Graph& g, const Node& reshape);
 
 /// Swin's shifted-window mask as a plain added mask (passes/fuse_attention_window_mask.cc), rooted at the outer Reshape.
 bool unfold_window_mask(Rewriter& rw, Node& reshape);
+/// The same with a batch axis that is not static: windows folded into heads, one [1, w*h, n, k]
+/// mask (passes/fuse_attention_window_fold.cc), rooted at the outer Reshape.
+bool fold_windows_into_heads(Rewriter& rw, Node& reshape);
 
 }  // namespace ferry

@@ -161,7 +161,9 @@ std::vector<NativeCase> cases_for(Op op) {
   if (op == Op::Transpose) {
     for (auto [dims, perm] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
              {{3, 5}, {1, 0}}, {{1, 128, 12, 64}, {0, 2, 1, 3}}, {{2, 3, 4, 5}, {0, 2, 3, 1}},
-             {{2, 3, 4}, {2, 1, 0}}, {{6}, {0}}, {{2, 3, 4, 5}, {3, 0, 1, 2}}})
+             {{2, 3, 4}, {2, 1, 0}}, {{6}, {0}}, {{2, 3, 4, 5}, {3, 0, 1, 2}},
+             // Swin's packed Q/K/V split: many chunks of rows, carries across every dim mid-chunk
+             {{24, 49, 3, 3, 32}, {2, 0, 3, 1, 4}}, {{7, 300, 5, 3}, {1, 3, 0, 2}}})
       cs.push_back({{randn(dims, 3)}, attrs({{"perm", ints(perm)}}), ""});
     return cs;
   }

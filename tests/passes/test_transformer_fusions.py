@@ -228,3 +228,16 @@ def test_symbolic_batch_exports_fuse_as_the_static_ones(name, layers, absent, tm
     out = convert_and_compare(path, specs, tmp_path, 1e-4)
     for a in attention_attrs(out):
         assert a.get("q_num_heads", 0) > 0, a  # the 3-D form: wrappers absorbed
+
+
+def test_symbolic_batch_swin_shifted_windows_fuse(tmp_path):
+    """torchvision Swin with a symbolic batch: the shifted-window blocks add their window mask through a
+    [B, nW, H, N, N] view whose B is unknown, so the mask cannot be materialized over B*nW; the windows
+    become heads (fold_windows_into_heads) and every block's attention fuses; numbers as ONNX Runtime's
+    at batch 3."""
+    path, specs = export_symbolic_batch("swin_t", tmp_path)
+    static = optimized_histogram(models.ensure_model("torch", "swin_t", "small")["path"])
+    hist = optimized_histogram(path)
+    assert static.get("Attention", 0) >= 2 and static.get("Softmax", 0) == 0, static
+    assert hist.get("Attention", 0) == static["Attention"] and hist.get("Softmax", 0) == 0, (hist, static)
+    convert_and_compare(path, specs, tmp_path, 1e-4)

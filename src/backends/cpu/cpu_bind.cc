@@ -20,7 +20,7 @@ Result<std::unique_ptr<CpuSession::Context>> bind_context(CpuSession::Signature&
       case Slot::kArena: {
         if (s.buffer < 0) break;  // unused
         FERRY_ASSIGN_OR_RETURN(ctx->tensors[i],
-                               Tensor::view(s.dtype, s.dims, ctx->arena, sig.plan.offsets[size_t(s.buffer)]));
+                               Tensor::view(s.dtype, s.dims, ctx->arena, sig.plan.offsets[size_t(s.buffer)] + s.view_offset));
         break;
       }
     }

@@ -59,6 +59,7 @@ void merge_in_place(CpuSession::Signature& sig) {
     const int k = ps.step->in_place_input();
     if (k < 0 || size_t(k) >= ps.ins.size() || ps.ins[size_t(k)] < 0 || ps.outs.size() != 1) continue;
     const int in = root_of(slots, ps.ins[size_t(k)]), out = ps.outs[0];
+    if (slots[size_t(ps.ins[size_t(k)])].view_offset != 0) continue;  // a slice of its owner: not the whole buffer
     if (slots[size_t(in)].kind != Slot::kArena || slots[size_t(out)].buffer <= -2 || graph_output[size_t(out)]) continue;
     if (t.last[size_t(in)] != i || slots[size_t(in)].bytes != slots[size_t(out)].bytes) continue;
     bool read_twice = false;

@@ -33,6 +33,7 @@ struct Slot {
   int buffer = -1;               ///< kArena: planner buffer; <= -2: a view of slot (-2 - buffer)
   const Value* value = nullptr;  ///< the graph value this slot holds (null for reorder copies)
   int view_of = -1;              ///< a Reshape-like view: the slot whose memory it reads
+  size_t view_offset = 0;        ///< a view: bytes from the start of its owner's memory (a Gather of one index)
   std::map<std::string, int> reorders;  ///< layout key -> slot holding this value in that layout
   const Tensor* known_tensor() const { return kind == kConstant ? data : kind == kKnown ? &known : nullptr; }
   bool plain() const;

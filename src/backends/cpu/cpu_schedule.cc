@@ -152,6 +152,7 @@ class Scheduler {
   size_t step_writing(int slot) const;
   bool try_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   bool try_transpose_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  bool try_gather_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Status schedule_kernel(const Node& n, std::vector<int> ins, const std::vector<OutputInfo>& outs);
 
   const Graph& g_;
@@ -715,6 +716,7 @@ bool Scheduler::try_view(const Node& n, const std::vector<int>& ins, const std::
   v.dims = outs[0].shape.static_dims();
   v.buffer = -2 - *src;  // resolved to the source's buffer when planning
   v.view_of = *src;
+  v.view_offset = sig_.slots[size_t(*src)].view_offset;
   v.value = n.output(0);
   slot_of_[n.output(0)] = add_slot(std::move(v));
   ++sig_.info.views;
@@ -750,6 +752,36 @@ bool Scheduler::try_transpose_view(const Node& n, const std::vector<int>& ins, c
   if (!plain) v.layout = ymd;
   v.buffer = -2 - ins[0];  // resolved to the source's buffer when planning
   v.view_of = ins[0];
+  v.view_offset = x.view_offset;
+  v.value = n.output(0);
+  slot_of_[n.output(0)] = add_slot(std::move(v));
+  ++sig_.info.views;
+  return true;
+}
+
+/// A Gather of one constant index along axis 0 of a plain arena value is a view of one
+/// contiguous slice of it (no copy): Swin's and ViT's `qkv[0]`, `qkv[1]`, `qkv[2]` of a packed
+/// [3, B, H, S, D] projection. The slice starts 64-byte aligned or the Gather stays a copy.
+bool Scheduler::try_gather_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
+  if (n.op() != Op::Gather || ins.size() != 2 || ins[0] < 0 || ins[1] < 0 || outs.empty()) return false;
+  if (n.attrs<GatherAttrs>().axis != 0) return false;
+  const Slot& x = sig_.slots[size_t(ins[0])];
+  const Tensor* idx = sig_.slots[size_t(ins[1])].known_tensor();
+  if (x.kind != Slot::kArena || !slot_is_plain(x) || x.dims.empty() || !idx || idx->numel() != 1 || idx->rank() != 0)
+    return false;
+  if (!is_integer(idx->dtype()) || !outs[0].shape.is_static()) return false;
+  int64_t i = int64_t(idx->get_double(0));
+  if (i < 0) i += x.dims[0];
+  if (i < 0 || i >= x.dims[0]) return false;
+  const size_t slice = x.bytes / size_t(x.dims[0]), offset = x.view_offset + size_t(i) * slice;
+  if (offset % 64 != 0) return false;
+  Slot v;
+  v.dtype = x.dtype;
+  v.dims = outs[0].shape.static_dims();
+  v.bytes = slice;
+  v.buffer = -2 - ins[0];  // resolved to the source's buffer when planning
+  v.view_of = ins[0];
+  v.view_offset = offset;
   v.value = n.output(0);
   slot_of_[n.output(0)] = add_slot(std::move(v));
   ++sig_.info.views;
@@ -871,7 +903,7 @@ Result<bool> Scheduler::schedule_steps(const Node& n) {
     if (dyn8) return true;
     FERRY_ASSIGN_OR_RETURN(bool bf16, try_bf16(n, ins, outs));
     if (bf16) return true;
-    if (try_transpose_view(n, ins, outs)) return true;
+    if (try_transpose_view(n, ins, outs) || try_gather_view(n, ins, outs)) return true;
     FERRY_ASSIGN_OR_RETURN(bool done, try_step_table(n, ins, outs));
     if (done || try_view(n, ins, outs)) return true;
   }

@@ -39,6 +39,11 @@ using CfgAvx512 = Config<16, 8, 3, 96, 64>;
 // W lanes of work instead of C*W; 12 (AVX2) / 24 (AVX-512) key rows a strip.
 using CfgAvx2Narrow = Config<8, 12, 1, 8, 64>;
 using CfgAvx512Narrow = Config<16, 24, 1, 16, 64>;
+// Up to 64 queries (Swin's 7x7 windows: 49): tiles of 2 vectors, so the lanes padded past the
+// last query are under one tile of 2 W (49 queries: 64 lanes, where the wide tile's 3 W took 96,
+// twice the work).
+using CfgAvx2Medium = Config<8, 6, 2, 64, 64>;
+using CfgAvx512Medium = Config<16, 12, 2, 64, 64>;
 
 // At most kRowQueries queries (decode steps): one query row at a time,
 // vectorized along the head dimension (attention_row.h); reading K/V once per
@@ -61,6 +66,8 @@ FERRY_ATTENTION_BLOCK(block__avx2, FERRY_TARGET_AVX2, CfgAvx2)
 FERRY_ATTENTION_BLOCK(block_narrow__avx2, FERRY_TARGET_AVX2, CfgAvx2Narrow)
 FERRY_ATTENTION_BLOCK(block__avx512, FERRY_TARGET_AVX512, CfgAvx512)
 FERRY_ATTENTION_BLOCK(block_narrow__avx512, FERRY_TARGET_AVX512, CfgAvx512Narrow)
+FERRY_ATTENTION_BLOCK(block_medium__avx2, FERRY_TARGET_AVX2, CfgAvx2Medium)
+FERRY_ATTENTION_BLOCK(block_medium__avx512, FERRY_TARGET_AVX512, CfgAvx512Medium)
 #undef FERRY_ATTENTION_BLOCK
 
 /// This thread's scratch of at least `floats` floats, 64-byte aligned.
@@ -107,20 +114,22 @@ void run_rows(const Problem& p, float* const* present, RowFn row) {
   }
 }
 
-template <class Wide, class Narrow>
-void run(const Problem& p, float* const* present, RowFn row, BlockFn narrow, BlockFn wide) {
+template <class Wide, class Medium, class Narrow>
+void run(const Problem& p, float* const* present, RowFn row, BlockFn narrow, BlockFn medium, BlockFn wide) {
   if (p.q_len <= kRowQueries) return run_rows(p, present, row);
   if (p.q_len <= Narrow::L) return run_blocks<Narrow>(p, narrow);
+  if (p.q_len <= Medium::L) return run_blocks<Medium>(p, medium);
   run_blocks<Wide>(p, wide);
 }
 
 }  // namespace
 
 void run_f32__avx2(const Problem& p, float* const* present) {
-  run<CfgAvx2, CfgAvx2Narrow>(p, present, row__avx2, block_narrow__avx2, block__avx2);
+  run<CfgAvx2, CfgAvx2Medium, CfgAvx2Narrow>(p, present, row__avx2, block_narrow__avx2, block_medium__avx2, block__avx2);
 }
 void run_f32__avx512(const Problem& p, float* const* present) {
-  run<CfgAvx512, CfgAvx512Narrow>(p, present, row__avx512, block_narrow__avx512, block__avx512);
+  run<CfgAvx512, CfgAvx512Medium, CfgAvx512Narrow>(p, present, row__avx512, block_narrow__avx512, block_medium__avx512,
+                                                   block__avx512);
 }
 
 }  // namespace ferry::attn
