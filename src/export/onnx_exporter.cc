@@ -283,7 +283,9 @@ Status GraphWriter::write_node(const Node& n, const Graph& g, onnx::GraphProto* 
     for (size_t i = 0; i < u.graph->captures().size(); ++i)
       names_[u.graph->captures()[i]] = name_of(n.input(u.capture_begin + i));
   size_t num_inputs = num_formal_inputs(n);
-  while (num_inputs > 0 && !n.input(num_inputs - 1)) --num_inputs;  // trailing omitted inputs
+  // Trailing omitted inputs are dropped, except a Loop's M and cond (positional, required in ONNX).
+  const size_t keep = n.op() == Op::Loop ? 2 : 0;
+  while (num_inputs > keep && !n.input(num_inputs - 1)) --num_inputs;
   for (size_t i = 0; i < num_inputs; ++i) node->add_input(n.input(i) ? name_of(n.input(i)) : "");
   for (const Value* out : n.outputs()) node->add_output(name_of(out));
   SubgraphWriter sub = [&](const Graph& s, onnx::GraphProto* p) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "analysis/model_stats.h"
+#include "repair/int_ranges.h"
 #include "api/inspection_json.h"
 #include "ferry/model.h"
 #include "cli_common.h"
@@ -50,6 +51,12 @@ std::string format_of(const Findings& f) { return f.format; }
 Json to_json(const Findings& f) {
   Json j = {{"ferry_version", kVersion}};
   j.update(inspection_json(f));
+  if (f.graph) {  // repair/int_ranges.h: the int64 values whose range the graph proves within int32
+    const repair::NarrowInt64 n = repair::int64_proven_int32(*f.graph);
+    Json names = Json::array();
+    for (const Value* v : n.proven) names.push_back(v->name());
+    j["int64_ranges"] = {{"int64_values", n.int64_values}, {"proven_int32", names}};
+  }
   return j;
 }
 
@@ -149,6 +156,12 @@ void print_text(std::ostream& out, const Findings& f) {
     }
   }
   if (!f.import.repairs.empty()) out << "\n" << repair_report_table(f.import.repairs);
+  if (f.graph) {
+    const repair::NarrowInt64 n = repair::int64_proven_int32(*f.graph);
+    if (n.int64_values)
+      out << "\nint64 values: " << n.int64_values << ", " << n.proven.size()
+          << " proven within int32 (repair/int_ranges.h; --json lists them)\n";
+  }
 }
 
 Json memory_json(const MemoryPlanSummary& p) {

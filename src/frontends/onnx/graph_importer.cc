@@ -27,6 +27,7 @@
 #include "ops/shape_inference.h"
 #include "repair/inline_library_op.h"
 #include "repair/repair_rule.h"
+#include "repair/shape_adapters.h"
 
 namespace ferry::onnx_import {
 namespace {
@@ -116,6 +117,9 @@ class GraphImporter {
   void import_node(int i);
   Status import_constant(OnnxNode& n);
   Status import_by_repair(const repair::RepairRule& rule, OnnxNode& n, const std::string& why_unsupported);
+  Status import_by_adapter(const repair::ShapeAdapter& adapter, const ImportRow& row, OnnxNode& n,
+                           const std::string& mismatch);
+  void record_repair(OnnxNode& n, std::string rule, size_t nodes_before);
   const repair::OpLibraryEntry* library_entry(const std::string& domain, const std::string& op_type) const;
   Status import_by_library(const repair::OpLibraryEntry& entry, OnnxNode& n);
   Result<SubgraphPtr> import_child(const onnx::GraphProto& sub, const std::vector<InputInfoHint>* hints);
@@ -440,11 +444,29 @@ Status GraphImporter::import_by_repair(const repair::RepairRule& rule, OnnxNode&
   if (!repair_) return n.unsupported(why_unsupported, "repair available: " + name + " -> " + rule.becomes + " (use --repair)");
   const size_t before = g_.num_nodes();
   FERRY_TRY(rule.rewrite(n));
+  record_repair(n, name, before);
+  return Status::Ok();
+}
+
+void GraphImporter::record_repair(OnnxNode& n, std::string rule, size_t nodes_before) {
   RepairRecord rec{n.proto().name().empty() ? n.name() : n.proto().name(), n.op_type(), normalize_domain(n.proto().domain()),
-                   name, {}, "", ""};
+                   std::move(rule), {}, "", ""};
   const std::vector<Node*> nodes = g_.nodes();
-  for (size_t k = before; k < nodes.size(); ++k) rec.became.push_back(op_name(nodes[k]->op()));
+  for (size_t k = nodes_before; k < nodes.size(); ++k) rec.became.push_back(op_name(nodes[k]->op()));
   report_.repairs.push_back(std::move(rec));
+}
+
+// A node whose input shapes are a form its op refuses but a shape adapter reads
+// (repair/shape_adapters.h): adapted when repairs are on, else unsupported with the adapter offered.
+Status GraphImporter::import_by_adapter(const repair::ShapeAdapter& adapter, const ImportRow& row, OnnxNode& n,
+                                        const std::string& mismatch) {
+  const std::string name = repair::adapter_rule_name(adapter);
+  if (std::string why_not = adapter.why_not(n); !why_not.empty())
+    return n.unsupported(mismatch, "no repair applies: " + name + " " + why_not);
+  if (!repair_) return n.unsupported(mismatch, "repair available: " + name + " -> " + adapter.becomes + " (use --repair)");
+  const size_t before = g_.num_nodes();
+  FERRY_TRY(adapter.rewrite(n, row));
+  record_repair(n, name, before);
   return Status::Ok();
 }
 
@@ -508,7 +530,9 @@ void GraphImporter::import_node(int i) {
                                std::to_string(kImportFromOpset) + " on)",
                            "convert the model: onnx.version_converter.convert_version(model, 17)");
   } else {
-    status = import_by_row(*row, n);
+    std::string mismatch;
+    const repair::ShapeAdapter* adapter = repair::find_shape_adapter(n, &mismatch);
+    status = adapter ? import_by_adapter(*adapter, *row, n, mismatch) : import_by_row(*row, n);
   }
   n.name_unbound_outputs();
   // A malformed attribute outranks whatever the import function concluded from it.

@@ -56,9 +56,7 @@ Status import_Loop(OnnxNode& n) {
 }
 
 Status import_Scan(OnnxNode& n) {
-  if (n.opset() < 9)
-    return n.unsupported("Scan-8 (batch axis, sequence_lens) is not supported",
-                         "convert the model to opset 9 or later: onnx.version_converter.convert_version(model, 17)");
+  if (n.opset() < 9) return import_Scan8(n);
   const size_t formal = size_t(n.proto().input_size());
   AttrMap a;
   for (const char* attr : {"num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",

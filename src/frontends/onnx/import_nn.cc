@@ -7,7 +7,7 @@ namespace {
 
 constexpr const char* kEvalRepair = "export the model in inference mode (e.g. model.eval() in PyTorch)";
 
-/// Softmax/LogSoftmax. Before opset 13 the input is coerced to 2-D
+/// Softmax/LogSoftmax/Hardmax. Before opset 13 the input is coerced to 2-D
 /// [d0*...*d(axis-1), d(axis)*...*d(n-1)] and normalized over the second
 /// dimension (default axis 1):  y = Reshape(Softmax(Flatten(x, axis), -1), Shape(x)).
 Status import_softmax_family(OnnxNode& n, Op op) {
@@ -181,12 +181,9 @@ Status import_Dropout(OnnxNode& n) {
   return Status::Ok();
 }
 
-Status import_Hardmax(OnnxNode& n) {
-  // Before opset 13 Hardmax coerced the input to 2-D at `axis` (default 1); that equals
-  // the one-axis form only when the axis is the last one.
-  if (n.opset() < 13) return n.unsupported("Hardmax before opset 13 (2-D coercion) is not supported");
-  return import_direct(n, Op::Hardmax);
-}
+// Before opset 13 Hardmax coerced the input to 2-D at `axis` (default 1), as Softmax did: the
+// first maximum of each flattened row (ties: the first in row-major order, as over the 2-D view).
+Status import_Hardmax(OnnxNode& n) { return import_softmax_family(n, Op::Hardmax); }
 
 Status import_LpPool(OnnxNode& n) {
   FERRY_TRY(n.expect_inputs(1, 1));

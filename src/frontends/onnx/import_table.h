@@ -44,4 +44,7 @@ std::string repair_hint(const std::string& domain, const std::string& op_type);
 #undef ROW
 #undef DIRECT
 
+/// Scan at opset 8 (batch axis, sequence_lens) as a Loop over the batch around a Scan-9 (import_scan8.cc).
+Status import_Scan8(OnnxNode& n);
+
 }  // namespace ferry::onnx_import

@@ -343,6 +343,21 @@ void OnnxNode::set_output(size_t i, Value* v) {
   bound_values_.push_back(v);
 }
 
+void OnnxNode::adapt_output(size_t i, const std::function<Value*(Value*)>& f) {
+  if (!output_bound(i)) return;
+  const std::string& name = proto_.output(int(i));
+  Value* old = st_.names[name].value;
+  old->set_name(st_.fresh_value_name(name_ + ":" + std::to_string(i)));
+  bound_values_.erase(std::remove(bound_values_.begin(), bound_values_.end(), old), bound_values_.end());
+  bound_values_.push_back(old);  // named now: name_unbound_outputs leaves it
+  set_output(i, f(old));
+}
+
+void OnnxNode::replace_input(size_t i, Value* v) {
+  if (inputs_.size() <= i) inputs_.resize(i + 1, nullptr);
+  inputs_[i] = v;
+}
+
 void OnnxNode::name_unbound_outputs() {
   for (Node* node : emitted_)
     for (size_t i = 0; i < node->num_outputs(); ++i) {

@@ -121,6 +121,9 @@ class OnnxNode {
   const std::vector<Value*>& inputs() const { return inputs_; }
   /// The data of input i when it is a constant; null otherwise.
   const Tensor* constant_input(size_t i) const;
+  /// Puts `v` in place of input i, for the import that follows (a shape adapter feeds the op an
+  /// adapted input: repair/shape_adapters.h).
+  void replace_input(size_t i, Value* v);
   /// Fails unless the node has between lo and hi (-1: any) inputs.
   Status expect_inputs(size_t lo, int64_t hi) const;
   size_t num_outputs() const { return size_t(proto_.output_size()); }
@@ -176,6 +179,9 @@ class OnnxNode {
   void set_output(size_t i, Value* v);
   /// Binds ONNX outputs 0..k-1 to the k outputs of `node`.
   void set_outputs(Node* node);
+  /// Rebinds ONNX output i (when bound) to f(the value it was bound to), which keeps a fresh name:
+  /// a shape adapter's output side (Squeeze the batch axis back out, Reshape back).
+  void adapt_output(size_t i, const std::function<Value*(Value*)>& f);
   bool output_bound(size_t i) const { return i < bound_.size() && bound_[i]; }
   /// Names the outputs of emitted nodes that no set_output bound to an ONNX
   /// name: "<node>:<i>", made unique. The driver calls it once the import
