@@ -95,8 +95,8 @@ bool amd_zen5() {
 /// family rule, not a run-time calibration (a timing taken at first use on a shared 2-core host
 /// is noise; the choice must not vary run to run). bench/RESULTS.md has the measurements.
 ///  - AMX-BF16 usable (CPUID, XCR0 and the OS granting this process the tile state) and the
-///    dispatch cap at amx: native/attention_amx.cc, both products on tiles: 2.5-4x the fp32
-///    kernel on a Sapphire-Rapids-class Xeon (2026-12-06).
+///    dispatch cap at amx: native/attention_amx.cc, both products on tiles: 1.9-4x the fp32
+///    kernel at S = 128 .. 4096 on a Sapphire-Rapids-class Xeon (2.8-4x at S >= 512; 2026-12-06).
 ///  - AMD family 0x1A (Zen 5, full-width AVX-512: a zmm vdpbf16ps issues as often as an FMA and
 ///    does twice its products), cap avx512 or above: native/attention_bf16.cc, 1.4-1.5x fp32
 ///    at S = 128 .. 4096 (2026-12-04).
