@@ -8,10 +8,12 @@
 // query block cost as much as the tile products), into one buffer B Hkv T (Dp + Dvp) bf16
 // (T padded to 32 keys, D and Dv padded with zeros to multiples of 32: any head dim runs on
 // the tiles, d = 80 computes as 96). Per query block (L = 32 queries, two 16-query tiles)
-// and key block (N keys): the S^T tiles are stored, biased (apply_bias: causal, attn_mask,
-// softcap), the softmax turns them into bf16 P^T pairs (exp2 by vscalefps, degree-3
-// polynomial, 1e-4 relative: below bf16's 2^-9 rounding), then V^T P^T accumulates into O^T
-// (fp32 in memory, loaded as C tiles). The running max is lazy: the reference max of a lane
+// and key block (N = 32 keys; 64 and 128 measured slower: the S^T buffers leave L1): the S^T
+// tiles are stored (the next block's before this block's softmax, two buffers), biased
+// (apply_bias: causal, attn_mask, softcap), the softmax turns them into bf16 P^T pairs (exp2 by
+// vreduceps / degree-3 polynomial / vscalefps, 7.5e-5 relative: below bf16's 2^-9 rounding),
+// then V^T P^T accumulates into O^T (fp32 in memory, loaded as C tiles). Every tile is 16 x 64
+// bytes: C 0..3 (2 x 2 blocks), A 4, 5, B 6, 7. The running max is lazy: the reference max of a lane
 // moves only when a key exceeds it by kLazy (log2 units), so P <= 2^kLazy and O / l are
 // rescaled only then (most key blocks rescale nothing). Y = O / l at the end; a query whose
 // keys are all masked gets 0. Decode steps (<= 4 queries) and hosts or processes without AMX
@@ -39,7 +41,7 @@ namespace {
 #define FERRY_TARGET_AMX                                                                             \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,fma,avx2,amx-tile,amx-bf16")))
 
-#ifndef FERRY_ATTN_AMX_N
+#ifndef FERRY_ATTN_AMX_N  // overridable for bench/attention_bf16_probe.cc
 #define FERRY_ATTN_AMX_N 32
 #endif
 constexpr int64_t kL = 32;                 ///< queries a block: two 16-query tiles
