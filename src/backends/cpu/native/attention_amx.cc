@@ -52,7 +52,10 @@ using CfgAmx = Config<16, 1, 2, kL, kN>;  // apply_bias reads Cfg::L only
 
 int64_t up32(int64_t x) { return (x + 31) / 32 * 32; }
 
-/// K [Tp x Dp] and V^T [Dvp x Tp] of every (batch, kv head), bf16, zero padded.
+/// K and V^T of every (batch, kv head), bf16, zero padded, tile by tile: each A tile (16 rows of
+/// 32 bf16) is 1 KB contiguous, so a tile load streams (row-major V^T put its 16 rows T apart:
+/// at T = 4096 all in one L1 set). K tile (16 keys kt, dims 32 c) at k + (kt Dp/32 + c/32) 512,
+/// V^T tile (dims 16 et, keys 32 kc) at vt + (kc Dvp/16 + et) 512.
 struct Packed {
   int64_t dp, dvp, tp;
   uint16_t* base = nullptr;
@@ -60,6 +63,12 @@ struct Packed {
   int64_t per_head() const { return tp * (dp + dvp); }
   uint16_t* k(int64_t bh) const { return base + bh * per_head(); }
   uint16_t* vt(int64_t bh) const { return k(bh) + tp * dp; }
+  /// The K tile of keys [j, j + 16) (j a multiple of 16), dims [c, c + 32).
+  const uint16_t* k_tile(const uint16_t* k, int64_t j, int64_t c) const { return k + (j / 16 * (dp / 32) + c / 32) * 512; }
+  /// The V^T tile of dims [e, e + 16), keys [j, j + 32) (j a multiple of 32).
+  const uint16_t* vt_tile(const uint16_t* vt, int64_t j, int64_t e) const {
+    return vt + (j / 32 * (dvp / 16) + e / 16) * 512;
+  }
 };
 
 /// Per-thread working set of one query block.
@@ -145,13 +154,13 @@ const float* key_row(const Problem& p, const View& past, const View& cur, int64_
 /// Keys [j0, j0 + 32) of head bh: K rows rounded, V^T columns by 16 x 16 word transposes.
 FERRY_TARGET_AMX void pack_keys(const Problem& p, const Packed& pk, int64_t bh, int64_t j0) {
   const int64_t b = bh / p.kv_heads, kvh = bh % p.kv_heads, D = p.head_dim, Dv = p.v_dim;
-  uint16_t* kd = pk.k(bh) + j0 * pk.dp;
-  for (int64_t r = 0; r < 32; ++r, kd += pk.dp) {
+  for (int64_t r = 0; r < 32; ++r) {
     const float* src = j0 + r < p.total() ? key_row(p, p.past_k, p.k, b, kvh, j0 + r) : nullptr;
     for (int64_t e = 0; e < pk.dp; e += 32) {
       const __m512 lo = src ? _mm512_maskz_loadu_ps(first16(D - e), src + e) : _mm512_setzero_ps();
       const __m512 hi = src ? _mm512_maskz_loadu_ps(first16(D - e - 16), src + e + 16) : _mm512_setzero_ps();
-      _mm512_store_si512(kd + e, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+      uint16_t* dst = const_cast<uint16_t*>(pk.k_tile(pk.k(bh), j0 + r / 16 * 16, e)) + r % 16 * 32;
+      _mm512_store_si512(dst, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
     }
   }
   for (int64_t e = 0; e < pk.dvp; e += 16) {
@@ -166,7 +175,8 @@ FERRY_TARGET_AMX void pack_keys(const Problem& p, const Packed& pk, int64_t bh, 
       w[q] = pairs(v[0], v[1]);  // word x: keys 2q, 2q+1 of column e + x
     }
     transpose16(w);  // row x: keys j0 .. j0 + 32 of column e + x
-    for (int64_t x = 0; x < 16; ++x) _mm512_store_si512(pk.vt(bh) + (e + x) * pk.tp + j0, w[x]);
+    uint16_t* dst = const_cast<uint16_t*>(pk.vt_tile(pk.vt(bh), j0, e));
+    for (int64_t x = 0; x < 16; ++x) _mm512_store_si512(dst + x * 32, w[x]);
   }
 }
 
@@ -196,16 +206,15 @@ FERRY_TARGET_AMX void pack_queries(const Problem& p, const Packed& pk, int64_t b
 }
 
 /// S^T [nr x L] = K rows [j, j + nr) . Q^T (nr a multiple of 32).
-FERRY_TARGET_AMX void scores(const Packed& pk, const uint16_t* k, int64_t nr, const uint32_t* qp, float* st) {
-  const int64_t kstride = pk.dp * 2;
+FERRY_TARGET_AMX void scores(const Packed& pk, const uint16_t* k, int64_t j, int64_t nr, const uint32_t* qp, float* st) {
   for (int64_t r = 0; r < nr; r += 32) {
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
     for (int64_t c = 0; c < pk.dp; c += 32) {
-      _tile_loadd(4, k + r * pk.dp + c, kstride);
-      _tile_loadd(5, k + (r + 16) * pk.dp + c, kstride);
+      _tile_loadd(4, pk.k_tile(k, j + r, c), 64);
+      _tile_loadd(5, pk.k_tile(k, j + r + 16, c), 64);
       _tile_loadd(6, qp + (c / 32 * 2) * 256, 64);
       _tile_loadd(7, qp + (c / 32 * 2 + 1) * 256, 64);
       _tile_dpbf16ps(0, 4, 6);
@@ -221,8 +230,7 @@ FERRY_TARGET_AMX void scores(const Packed& pk, const uint16_t* k, int64_t nr, co
 }
 
 /// O^T [Dvp x L] += V^T columns [j, j + nr) . P^T.
-FERRY_TARGET_AMX void values(const Packed& pk, const uint16_t* vt, int64_t nr, const uint32_t* pp, float* ot) {
-  const int64_t vstride = pk.tp * 2;
+FERRY_TARGET_AMX void values(const Packed& pk, const uint16_t* vt, int64_t j, int64_t nr, const uint32_t* pp, float* ot) {
   for (int64_t e = 0; e < pk.dvp; e += 32) {
     float* o = ot + e * kL;
     _tile_loadd(0, o, kL * 4);
@@ -230,8 +238,8 @@ FERRY_TARGET_AMX void values(const Packed& pk, const uint16_t* vt, int64_t nr, c
     _tile_loadd(2, o + 16 * kL, kL * 4);
     _tile_loadd(3, o + 16 * kL + 16, kL * 4);
     for (int64_t r = 0; r < nr; r += 32) {
-      _tile_loadd(4, vt + e * pk.tp + r, vstride);
-      _tile_loadd(5, vt + (e + 16) * pk.tp + r, vstride);
+      _tile_loadd(4, pk.vt_tile(vt, j + r, e), 64);
+      _tile_loadd(5, pk.vt_tile(vt, j + r, e + 16), 64);
       _tile_loadd(6, pp + r / 2 * kL, kL * 4);
       _tile_loadd(7, pp + r / 2 * kL + 16, kL * 4);
       _tile_dpbf16ps(0, 4, 6);
@@ -314,14 +322,14 @@ FERRY_TARGET_AMX void query_block(const Problem& p, const Packed& pk, int64_t b,
   const uint16_t *k = pk.k(bh), *vt = pk.vt(bh);
   // S^T of the next key block is computed before this block's softmax: the tile unit works
   // on it while the vector units run the softmax (two S^T buffers).
-  if (end > 0) scores(pk, k, up32(std::min(kN, end)), w.qp, w.st);
+  if (end > 0) scores(pk, k, 0, up32(std::min(kN, end)), w.qp, w.st);
   for (int64_t j = 0, x = 0; j < end; j += kN, x ^= 1) {
     const int64_t n = std::min(kN, end - j), nr = up32(n);
     float* st = w.st + x * kN * kL;
-    if (j + kN < end) scores(pk, k + (j + kN) * pk.dp, up32(std::min(kN, end - j - kN)), w.qp, w.st + (x ^ 1) * kN * kL);
+    if (j + kN < end) scores(pk, k, j + kN, up32(std::min(kN, end - j - kN)), w.qp, w.st + (x ^ 1) * kN * kL);
     apply_bias<CfgAmx>(p, b, h, i0, rows, j, n, st);
     softmax(w, st, n, nr, p.v_dim);
-    values(pk, vt + j, nr, w.pp, w.ot);
+    values(pk, vt, j, nr, w.pp, w.ot);
   }
   for (int64_t i = 0; i < rows; ++i) {
     const float inv = w.ref[i] == kNegInf || w.l[i] == 0.f ? 0.f : 1.f / w.l[i];
