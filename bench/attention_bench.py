@@ -17,6 +17,12 @@ threads) and prints the Attention step's share of it (FLOPs 4 B S^2 d; the step'
 median from `ferry bench --profile`) and the module's error against PyTorch in float64.
 Writes OUT_DIR/attention_results.json, attention_results.md, attention_sweep.png.
 --quick: sequences 512-2048 at d = 64 only, fewer iterations (for direction).
+--bf16: only the seeds' module, fp32 and bf16 side by side, in alternating rounds (--rounds,
+default 2): ferry (--precision bf16: bf16 Attention on the CPU target's kernel, docs/precision.md),
+OpenVINO (INFERENCE_PRECISION_HINT bf16), PyTorch eager and SDPA (module and input in bf16), ONNX
+Runtime fp32 only (its CPU provider has no bf16 kernels for these ops); the best p50 of the rounds
+per runtime and precision, ferry's Attention step and its error vs float64. Writes
+OUT_DIR/attention_results_bf16.json and .md.
 Timings on a loaded machine are noise: run it on a quiet one (check `uptime`). On a busy
 one ferry's OpenMP threads spin-wait at every barrier for descheduled peers (issue 13): the
 environment's OMP_WAIT_POLICY (e.g. PASSIVE) is passed to every runtime and recorded.
@@ -124,7 +130,7 @@ def worker(a):
         import openvino as ov
 
         core = ov.Core()
-        cm = core.compile_model(a.model, "CPU", {"INFERENCE_NUM_THREADS": THREADS, "INFERENCE_PRECISION_HINT": "f32",
+        cm = core.compile_model(a.model, "CPU", {"INFERENCE_NUM_THREADS": THREADS, "INFERENCE_PRECISION_HINT": {"fp32": "f32"}.get(a.precision, a.precision),
                                                   "PERFORMANCE_HINT": "LATENCY"})
         req = cm.create_infer_request()
         fn = lambda: req.infer({0: x})  # noqa: E731
@@ -136,6 +142,8 @@ def worker(a):
         torch.set_num_threads(THREADS)
         m = make(a.dim, sdpa=a.worker == "torch_sdpa")
         tx = torch.from_numpy(x)
+        if a.precision == "bf16":
+            m, tx = m.to(torch.bfloat16), tx.to(torch.bfloat16)
 
         def fn():
             with torch.no_grad():
@@ -198,9 +206,9 @@ def json_out(so):
     return json.loads(so[so.index("{"):])
 
 
-def run_ferry(model, b, s, d, iters, profile=None):
+def run_ferry(model, b, s, d, iters, profile=None, precision="fp32"):
     cmd = [str(ferry_bin()), "bench", str(model), "--threads", str(THREADS), "--shape", f"x={b}x{s}x{d}", "--json",
-           "--warmup", "2", "--iters", str(iters)]
+           "--warmup", "2", "--iters", str(iters), "--precision", precision]
     if profile:
         cmd += ["--profile", str(profile)]
     so, se, rss = run_measured(cmd)
@@ -211,18 +219,18 @@ def run_ferry(model, b, s, d, iters, profile=None):
     return r
 
 
-def run_one(rt, model, b, s, d, iters):
+def run_one(rt, model, b, s, d, iters, precision="fp32"):
     if rt == "ferry":
-        return run_ferry(model, b, s, d, iters)
+        return run_ferry(model, b, s, d, iters, precision=precision)
     cmd = [sys.executable, __file__, "--worker", rt, "--model", str(model), "--batch", str(b), "--seq", str(s),
-           "--dim", str(d), "--iters", str(iters)]
+           "--dim", str(d), "--iters", str(iters), "--precision", precision]
     so, _, rss = run_measured(cmd)
     r = json.loads(so.strip().splitlines()[-1])
     r["rss_mb"] = rss
     return r
 
 
-def module_error(model, d, tmp):
+def module_error(model, d, tmp, precision="fp32"):
     """max |ferry - torch(float64)| / max(1, |ref|) on the seeds' shape."""
     import torch
 
@@ -231,7 +239,7 @@ def module_error(model, d, tmp):
     x = np.random.default_rng(1).standard_normal((8, 1024, d)).astype(np.float32)
     np.save(tmp / "x.npy", x)
     subprocess.run([str(ferry_bin()), "run", str(model), "--input", f"x={tmp / 'x.npy'}", "--output-dir", str(tmp),
-                    "--threads", str(THREADS)], check=True, capture_output=True, env=env2())
+                    "--threads", str(THREADS), "--precision", precision], check=True, capture_output=True, env=env2())
     got = np.load(tmp / "y.npy").astype(np.float64)
     with torch.no_grad():
         ref = make(d).double()(torch.from_numpy(x).double()).numpy()
@@ -285,10 +293,16 @@ def main():
     ap.add_argument("--seq", type=int)
     ap.add_argument("--dim", type=int)
     ap.add_argument("--iters", type=int)
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
+    ap.add_argument("--bf16", action="store_true")
+    ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
     if a.worker:
         return worker(a)
     from attention_module import export
+
+    if a.bf16:
+        return bf16_headline(a, export)
 
     runtimes = [r for r in a.runtimes.split(",") if r]
     if "openvino" in runtimes:
@@ -382,6 +396,63 @@ def main():
     (out / "attention_results.md").write_text("\n".join(md) + "\n")
     plot(result["sweep"], runtimes, out / "attention_sweep.png")
     print(f"\nwrote {out / 'attention_results.json'}, attention_results.md, attention_sweep.png")
+
+
+def bf16_headline(a, export):
+    """The seeds' module in fp32 and bf16 per runtime, rounds alternating (the host's speed drifts)."""
+    runtimes = [r for r in a.runtimes.split(",") if r]
+    if "openvino" in runtimes:
+        try:
+            import openvino  # noqa: F401
+        except ImportError:
+            print("openvino not installed: skipped", file=sys.stderr)
+            runtimes.remove("openvino")
+    out, tmp = Path(a.out_dir), Path(tempfile.mkdtemp(prefix="ferry_attn_bench_"))
+    b, s, d = 8, 1024, 64
+    model = tmp / "attention_d64.onnx"
+    export(str(model), d)
+    flops_attn = 4.0 * b * s * s * d
+    it = iters_for(flops_attn + 4 * 2.0 * b * s * d * d, a.quick)
+    load = os.getloadavg()
+    cells = [(rt, p) for rt in runtimes for p in ("fp32", "bf16") if not (rt == "ort" and p == "bf16")]
+    best = {}
+    for r in range(a.rounds):
+        for rt, p in cells:
+            got = run_one(rt, model, b, s, d, it, precision=p)
+            key = f"{rt} {p}"
+            if key not in best or got["p50_ms"] < best[key]["p50_ms"]:
+                best[key] = got
+            print(f"  round {r}: {key:18s} p50 {got['p50_ms']:8.2f} ms", flush=True)
+    if "ferry" in runtimes:
+        for p in ("fp32", "bf16"):
+            step = run_ferry(model, b, s, d, it, profile=tmp / f"trace_{p}.json", precision=p)["attention_step_ms"]
+            f = best[f"ferry {p}"]
+            f["attention_step_ms"], f["attention_gflops"] = step, flops_attn / step / 1e6 if step else None
+            f["max_rel_error_vs_fp64"] = module_error(model, d, tmp, precision=p)
+    result = {"machine": platform.processor() or platform.machine(), "threads": THREADS, "rounds": a.rounds,
+              "load_avg_start": load, "load_avg_end": os.getloadavg(), "seeds_module": best}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "attention_results_bf16.json").write_text(json.dumps(result, indent=1) + "\n")
+    md = [f"Seeds' module x[{b},{s},{d}], {THREADS} threads, best p50 of {a.rounds} alternating rounds, load "
+          f"{load[0]:.2f} -> {result['load_avg_end'][0]:.2f}:", "", "| runtime | fp32 ms | bf16 ms | fp32 / bf16 |",
+          "|---|---|---|---|"]
+    for rt in runtimes:
+        f32, b16 = best.get(f"{rt} fp32"), best.get(f"{rt} bf16")
+        md.append(f"| {rt} | {f32['p50_ms']:.2f} | " + (f"{b16['p50_ms']:.2f} | {f32['p50_ms'] / b16['p50_ms']:.2f}x |"
+                                                         if b16 else "- | - |"))
+    if "ferry" in runtimes:
+        for p in ("fp32", "bf16"):
+            f = best[f"ferry {p}"]
+            if f.get("attention_step_ms"):
+                md.append(f"\nferry {p}: Attention step {f['attention_step_ms']:.2f} ms ({f['attention_gflops']:.0f} "
+                          f"GFLOP/s), module max rel. error vs float64 {f['max_rel_error_vs_fp64']:.1e}")
+        peers = [best[k]["p50_ms"] for k in best if not k.startswith("ferry")]
+        if peers:
+            md.append(f"\nferry bf16 vs the fastest peer cell ({min(best, key=lambda k: best[k]['p50_ms'] if not k.startswith('ferry') else 1e30)}): "
+                      f"{min(peers) / best['ferry bf16']['p50_ms']:.2f}x; ferry bf16 vs ferry fp32: "
+                      f"{best['ferry fp32']['p50_ms'] / best['ferry bf16']['p50_ms']:.2f}x")
+    (out / "attention_results_bf16.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
 
 
 if __name__ == "__main__":

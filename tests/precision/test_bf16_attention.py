@@ -1,14 +1,16 @@
-"""bf16 Attention on the CPU (docs/precision.md, "bf16 on the CPU"): the CPU target lists the fused
-Attention op in bf16's accelerated ops only on CPUs where ferry's bf16 kernel
-(attention_bf16__avx512bf16) is measured faster than the fp32 one: AMD family 0x1A (Zen 5) with
-AVX512_BF16 (bench/RESULTS.md). There `--precision bf16` rounds Q, K, V to bf16 and runs that
-kernel; elsewhere the node is emulated (output rounded, fp32 kernel).
+"""bf16 Attention on the CPU (docs/precision.md, "bf16 Attention"): the CPU target lists the fused
+Attention op in bf16's accelerated ops only on CPUs where one of ferry's bf16 kernels is measured
+faster than the fp32 one (bench/RESULTS.md): attention_bf16__amx (AMX tiles) where AMX-BF16 is
+usable and the dispatch cap is amx, attention_bf16__avx512bf16 on AMD family 0x1A (Zen 5) with
+AVX512_BF16. There `--precision bf16` rounds Q, K, V to bf16 and runs that kernel; elsewhere the
+node is emulated (output rounded, fp32 kernel).
 
-The rule is recomputed from /proc/cpuinfo (tests/conftest.py bf16_attention_cpu), so the expectation holds (and can fail) on each
-host: an AVX2 Zen 3 and an AMX Xeon check the fp32 kernel and `emulated`, a Zen 5 the bf16
-kernel and `accelerated`. Outputs are compared with ONNX Runtime fp32 (within bf16 error, not
-equal), capped runs (FERRY_CPU_MAX_ISA=avx2, ONEDNN_MAX_CPU_ISA=AVX512_CORE) must take the fp32
-kernel, and `auto` must pick bf16 for the Attention node exactly where it is accelerated.
+The rule is recomputed from /proc/cpuinfo (tests/conftest.py bf16_attention_kernel), so the
+expectation holds (and can fail) on each host: an AVX2 Zen 3 checks the fp32 kernel and
+`emulated`, a Zen 5 the avx512bf16 kernel, an AMX Xeon the AMX kernel (and, capped at avx512, the
+fp32 one: vdpbf16ps is slower than fp32 there). Outputs are compared with ONNX Runtime fp32
+(within bf16 error, not equal), capped runs must take the kernel the rule names for the cap, and
+`auto` must pick bf16 for the Attention node exactly where it is accelerated.
 """
 
 from __future__ import annotations
@@ -71,22 +73,29 @@ def test_bf16_attention_kernel_where_the_rule_says(ferry_api, ferry_cli, ort, tm
     assert len(kernels) == 1, kernels
     if bf16_attention_cpu:
         assert node["exec"] == "accelerated", node
-        assert "Attention: ferry's avx512_bf16 kernel" in node["reason"], node
-        assert kernels == ["attention_bf16__avx512bf16"], kernels
+        assert f"Attention: ferry's {'AMX' if 'amx' in bf16_attention_cpu else 'avx512_bf16'} kernel" in node["reason"], node
+        assert bf16_attention_cpu in node["reason"], node
+        assert kernels == [bf16_attention_cpu], kernels
     else:
         assert node["exec"] == "emulated", node
         assert kernels[0].startswith("attention_f32__"), kernels
 
 
-@pytest.mark.parametrize("cap", ["FERRY_CPU_MAX_ISA=avx2", "ONEDNN_MAX_CPU_ISA=AVX512_CORE"])
-def test_capped_runs_take_the_fp32_kernel(ferry_cli, ort, tmp_path, cap, bf16_attention_cpu):
+@pytest.mark.parametrize("cap", ["FERRY_CPU_MAX_ISA=avx2", "ONEDNN_MAX_CPU_ISA=AVX512_CORE", "FERRY_CPU_MAX_ISA=avx512"])
+def test_capped_runs_take_the_kernel_of_the_cap(ferry_cli, ort, tmp_path, cap, bf16_attention_cpu,
+                                                bf16_attention_kernel_under):
     if not bf16_attention_cpu:
-        pytest.skip("this CPU keeps the fp32 Attention kernel under bf16 (not AMD family 0x1A with avx512_bf16)")
+        pytest.skip("this CPU keeps the fp32 Attention kernel under bf16 (neither usable AMX-BF16 nor AMD family 0x1A "
+                    "with avx512_bf16)")
     key, value = cap.split("=")
     env = dict(os.environ, **{key: value})
     path = tmp_path / "attention.onnx"
     feed = attention_model(path)
     kernels = attention_kernels(ferry_cli, path, tmp_path, env=env)
+    expected = bf16_attention_kernel_under(env)
+    if expected:  # Zen 5 under FERRY_CPU_MAX_ISA=avx512 keeps its avx512bf16 kernel
+        assert kernels == [expected], kernels
+        return
     assert len(kernels) == 1 and kernels[0].startswith("attention_f32__"), kernels
     for name, x in feed.items():
         np.save(tmp_path / f"{name}.npy", x)
@@ -106,7 +115,7 @@ def test_auto_picks_bf16_attention_only_where_accelerated(ferry_api, ferry_cli, 
     if bf16_attention_cpu:
         assert node["precision"] == "bf16" and node["exec"] == "accelerated", node
         assert node["reason"].startswith("auto: bf16 accelerated"), node
-        assert kernels == ["attention_bf16__avx512bf16"], kernels
+        assert kernels == [bf16_attention_cpu], kernels
     else:
         assert node["precision"] == "fp32" and "auto keeps fp32" in node["reason"], node
         assert kernels[0].startswith("attention_f32__"), kernels
@@ -138,6 +147,6 @@ def test_present_outputs_copy_the_rounded_cache(ferry_api, ferry_cli, tmp_path, 
     want = ferry_api.load(str(path)).compile().run(feed)["y"]
     assert 0 < rel_err(out["y"], want) <= BF16_TOL
     kernels = attention_kernels(ferry_cli, path, tmp_path)
-    assert kernels == (["attention_bf16__avx512bf16"] if bf16_attention_cpu else kernels[:1]) and len(kernels) == 1, kernels
+    assert kernels == ([bf16_attention_cpu] if bf16_attention_cpu else kernels[:1]) and len(kernels) == 1, kernels
     if not bf16_attention_cpu:
         assert kernels[0].startswith("attention_f32__"), kernels

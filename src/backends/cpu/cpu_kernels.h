@@ -65,10 +65,14 @@ bool cpu_kernel_accepts_compare(const Node& n, const std::vector<const Tensor*>&
 FERRY_CPU_KERNELS(FERRY_DECLARE_CPU_KERNEL)
 #undef FERRY_DECLARE_CPU_KERNEL
 
-/// The fused Attention op with bf16 products (native/attention_bf16.cc): not a table row; the
-/// scheduler picks it for an Attention whose Q, K, V the precision pass rounded to bf16 where
-/// the CPU target accelerates bf16 Attention (cpu_schedule.cc bf16_attention); falls back to
-/// attention_f32__avx512 for decode steps and on CPUs without AVX512_BF16.
+/// The fused Attention op with bf16 products: not table rows; the scheduler picks the one
+/// cpu_bf16_attention_kernel names (cpu_precision.h) for an Attention whose Q, K, V the
+/// precision pass rounded to bf16 where the CPU target accelerates bf16 Attention
+/// (cpu_schedule.cc bf16_attention). attention_bf16__avx512bf16 (native/attention_bf16.cc,
+/// vdpbf16ps) falls back to attention_f32__avx512 for decode steps and on CPUs without
+/// AVX512_BF16; attention_bf16__amx (native/attention_amx.cc, AMX tiles) to the avx512bf16 one
+/// for decode steps and where the CPU or the OS gives no AMX tiles.
 Status attention_bf16__avx512bf16(KernelContext& ctx);
+Status attention_bf16__amx(KernelContext& ctx);
 
 }  // namespace ferry

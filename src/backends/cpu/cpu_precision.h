@@ -29,6 +29,13 @@ namespace ferry {
 /// The precisions (besides f32) the CPU backend offers on `isa` on this host.
 TargetPrecisions cpu_precisions(Isa isa);
 
+/// The kernel that runs bf16 Attention nodes at dispatch cap `isa` on this host (cpu_target.cc,
+/// where it is measured faster than the fp32 kernel): "attention_bf16__amx" where AMX-BF16 is
+/// usable (the cap at amx, the OS granting the tile state), "attention_bf16__avx512bf16" on
+/// AMD family 0x1A (Zen 5) with AVX512_BF16 and the cap at avx512 or above; else null (bf16
+/// Attention is emulated: the fp32 kernel on rounded inputs).
+const char* cpu_bf16_attention_kernel(Isa isa);
+
 /// oneDNN's implementation of a small matmul with `dtype` sources and f32 destination on
 /// this host ("jit:avx512_core_amx", "ref:any"), or "none: <why>" when it has none.
 std::string onednn_matmul_impl(DType dtype);

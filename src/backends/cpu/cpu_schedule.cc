@@ -817,8 +817,12 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
   PlannedStep ps;
   ps.ins = ins;
   for (size_t i = 0; i < n.num_outputs(); ++i) ps.outs.push_back(new_out_slot(n.output(i), outs[i], {}));
-  if (bf16_attn)
-    ps.step = std::make_unique<FnStep>(n, attention_bf16__avx512bf16, "attention_bf16__avx512bf16", false, k->in_place);
+  if (bf16_attn) {
+    // cpu_bf16_attention_kernel is not null here: bf16_accelerated(Attention) asked it.
+    const std::string name = cpu_bf16_attention_kernel(opt_.isa);
+    ps.step = std::make_unique<FnStep>(n, name == "attention_bf16__amx" ? attention_bf16__amx : attention_bf16__avx512bf16,
+                                       name, false, k->in_place);
+  }
   else if (k)
     ps.step = std::make_unique<FnStep>(n, k->fn, k->name, false, k->in_place);
   else

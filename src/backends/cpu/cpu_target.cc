@@ -9,6 +9,7 @@
 #include "backends/cpu/cpu_precision.h"
 #include "backends/cpu/cpu_step_table.h"
 #include "backends/cpu/native/activation.h"
+#include "backends/cpu/native/attention_kernel.h"
 #include "backends/cpu/onednn/onednn_common.h"
 #include "env/host_info.h"
 #include "precision/int8_weight_grid.h"
@@ -79,15 +80,8 @@ struct HwPath {
   unsigned onednn_bits;
 };
 
-/// Whether ferry's bf16 Attention kernel (native/attention_bf16.cc, vdpbf16ps) is measured
-/// faster than its fp32 one on this CPU: a CPU-family rule, not a run-time calibration (a timing
-/// taken at first use on a shared 2-core host is noise; the choice must not vary run to run).
-/// AMD family 0x1A (Zen 5, full-width AVX-512: a zmm vdpbf16ps issues as often as an FMA and
-/// does twice its products): 1.4-1.5x fp32 at S = 128 .. 4096 (bench/RESULTS.md, 2026-12-04). Intel
-/// (Sapphire Rapids: vdpbf16ps at half the FMA rate, 2.2x slower as measured) and every
-/// CPU not measured (Zen 4's double-pumped AVX-512 included) keep the fp32 kernel.
-bool cpu_bf16_attention_measured_faster(Isa isa) {
-  if (isa < Isa::avx512 || !cpu_flag_usable("avx512_bf16")) return false;
+/// Whether this CPU is AMD family 0x1A (Zen 5).
+bool amd_zen5() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
   const bool amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;  // "AuthenticAMD"
@@ -95,6 +89,30 @@ bool cpu_bf16_attention_measured_faster(Isa isa) {
   const unsigned base = (a >> 8) & 0xfu, family = base == 0xfu ? base + ((a >> 20) & 0xffu) : base;
   return family == 0x1Au;
 }
+
+}  // namespace
+
+/// The bf16 Attention kernel measured faster than the fp32 one on this CPU: a CPU-feature /
+/// family rule, not a run-time calibration (a timing taken at first use on a shared 2-core host
+/// is noise; the choice must not vary run to run). bench/RESULTS.md has the measurements.
+///  - AMX-BF16 usable (CPUID, XCR0 and the OS granting this process the tile state) and the
+///    dispatch cap at amx: native/attention_amx.cc, both products on tiles: 1.9-4x the fp32
+///    kernel at S = 128 .. 4096 on a Sapphire-Rapids-class Xeon (2.8-4x at S >= 512; 2026-12-06).
+///  - AMD family 0x1A (Zen 5, full-width AVX-512: a zmm vdpbf16ps issues as often as an FMA and
+///    does twice its products), cap avx512 or above: native/attention_bf16.cc, 1.4-1.5x fp32
+///    at S = 128 .. 4096 (2026-12-04).
+///  - Elsewhere none: on the Xeon vdpbf16ps issues at half the FMA rate and the avx512bf16
+///    kernel, re-tiled since, is still slower than fp32 (0.6-0.7x, 2026-12-06), so a Xeon capped
+///    below amx keeps fp32; CPUs not measured (Zen 4's double-pumped AVX-512 included) too.
+const char* cpu_bf16_attention_kernel(Isa isa) {
+  isa = std::min(isa, host_isa());
+  if (isa < Isa::avx512 || !cpu_flag_usable("avx512_bf16")) return nullptr;
+  if (isa >= Isa::amx && cpu_flag_usable("amx_bf16") && attn::amx_attention_available()) return "attention_bf16__amx";
+  if (amd_zen5()) return "attention_bf16__avx512bf16";
+  return nullptr;
+}
+
+namespace {
 
 /// Storage emulation of `dtype`, with `why` naming what keeps it from the hardware.
 PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>& paths) {
@@ -148,11 +166,19 @@ PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>
   s.exec = PrecisionExec::accelerated;
   s.accelerated_ops = {Op::MatMul, Op::FusedMatMul};
   if (conv_ok) s.accelerated_ops.insert(s.accelerated_ops.begin(), {Op::Conv, Op::FusedConv});
-  const bool attention = cpu_bf16_attention_measured_faster(isa);
+  const char* attention = cpu_bf16_attention_kernel(isa);
   if (attention) s.accelerated_ops.push_back(Op::Attention);
   s.why = "oneDNN bf16 steps on " + std::string(present->flag) + ": matmul " + impl + ", conv " +
           (conv_ok ? conv : conv + " (Conv stays emulated)") + "; bf16 inputs and weights, fp32 accumulation and output";
-  if (attention) s.why += "; Attention: ferry's avx512_bf16 kernel (bf16 Q K^T and P V, fp32 softmax; measured faster on Zen 5)";
+  if (attention && std::string(attention) == "attention_bf16__amx")
+    s.why += "; Attention: ferry's AMX kernel attention_bf16__amx (bf16 Q K^T and P V on AMX tiles, fp32 softmax; "
+             "measured faster than fp32 on Sapphire Rapids)";
+  else if (attention)
+    s.why += "; Attention: ferry's avx512_bf16 kernel attention_bf16__avx512bf16 (bf16 Q K^T and P V, fp32 softmax; "
+             "measured faster on Zen 5)";
+  else
+    s.why += "; Attention stays emulated (fp32 kernel): no bf16 Attention kernel is measured faster on this CPU at "
+             "dispatch cap " + std::string(isa_name(std::min(isa, host_isa())));
   return s;
 }
 

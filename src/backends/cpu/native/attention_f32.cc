@@ -39,5 +39,6 @@ Status run_attention(KernelContext& ctx, KernelFn kernel) {
 Status attention_f32__avx2(KernelContext& ctx) { return run_attention(ctx, attn::run_f32__avx2); }
 Status attention_f32__avx512(KernelContext& ctx) { return run_attention(ctx, attn::run_f32__avx512); }
 Status attention_bf16__avx512bf16(KernelContext& ctx) { return run_attention(ctx, attn::run_bf16__avx512bf16); }
+Status attention_bf16__amx(KernelContext& ctx) { return run_attention(ctx, attn::run_bf16__amx); }
 
 }  // namespace ferry

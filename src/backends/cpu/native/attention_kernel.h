@@ -22,5 +22,11 @@ void run_f32__avx512(const Problem& p, float* const* present);
 void run_bf16__avx512bf16(const Problem& p, float* const* present);
 /// Whether this CPU has AVX512_BF16 (run_bf16__avx512bf16 computes in bf16).
 bool bf16_attention_available();
+/// The same bf16 forward with both products on AMX tiles (attention_amx.cc); decode steps and
+/// hosts or processes without usable AMX-BF16 run run_bf16__avx512bf16.
+void run_bf16__amx(const Problem& p, float* const* present);
+/// Whether this CPU has AMX-BF16 and the OS granted this process the tile state
+/// (arch_prctl ARCH_REQ_XCOMP_PERM, asked once): run_bf16__amx computes on tiles.
+bool amx_attention_available();
 
 }  // namespace ferry::attn
