@@ -84,7 +84,7 @@ void emul_round_input(Graph& g, Node& n, DType p, EmulRoundedInputs& cache, std:
   g.set_node_input(&n, i, r);
 }
 
-/// An accelerated Attention (the CPU's bf16 kernel, backends/cpu/native/attention_bf16.cc):
+/// An accelerated Attention (the CPU's bf16 kernels, backends/cpu/native/attention_amx.cc on AMX, attention_bf16.cc on Zen 5):
 /// Q, K, V and past_key / past_value rounded to p (constants once), the mask and the output
 /// fp32. The kernel also rounds scale * Q (not Q) and the softmax numerators P, which a graph
 /// of Attention cannot express: the guard measures this form, within a bound of what runs
