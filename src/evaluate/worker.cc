@@ -71,7 +71,9 @@ struct Worker {
       FERRY_ASSIGN_OR_RETURN(plugin, KernelPlugin::load(o.plugin));
       FERRY_TRY(plugin->install());
     }
-    FERRY_ASSIGN_OR_RETURN(Model model, Model::load(o.model, {.external_data_dir = "", .signature = o.signature}));
+    LoadOptions load;
+    load.signature = o.signature;
+    FERRY_ASSIGN_OR_RETURN(Model model, Model::load(o.model, load));
     CompileOptions co;
     co.optimize = o.optimize;
     co.backend = "cpu";

@@ -100,11 +100,13 @@ nlohmann::ordered_json target_json(const Target& t) {
   j["isa"] = t.isa;
   j["ops"] = nlohmann::ordered_json::array();
   for (Op op : t.ops) j["ops"].push_back(op_name(op));
-  for (const char* key : {"conv_epilogues", "matmul_epilogues"}) {
+  auto epilogues = [&](const char* key, const std::vector<Activation>& acts) {
     j[key] = nlohmann::ordered_json::array();
-    for (Activation a : key[0] == 'c' ? t.conv_epilogues : t.matmul_epilogues)
-      j[key].push_back(a == Activation::kNone ? "none" : activation_name(a));
-  }
+    for (Activation a : acts) j[key].push_back(a == Activation::kNone ? "none" : activation_name(a));
+  };
+  epilogues("conv_epilogues", t.conv_epilogues);
+  epilogues("matmul_epilogues", t.matmul_epilogues);
+  epilogues("mul_epilogues", t.mul_epilogues);
   j["dtypes"] = nlohmann::ordered_json::array();
   for (DType d : t.dtypes) j["dtypes"].push_back(dtype_name(d));
   j["layout"] = t.layout;

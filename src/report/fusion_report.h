@@ -23,7 +23,7 @@ namespace ferry {
 nlohmann::ordered_json fusion_report_json(const PassStats& stats);
 
 /// {"name": "cpu", "isa": "avx2", "ops": [...], "conv_epilogues": [...], "matmul_epilogues": [...],
-///  "dtypes": [...], "layout": "blocked", "conv_pad_limit": 3}: the target the graph was optimized for.
+///  "mul_epilogues": [...], "dtypes": [...], "layout": "blocked", "conv_pad_limit": 3}: the target the graph was optimized for.
 nlohmann::ordered_json target_json(const Target& t);
 
 struct ReportTableOptions {

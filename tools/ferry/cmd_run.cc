@@ -149,7 +149,9 @@ int run_model(const RunOptions& o) {
   CompileOptions co = compile_options(o.backend, o.threads, o.cpu);
   co.optimize = o.backend == "cpu";
   if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(kRunCmd, bad);
-  auto model = Model::load(o.model, {.external_data_dir = "", .signature = o.signature});
+  LoadOptions load;
+  load.signature = o.signature;
+  auto model = Model::load(o.model, load);
   if (!model.ok()) return model_error(o.model, model.status());
   const Graph& g = model->graph();
 

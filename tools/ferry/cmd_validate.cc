@@ -50,7 +50,9 @@ struct ValidateCliOptions {
 };
 
 Result<std::unique_ptr<Graph>> load_graph(const std::string& path, const std::string& signature) {
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path, nullptr, {.external_data_dir = "", .signature = signature}));
+  ImportOptions iopts;
+  iopts.signature = signature;
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, load_model(path, nullptr, iopts));
   // The interpreter infers shapes itself; graph-level shapes only guide random inputs.
   if (!shapes_inferred_by_load(*g)) (void)infer_shapes(*g);
   return g;
@@ -109,7 +111,9 @@ int validate_model(const ValidateCliOptions& o) {
   co.backend = o.backend;
   co.optimize = !o.no_optimize;
   if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(cmd, bad);
-  auto model = Model::load(o.model, {.external_data_dir = "", .signature = o.signature});
+  LoadOptions load;
+  load.signature = o.signature;
+  auto model = Model::load(o.model, load);
   if (!model.ok()) return model_error(o.model, model.status());
   auto session = model->compile(co);
   if (!session.ok()) return compile_error(cmd, o.model, session.status());
