@@ -7,6 +7,7 @@
 //   FERRY_BIG_SWEEPS=1 build/ferry_tests --gtest_filter='AttentionF32*'
 #include <omp.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -219,6 +220,35 @@ TEST(AttentionF32, SameBitsForAnyThreadCount) {
     ASSERT_TRUE(k->fn(ctx).ok());
   }
   EXPECT_EQ(std::memcmp(y[0][0].raw(), y[1][0].raw(), y[0][0].nbytes()), 0);
+}
+
+// A NaN score is a NaN softmax row, as in ONNX Runtime: a NaN in query row 5 makes output row 5
+// NaN and no other; a NaN in one key makes every row NaN (every query sees that key). The
+// AVX-512 softmax's 2^x (vreduceps / vscalefps) must let NaN through where it flushes -inf to 0.
+TEST(AttentionF32, NanScoresPropagateLikeTheReference) {
+  register_cpu_kernels();
+  for (Isa isa : {Isa::avx2, Isa::avx512}) {
+    if (host_isa() < isa) continue;
+    const KernelEntry* k = select_kernel(Op::Attention, DType::f32, isa);
+    if (!k) continue;
+    for (bool in_key : {false, true}) {
+      Tensor q = randn({1, 2, 100, 32}, 1), kk = randn({1, 2, 130, 32}, 2), v = randn({1, 2, 130, 32}, 3);
+      (in_key ? kk : q).data<float>()[5 * 32 + 7] = std::numeric_limits<float>::quiet_NaN();  // head 0, row 5
+      Graph g;
+      Node* n = detail::build_one_node(g, Op::Attention, {q, kk, v}, {}, 1, {});
+      std::vector<Tensor> y = {Tensor::empty(DType::f32, {1, 2, 100, 32})};
+      KernelContext ctx(*n, {&q, &kk, &v}, &y);
+      ASSERT_TRUE(k->fn(ctx).ok());
+      const float* out = y[0].data<float>();
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t i = 0; i < 100; ++i) {
+          const bool want_nan = h == 0 && (in_key || i == 5);
+          for (int64_t e = 0; e < 32; ++e)
+            ASSERT_EQ(std::isnan(out[(h * 100 + i) * 32 + e]), want_nan)
+                << isa_name(isa) << (in_key ? " NaN key" : " NaN query") << " head " << h << " row " << i;
+        }
+    }
+  }
 }
 
 TEST(AttentionF32, BadShapesAreAnErrorNotACrash) {
