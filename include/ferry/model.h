@@ -55,9 +55,9 @@ struct LoadOptions {
   /// Apply the repair rules (docs/repair.md) to ops ferry cannot import (ImportOptions::repair).
   bool repair = false;
   /// Op library files: user decompositions of custom ops (docs/repair.md, "Op libraries").
-  std::vector<std::string> op_libraries;
+  std::vector<std::string> op_libraries{};
   /// More op library entries as text (what Python's ferry.register_ops collected).
-  std::string op_library_text;
+  std::string op_library_text{};
 };
 
 /// What compile() may be asked for. Unknown backends are an invalid_argument

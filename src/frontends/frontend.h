@@ -66,7 +66,7 @@ struct ImportOptions {
   /// User decompositions of custom ops (`--op-library`, repair/op_library.h): a node of an
   /// op the library defines (and ferry cannot import) is replaced by its graph, recorded
   /// in ImportReport::repairs. Applies with or without `repair`. ONNX models only.
-  std::shared_ptr<const repair::OpLibrary> op_library;
+  std::shared_ptr<const repair::OpLibrary> op_library{};
 };
 
 /// Loads a model, choosing the frontend by content/extension (.onnx, .ferry text IR).

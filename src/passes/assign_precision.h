@@ -33,10 +33,10 @@ namespace ferry {
 
 /// What the user asked for (CompileOptions, `--precision`, `--keep-fp32`, `--force`).
 struct PrecisionRequest {
-  std::string mode;                    ///< "", fp32, bf16, fp16, int8, auto
-  std::vector<std::string> keep_fp32;  ///< node names (optimized graph, or a source name in provenance)
-  std::vector<std::string> force;      ///< "NODE=bf16"
-  std::string saved;                   ///< the model's saved decisions (JSON, save_precision_metadata); "" none
+  std::string mode{};                    ///< "", fp32, bf16, fp16, int8, auto
+  std::vector<std::string> keep_fp32{};  ///< node names (optimized graph, or a source name in provenance)
+  std::vector<std::string> force{};      ///< "NODE=bf16"
+  std::string saved{};                   ///< the model's saved decisions (JSON, save_precision_metadata); "" none
 };
 
 /// One node's decision.
