@@ -1,5 +1,5 @@
-// attn::exp2_neg (backends/cpu/native/attention_tile.h), the attention tile's
-// softmax exponential 2^(u + kExpShift<W>), against std::exp2 in double over its
+// The attention tile's softmax exponentials (backends/cpu/native/attention_tile.h),
+// 2^(u + kExpShift<W>), against std::exp2 in double over its
 // whole domain u <= -kExpShift: relative error, exact zeros below 2^-126 and for
 // -inf, no denormal results, NaN kept. exp2_half (generic vectors and AVX2,
 // shift 1/2) is checked as generic vector code (any x86-64) and inside the AVX2
@@ -20,15 +20,17 @@
 namespace ferry::attn {
 namespace {
 
-/// y[i] = exp2_neg(u[i]), W lanes at a time (n a multiple of W).
+/// y[i] = exp2_half(u[i]), W lanes at a time (n a multiple of W).
 template <int W>
 FERRY_INLINE void exp2_all(const float* u, float* y, size_t n) {
-  for (size_t i = 0; i < n; i += W) store<W>(y + i, exp2_neg<W>(load<W>(u + i)));
+  for (size_t i = 0; i < n; i += W) store<W>(y + i, exp2_half<W>(load<W>(u + i)));
 }
 void exp2_generic4(const float* u, float* y, size_t n) { exp2_all<4>(u, y, n); }
 void exp2_generic8(const float* u, float* y, size_t n) { exp2_all<8>(u, y, n); }
 FERRY_TARGET_AVX2 void exp2_avx2(const float* u, float* y, size_t n) { exp2_all<8>(u, y, n); }
-FERRY_TARGET_AVX512 void exp2_avx512(const float* u, float* y, size_t n) { exp2_all<16>(u, y, n); }
+FERRY_TARGET_AVX512 void exp2_avx512(const float* u, float* y, size_t n) {
+  for (size_t i = 0; i < n; i += 16) _mm512_storeu_ps(y + i, exp2_scalef(_mm512_loadu_ps(u + i)));
+}
 
 /// The domain u <= -shift: a dense grid on [-130, -shift], the rounding boundaries, -inf and
 /// NaN; 16 | size.

@@ -12,7 +12,7 @@
 //   O^T[e][i] = alpha[i] O^T[e][i] + sum_j V[j][e] P^T[j][i]   (A = V^T, broadcast)
 // and the softmax statistics are per-lane vector ops (no horizontal reductions).
 // S is kept in log2 units (Q^T carries scale log2(e)), so the softmax takes powers
-// of 2 (exp2_neg: no range reduction by ln 2). Per key block of N keys (online
+// of 2 (exp2_half / exp2_scalef: no range reduction by ln 2). Per key block of N keys (online
 // softmax, running max m and sum l per query):
 //   m'    = max(m, max_j S[j])            base = m' (0 while m' = -inf)
 //   P[j]  = 2^(S[j] - base)               alpha = 2^(m - base)
@@ -25,6 +25,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#include <immintrin.h>
 
 #include "backends/cpu/native/attention_view.h"
 #include "backends/cpu/native/simd_math.h"
@@ -165,40 +167,48 @@ FERRY_INLINE vf<W> exp2_half(vf<W> u) {
 /// 2^u for u <= 0 in one AVX-512 vector: g = u - floor(u) by vreduceps, 2^g by a degree-5
 /// polynomial fitted to [0, 1) (max rel. error 1.6e-7 evaluated in float), times 2^floor(u) by
 /// vscalefps; exactly 0 below 2^-126 and for -inf, NaN stays NaN. Nine instructions where
-/// exp2_half takes fourteen (its rounding trick needs a clamp, two adds, a shift and a multiply):
-/// the softmax's share of the kernel falls by about a third.
-///
-/// Written in inline asm: the three AVX-512 instructions as intrinsics would need the target
-/// attribute on every always-inline template between here and the per-ISA kernel function
-/// (GCC refuses to inline a target function into a generic one), and only W = 16 code, which
-/// is compiled inside AVX-512 functions only, instantiates this.
-FERRY_INLINE vf<16> exp2_scalef(vf<16> u) {
-  vf<16> g, y;
-  uint16_t live;
-  const vf<16> lo = vf<16>{} - 126.f;
-  asm("vcmpps $0x15, %1, %2, %0" : "=Yk"(live) : "v"(lo), "v"(u));  // NLT_UQ: u >= -126 or NaN
-  asm("vreduceps $0x9, %1, %0" : "=v"(g) : "v"(u));                   // g = u - floor(u), no exceptions
-  y = 1.8775762291625142e-3f * g + 8.989342488348484e-3f;
-  y = y * g + 5.582631379365921e-2f;
-  y = y * g + 2.4015362560749054e-1f;
-  y = y * g + 6.931530833244324e-1f;
-  y = y * g + 9.999999403953552e-1f;
-  asm("vscalefps %2, %1, %0%{%3%}%{z%}" : "=v"(y) : "v"(y), "v"(u), "Yk"(live));  // y 2^floor(u), 0 where not live
-  return y;
+/// exp2_half takes fourteen (its rounding trick needs a clamp, two adds, a shift and a multiply).
+FERRY_TARGET_AVX512 FERRY_INLINE __m512 exp2_scalef(__m512 u) {
+  const __mmask16 live = _mm512_cmp_ps_mask(u, _mm512_set1_ps(-126.f), _CMP_NLT_UQ);  // u >= -126 or NaN
+  const __m512 g = _mm512_reduce_ps(u, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  __m512 y = _mm512_fmadd_ps(_mm512_set1_ps(1.8775762291625142e-3f), g, _mm512_set1_ps(8.989342488348484e-3f));
+  y = _mm512_fmadd_ps(y, g, _mm512_set1_ps(5.582631379365921e-2f));
+  y = _mm512_fmadd_ps(y, g, _mm512_set1_ps(2.4015362560749054e-1f));
+  y = _mm512_fmadd_ps(y, g, _mm512_set1_ps(6.931530833244324e-1f));
+  y = _mm512_fmadd_ps(y, g, _mm512_set1_ps(9.999999403953552e-1f));
+  return _mm512_maskz_scalef_ps(live, y, u);
 }
 
-/// The softmax's powers of 2: exp2_neg(u) = 2^(u + kExpShift<W>) for u <= -kExpShift<W>,
-/// exp2_scalef on AVX-512 vectors (shift 0), exp2_half on AVX2 ones (shift 1/2, which the
-/// caller folds into the max it subtracts).
+/// softmax_step's exponentials for one column of 16 query lanes on AVX-512: P[j] = 2^(S[j] - b)
+/// in place over rows [0, n) of `col` (row stride L floats), sum[0..16) = sum_j P[j],
+/// alpha[0..16) = 2^(m - b). A function of its own, called once per lane vector and key block:
+/// the AVX-512 intrinsics need the target attribute, and GCC and Clang refuse to inline a
+/// target function into the generic always-inline templates between here and the per-ISA
+/// kernel functions (a call costs nothing next to n x 16 exponentials).
+FERRY_TARGET_AVX512 inline void softmax_exp16(float* col, int64_t n, int64_t L, const float* b, const float* m,
+                                              float* alpha, float* sum) {
+  const __m512 vb = _mm512_loadu_ps(b);
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  int64_t jj = 0;
+  for (; jj + 2 <= n; jj += 2) {
+    const __m512 e0 = exp2_scalef(_mm512_sub_ps(_mm512_loadu_ps(col + jj * L), vb));
+    const __m512 e1 = exp2_scalef(_mm512_sub_ps(_mm512_loadu_ps(col + (jj + 1) * L), vb));
+    _mm512_storeu_ps(col + jj * L, e0), _mm512_storeu_ps(col + (jj + 1) * L, e1);
+    s0 = _mm512_add_ps(s0, e0), s1 = _mm512_add_ps(s1, e1);
+  }
+  if (jj < n) {
+    const __m512 e = exp2_scalef(_mm512_sub_ps(_mm512_loadu_ps(col + jj * L), vb));
+    _mm512_storeu_ps(col + jj * L, e);
+    s0 = _mm512_add_ps(s0, e);
+  }
+  _mm512_storeu_ps(sum, _mm512_add_ps(s0, s1));
+  _mm512_storeu_ps(alpha, exp2_scalef(_mm512_sub_ps(_mm512_loadu_ps(m), vb)));
+}
+
+/// The softmax's offset: b = max + kExpShift<W>. exp2_half (AVX2 and generic vectors) computes
+/// 2^(u + 1/2) for u <= -1/2, so b carries the 1/2; softmax_exp16 (AVX-512) takes b = max.
 template <int W>
 constexpr float kExpShift = W == 16 ? 0.f : 0.5f;
-template <int W>
-FERRY_INLINE vf<W> exp2_neg(vf<W> u) {
-  if constexpr (W == 16)
-    return exp2_scalef(u);
-  else
-    return exp2_half<W>(u);
-}
 
 constexpr float kLog2e = 1.44269504088896341f;
 
@@ -240,7 +250,7 @@ FERRY_INLINE void apply_bias(const Problem& p, int64_t b, int64_t h, int64_t i0,
 
 /// The online-softmax step on one key block, per lane vector (S^T is in log2 units: Q^T carries
 /// log2(e)): updates m, l, alpha; S^T becomes P^T. With b = max(m, max_j S[j]) + kExpShift,
-///   P[j] = exp2_neg(S[j] - b) = 2^(S[j] - m'),  alpha = exp2_neg(m - b) = 2^(m - m')
+///   P[j] = 2^(S[j] - m'),  alpha = 2^(m - m')   (softmax_exp16 on AVX-512, exp2_half otherwise)
 /// (b = kExpShift while every key so far is masked: m' = -inf, P = alpha = 0).
 template <class Cfg>
 FERRY_INLINE void softmax_step(Block<Cfg>& blk, int64_t n, int64_t lanes) {
@@ -264,21 +274,29 @@ FERRY_INLINE void softmax_step(Block<Cfg>& blk, int64_t n, int64_t lanes) {
     mx0 = mx0 < mx1 ? mx1 : mx0, mx2 = mx2 < mx3 ? mx3 : mx2;
     const vf<W> mn = mx0 < mx2 ? mx2 : mx0;
     const vf<W> b = (mn == kNegInf ? vf<W>{} : mn) + kExpShift<W>;
-    vf<W> sum0{}, sum1{};
     float* out = blk.st + i;
-    for (jj = 0; jj + 2 <= n; jj += 2) {
-      const vf<W> e0 = exp2_neg<W>(load<W>(out + jj * L) - b), e1 = exp2_neg<W>(load<W>(out + (jj + 1) * L) - b);
-      store<W>(out + jj * L, e0), store<W>(out + (jj + 1) * L, e1);
-      sum0 += e0, sum1 += e1;
+    vf<W> alpha, sum;
+    if constexpr (W == 16) {
+      float bs[16], as[16], ss[16];
+      store<W>(bs, b);
+      softmax_exp16(out, n, L, bs, blk.m + i, as, ss);
+      alpha = load<W>(as), sum = load<W>(ss);
+    } else {
+      vf<W> sum0{}, sum1{};
+      for (jj = 0; jj + 2 <= n; jj += 2) {
+        const vf<W> e0 = exp2_half<W>(load<W>(out + jj * L) - b), e1 = exp2_half<W>(load<W>(out + (jj + 1) * L) - b);
+        store<W>(out + jj * L, e0), store<W>(out + (jj + 1) * L, e1);
+        sum0 += e0, sum1 += e1;
+      }
+      if (jj < n) {
+        const vf<W> e = exp2_half<W>(load<W>(out + jj * L) - b);
+        store<W>(out + jj * L, e);
+        sum0 += e;
+      }
+      alpha = exp2_half<W>(m - b), sum = sum0 + sum1;
     }
-    if (jj < n) {
-      const vf<W> e = exp2_neg<W>(load<W>(out + jj * L) - b);
-      store<W>(out + jj * L, e);
-      sum0 += e;
-    }
-    const vf<W> alpha = exp2_neg<W>(m - b);
     store<W>(blk.alpha + i, alpha);
-    store<W>(blk.l + i, load<W>(blk.l + i) * alpha + (sum0 + sum1));
+    store<W>(blk.l + i, load<W>(blk.l + i) * alpha + sum);
     store<W>(blk.m + i, mn);
   }
 }
