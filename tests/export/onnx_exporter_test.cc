@@ -351,7 +351,7 @@ TEST(OnnxExporter, FusedOpsRoundTripWithOmittedInputsAndStringAttributes) {
   ASSERT_TRUE(m.ok());
   for (const onnx::NodeProto& n : m->graph().node()) {
     EXPECT_EQ(n.domain(), "ferry") << n.name();
-    if (n.name() == "conv") EXPECT_EQ(n.input(2), "");
+    if (n.name() == "conv") { EXPECT_EQ(n.input(2), ""); }
   }
 }
 

@@ -70,7 +70,7 @@ TEST(NativeActivation, MatchesTheReferenceKernelsOutOfPlaceAndInPlace) {
         ++checked;
       }
   }
-  if (host_isa() >= Isa::avx2) EXPECT_GT(checked, 0);
+  if (host_isa() >= Isa::avx2) { EXPECT_GT(checked, 0); }
 }
 
 TEST(NativeActivation, NoKernelBelowAvx2) {

@@ -41,8 +41,8 @@ TEST(BlockedPRelu, ConstantSlopesStayBlockedAndMatch) {
           prelu_primitive |= st.kernel.find(f == "[1]" ? "onednn_eltwise_f32_" : "onednn_prelu_f32_") != std::string::npos;
         }
         // Per-channel slopes are oneDNN's jit prelu on a blocked layout, one slope its eltwise relu.
-        if (blocked && f != "[W]") EXPECT_TRUE(prelu_primitive) << label << r.plan_text;
-        if (!blocked) EXPECT_FALSE(prelu_primitive) << label << r.plan_text;
+        if (blocked && f != "[W]") { EXPECT_TRUE(prelu_primitive) << label << r.plan_text; }
+        if (!blocked) { EXPECT_FALSE(prelu_primitive) << label << r.plan_text; }
         EXPECT_TRUE(outputs_close(r, 1e-5)) << label << (blocked ? " blocked" : " plain");
       }
     }

@@ -34,7 +34,9 @@ TEST(FusedMulStep, BatchNormAfterConcatIsOneStep) {
       EXPECT_TRUE(r.steps_of("Mul").empty() && r.steps_of("Add").empty()) << r.plan_text;
       EXPECT_TRUE(r.reference_steps().empty()) << r.plan_text;
       if (blocked && host_isa() >= Isa::avx512)
-        for (const StepInfo* s : r.steps_of("FusedMul")) EXPECT_NE(s->kernel.find("onednn_binary"), std::string::npos) << r.plan_text;
+        for (const StepInfo* s : r.steps_of("FusedMul")) {
+          EXPECT_NE(s->kernel.find("onednn_binary"), std::string::npos) << r.plan_text;
+        }
     }
   }
 }

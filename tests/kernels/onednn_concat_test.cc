@@ -65,7 +65,7 @@ TEST(OnednnConcat, BlockedPlainAndConstantOperands) {
       for (const StepInfo* st : r.steps_of("Concat"))
         concat += st->kernel.rfind("onednn_concat_f32_", 0) == 0 || st->kernel.rfind("concat_copy_f32_", 0) == 0;
       EXPECT_EQ(concat, 1) << label << r.plan_text;
-      if (!blocked) EXPECT_EQ(r.steps_of("Concat")[0]->kernel, "concat_copy_f32_plain") << label;
+      if (!blocked) { EXPECT_EQ(r.steps_of("Concat")[0]->kernel, "concat_copy_f32_plain") << label; }
       EXPECT_TRUE(outputs_close(r, 1e-5)) << label << (blocked ? " blocked" : " plain");
     }
   }
@@ -124,10 +124,11 @@ TEST(ConcatCopy, RunsOfAnyLengthMatchTheReference) {
       bool whole_blocks = block && (cc.axis == 1 || cc.axis == -3);
       for (const auto& d : cc.dims) whole_blocks = whole_blocks && d[1] % block == 0;
       const bool along_channels = cc.axis == 1 || cc.axis == -3;
-      if (layout == "plain" || layout == "acdb" || whole_blocks)
+      if (layout == "plain" || layout == "acdb" || whole_blocks) {
         EXPECT_EQ(kernel, "concat_copy_f32_" + layout) << r.plan_text;
-      else if (block && along_channels)  // a block cut between operands: plain, as oneDNN would
+      } else if (block && along_channels) {  // a block cut between operands: plain, as oneDNN would
         EXPECT_EQ(kernel, "concat_copy_f32_plain") << r.plan_text;
+      }
       EXPECT_TRUE(outputs_close(r, cc.after_conv ? 1e-5 : 0.0)) << cc.dims[0].size() << "-D axis " << cc.axis << r.plan_text;
     }
   }

@@ -114,7 +114,7 @@ TEST(OnednnConvNd, Conv1dDepthwiseRunsAsTheTwoDimensionalKernel) {
   SessionRun r;
   ASSERT_TRUE(run_session(build, {{"x", x}}, true, &r));
   for (const StepInfo& st : r.plan.steps)
-    if (st.nodes == "node") EXPECT_EQ(st.kernel.find("gemm"), std::string::npos) << st.kernel;
+    if (st.nodes == "node") { EXPECT_EQ(st.kernel.find("gemm"), std::string::npos) << st.kernel; }
 }
 
 TEST(OnednnConvNd, GroupedConvBetweenChannelsLastConvsStaysChannelsLast) {
@@ -137,7 +137,7 @@ TEST(OnednnConvNd, GroupedConvBetweenChannelsLastConvsStaysChannelsLast) {
   EXPECT_TRUE(outputs_close(r, 1e-3)) << r.plan_text;  // three chained convolutions of N(0, 1) weights
   int reorders = 0;
   for (const StepInfo& st : r.plan.steps) {
-    if (st.nodes == "grouped") EXPECT_NE(st.kernel.find("grouped_f32_acdb"), std::string::npos) << st.kernel;
+    if (st.nodes == "grouped") { EXPECT_NE(st.kernel.find("grouped_f32_acdb"), std::string::npos) << st.kernel; }
     reorders += st.kernel.find("reorder") != std::string::npos || st.kernel.find("strided_copy") != std::string::npos;
   }
   EXPECT_LE(reorders, 2) << r.plan_text;  // the input's and the output's only

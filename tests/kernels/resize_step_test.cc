@@ -65,9 +65,10 @@ TEST(ResizeStep, ChannelsLastNearestMatchesAndNeedsNoReorder) {
       EXPECT_EQ(kernel == "resize_nearest_strided_copy_" + layout, own) << label << r.plan_text;
       if (own) {
         for (size_t k = 1; k + 1 < r.plan.steps.size(); ++k)
-          if (r.plan.steps[k].op == "Resize")
+          if (r.plan.steps[k].op == "Resize") {
             EXPECT_TRUE(r.plan.steps[k - 1].op != "Reorder" && r.plan.steps[k + 1].op != "Reorder")
                 << label << ": a reorder beside the Resize" << r.plan_text;
+          }
       }
       EXPECT_TRUE(outputs_close(r, 1e-4)) << label << (blocked ? " blocked" : " plain");
     }

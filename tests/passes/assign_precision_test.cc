@@ -56,7 +56,7 @@ TEST(AssignPrecision, AutoKeepsFp32WhereNothingIsAccelerated) {
   // The CPU's bf16 steps run MatMuls with constant weights where the target accelerates bf16
   // (bf16 hardware and oneDNN's jit / brgemm bf16 matmul): auto takes exactly those.
   const bool accelerated = t.of(DType::bf16).exec == PrecisionExec::accelerated;
-  if (!bf16_hw) EXPECT_FALSE(accelerated) << t.of(DType::bf16).why;
+  if (!bf16_hw) { EXPECT_FALSE(accelerated) << t.of(DType::bf16).why; }
   for (const NodePrecision& d : r->nodes) {
     if (accelerated && d.op == "MatMul") {
       EXPECT_EQ(d.precision, DType::bf16) << d.node;
@@ -68,15 +68,17 @@ TEST(AssignPrecision, AutoKeepsFp32WhereNothingIsAccelerated) {
     EXPECT_NE(d.reason.find("auto keeps fp32"), std::string::npos) << d.reason;
     // int8 is accelerated where oneDNN may use VNNI / AMX-INT8 (ONEDNN_MAX_CPU_ISA-capped),
     // emulated elsewhere; auto never picks it either way (it needs calibration data).
-    if (host_has_int8_dot_product())
+    if (host_has_int8_dot_product()) {
       EXPECT_NE(d.reason.find("int8: accelerated for Conv, FusedConv, MatMul, FusedMatMul, Gemm with constant weights "
                               "only, but auto never picks int8"),
                 std::string::npos)
           << d.reason;
-    else
+    } else {
       EXPECT_NE(d.reason.find("int8: per-channel s8 weights"), std::string::npos) << d.reason;
-    if (!bf16_hw && host_isa() == Isa::avx2)
+    }
+    if (!bf16_hw && host_isa() == Isa::avx2) {
       EXPECT_NE(d.reason.find("bf16: no bf16 hardware: avx2 only"), std::string::npos) << d.reason;
+    }
   }
 }
 

@@ -48,7 +48,7 @@ TEST(NarrowF64, KeepsTheInterfaceAndComputesInF32) {
   EXPECT_EQ(g->outputs()[0]->name(), "y");
   EXPECT_EQ(g->outputs()[1]->dtype(), DType::i64);
   for (const Node* n : g->nodes())
-    if (n->op() == Op::Softmax || n->op() == Op::Mul) EXPECT_EQ(n->output(0)->dtype(), DType::f32) << n->name();
+    if (n->op() == Op::Softmax || n->op() == Op::Mul) { EXPECT_EQ(n->output(0)->dtype(), DType::f32) << n->name(); }
   EXPECT_EQ(count_ops(*g, Op::Cast), 2);  // in and out
   EXPECT_EQ(rec.check, "passed") << rec.check_detail;
   EXPECT_EQ(rec.rule, "narrow_f64");

@@ -36,7 +36,7 @@ TEST(SympyExpr, MalformedTextIsAnErrorNotACrash) {
                           "Mul()", "Symbol('')", "Symbol('s0') junk", "Mul(Integer(1),", "Symbol('s0', x)"}) {
     auto e = parse_sympy(bad);
     EXPECT_FALSE(e.ok()) << bad;
-    if (!e.ok()) EXPECT_NE(e.status().message().find("symbolic size"), std::string::npos) << e.status().message();
+    if (!e.ok()) { EXPECT_NE(e.status().message().find("symbolic size"), std::string::npos) << e.status().message(); }
   }
 }
 
