@@ -31,7 +31,9 @@ ferry's idle threads spin briefly then sleep, src/runtime/wait_policy.h; ORT spi
 OMP_WAIT_POLICY=PASSIVE) — a second row, not the headline. --busy N starts N bounded
 CPU burners (one busy process each, stopped after the model) for the whole
 measurement, as on a shared machine. The fp32 FMA peak of --threads threads
-(bench/fma_peak.c) and ResNet-50's fraction of it are printed.
+(bench/fma_peak.c) and ResNet-50's fraction of it are printed (an effective rate: direct
+convolution's FLOPs over ferry's time, which counts Winograd's savings; --conv-algorithm
+direct measures ferry on the peers' algorithm).
 """
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ sys.path.insert(0, str(GEN))
 # loses badly on a shared, loaded one (a descheduled spinner stalls every barrier), so
 # --no-spin turns it off for both engines alike: ORT's allow_spinning=0, OpenMP's PASSIVE.
 SPIN = True
+CONV_ALGORITHM = "auto"  # ferry bench --conv-algorithm (src/backends/cpu/conv_algorithm.h)
 
 MODELS = ["resnet50", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "regnet_y_400mf", "convnext_tiny",
           "densenet121", "swin_t", "vit_b_16", "bert", "gpt2"]
@@ -209,7 +212,7 @@ def time_ort(sess, feeds, warmup, iters):
 
 def time_ferry(path, specs, batch, threads, warmup, iters):
     cmd = [ferry_bin(), "bench", str(path), "--json", "--threads", str(threads), "--warmup", str(warmup),
-           "--iters", str(iters)]
+           "--iters", str(iters), "--conv-algorithm", CONV_ALGORITHM]
     for s in specs:
         cmd += ["--shape", f"{s['name']}={'x'.join(str(d) for d in s['shape'])}"]
     env = dict(os.environ)
@@ -328,15 +331,19 @@ def main(argv=None):
     ap.add_argument("--peers", nargs="+", default=PEERS, choices=PEERS)
     ap.add_argument("--modes", nargs="+", default=["default"], choices=["default", "no-spin"],
                     help="default: every engine's own settings (the headline); no-spin: idle threads sleep in all")
+    ap.add_argument("--conv-algorithm", default="auto", choices=["auto", "direct", "winograd"],
+                    help="ferry's fp32 3x3 convolutions (ferry bench --conv-algorithm): auto takes oneDNN's "
+                         "Winograd kernels where they gain (AVX-512 only); direct = the peers' algorithm")
     ap.add_argument("--busy", type=int, default=0, help="bounded CPU burner processes running alongside")
     ap.add_argument("--write", metavar="FILE", help="write the markdown report here (e.g. a section for bench/RESULTS.md)")
     ap.add_argument("--json", metavar="FILE", help="write raw results as JSON")
     args = ap.parse_args(argv)
-    global SPIN
+    global SPIN, CONV_ALGORITHM
     peers = [p for p in args.peers if p != "openvino" or have_openvino()]
     if "openvino" in args.peers and "openvino" not in peers:
         print("openvino is not installed: measured against ONNX Runtime only", file=sys.stderr)
 
+    CONV_ALGORITHM = args.conv_algorithm
     started = datetime.datetime.now(datetime.timezone.utc)
     load_before = load_avg()
     peak = fma_peak_gflops(args.threads)
@@ -366,6 +373,7 @@ def main(argv=None):
               "; of the per-round ratios: " + ", ".join(f"{p}/ferry {v:.3f}x" for p, v in geo_rounds[m].items()))
     result = {"date": started.isoformat(timespec="seconds"), "machine": machine(), "versions": versions(),
               "threads": args.threads, "rounds": args.rounds, "busy": args.busy, "peers": peers,
+              "conv_algorithm": args.conv_algorithm,
               "fma_peak_gflops": peak, "load_avg_before": load_before, "load_avg_after": load_after, "rows": rows,
               "geomean": geo, "geomean_per_round": geo_rounds}
     if args.json:
@@ -386,7 +394,8 @@ def markdown(res):
         f"- machine: {res['machine']}; fp32 FMA peak ({res['threads']} threads, bench/fma_peak.c): "
         f"{res['fma_peak_gflops']:.1f} GFLOP/s",
         f"- threads: {res['threads']} for every engine; {res['rounds']} alternating rounds per model (best p50 of each engine; `per round`: the median over rounds of peer / ferry timed back to back); "
-        f"{res['busy']} busy background processes",
+        f"{res['busy']} busy background processes; ferry's fp32 3x3 convolutions: "
+        f"`--conv-algorithm {res.get('conv_algorithm', 'direct')}`",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- load average (1/5/15 min) before: {', '.join(f'{x:.2f}' for x in res['load_avg_before'])}; "
         f"after: {', '.join(f'{x:.2f}' for x in res['load_avg_after'])}",
@@ -410,8 +419,10 @@ def markdown(res):
                      ", ".join(f"{p}/ferry {x:.3f}x" for p, x in per_round.items()) + ".")
     for r in res["rows"]:
         if "fraction_of_peak" in r and r["mode"] == "default":
+            effective = res.get("conv_algorithm", "direct") != "direct"
             lines.append(f"\nResNet-50 batch 1: {r['gflops']:.1f} GFLOP/s = {100 * r['fraction_of_peak']:.0f}% of "
-                         "the fp32 FMA peak.")
+                         "the fp32 FMA peak" + (" (effective: direct convolution's FLOPs over ferry's time; its "
+                                                "Winograd steps do fewer)." if effective else "."))
     lines.append("")
     return "\n".join(lines)
 

@@ -70,6 +70,7 @@ struct CompileOptions {
   std::string isa;                  ///< highest ISA of ferry's own kernels: "avx2", "avx512", "amx", "generic"; "" = the host's
   bool blocked_layouts = true;      ///< let oneDNN pick blocked activation layouts (nChw8c/16c) for conv chains
   bool reference_kernels = false;   ///< every step on its reference kernel (same plan and arena): bisecting a difference
+  std::string conv_algorithm = "auto";  ///< fp32 3x3 stride-1 convs: "auto" (oneDNN's Winograd where it gains, AVX-512 only), "direct", "winograd"
   // --- precision (docs/precision.md, passes/assign_precision.h) ---
   std::string precision;            ///< fp32, bf16, fp16, int8, auto; "" = the model's saved decisions, else fp32
   std::vector<std::string> keep_fp32;  ///< nodes kept fp32 whatever the mode

@@ -82,6 +82,9 @@ Result<std::unique_ptr<Executor>> make_cpu_executor(std::shared_ptr<const Graph>
   so.isa = isa;
   so.blocked_layouts = options.blocked_layouts;
   so.reference_kernels = options.reference_kernels;
+  std::optional<ConvAlgorithm> algo = parse_conv_algorithm(options.conv_algorithm);
+  if (!algo) return invalid_argument("unknown conv_algorithm '" + options.conv_algorithm + "' (auto, direct, winograd)");
+  so.conv_algorithm = *algo;
   auto session = CpuSession::compile(graph, so);
   if (!session.ok() && session.status().code() != StatusCode::kUnsupported) return session.status();
   std::string why = session.ok() ? "" : session.status().message();

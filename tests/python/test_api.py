@@ -238,9 +238,14 @@ def test_compile_options_are_checked(ferry_api, add_model):
         model.compile(backend="cuda")
     with pytest.raises(ferry_api.InvalidArgumentError, match="threads must be >= 0"):
         model.compile(threads=-1)
+    with pytest.raises(ferry_api.InvalidArgumentError, match=r"unknown conv_algorithm 'fast' \(auto, direct, winograd\)"):
+        model.compile(conv_algorithm="fast")
+    with pytest.raises(TypeError, match="option 'conv_algorithm' must be a str"):
+        model.compile(conv_algorithm=1)
     session = model.compile(optimize=False, backend="reference", threads=2)
     assert session.options == {"optimize": False, "backend": "reference", "threads": 2, "isa": "",
-                               "blocked_layouts": True, "reference_kernels": False, "precision": ""}
+                               "blocked_layouts": True, "reference_kernels": False, "conv_algorithm": "auto",
+                               "precision": ""}
     assert session.backend == "reference"
     assert [b["name"] for b in ferry_api.backends()][:2] == ["cpu", "reference"]
     assert model.compile().backend == "cpu", "the default backend is the first row, as for `ferry run`"

@@ -100,3 +100,30 @@ def test_full_size_models_agree_with_onnxruntime(ferry_api, name):
     for out_name, want in expected.items():
         rel = float(np.max(np.abs(got[out_name] - want)) / max(1.0, float(np.max(np.abs(want)))))
         assert rel <= 1e-4, f"{name} output {out_name}: max rel. difference {rel:.2e} vs ONNX Runtime"
+
+
+@pytest.mark.parametrize("conv_algorithm", ["auto", "direct", "winograd"])
+def test_conv_algorithm_matches_onnxruntime(ferry_api, onnx_mod, tmp_path, conv_algorithm):
+    """Two 3x3 / stride-1 convs of 32 -> 48 -> 48 channels on a 16x16 map with a residual Add
+    (the shapes `auto` sends to oneDNN's Winograd kernel on AVX-512, docs/backend.md): every
+    conv_algorithm agrees with ONNX Runtime within the f32 tolerance, at batch 1 and 3."""
+    from onnx import TensorProto as T, helper, numpy_helper
+
+    rng = np.random.default_rng(11)
+    inits = [numpy_helper.from_array(a.astype(np.float32), n) for n, a in [
+        ("w1", rng.standard_normal((48, 32, 3, 3)) * 0.1), ("b1", rng.standard_normal(48)),
+        ("w2", rng.standard_normal((48, 48, 3, 3)) * 0.1), ("b2", rng.standard_normal(48))]]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c2", "r1"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    path = save_model(onnx_mod, tmp_path / "convs.onnx", nodes,
+                      [helper.make_tensor_value_info("x", T.FLOAT, ["n", 32, 16, 16])],
+                      [helper.make_tensor_value_info("y", T.FLOAT, ["n", 48, 16, 16])], inits)
+    session = ferry_api.load(path).compile(conv_algorithm=conv_algorithm)
+    assert session.options["conv_algorithm"] == conv_algorithm
+    for batch in (1, 3):
+        feeds = {"x": rng.standard_normal((batch, 32, 16, 16)).astype(np.float32)}
+        want = run_ort(path, feeds)["y"]
+        compare("y", session.run(feeds)["y"], want, RTOL["float32"])

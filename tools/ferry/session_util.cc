@@ -21,6 +21,7 @@ CompileOptions compile_options(const std::string& backend, int threads, const Cp
   co.isa = flags.isa;
   co.blocked_layouts = !flags.plain_layouts;
   co.reference_kernels = flags.reference_kernels;
+  co.conv_algorithm = flags.conv_algorithm;
   return co;
 }
 
@@ -31,6 +32,11 @@ void add_cpu_flags(CLI::App* sub, CpuFlags* flags) {
   sub->add_flag("--plain-layouts", flags->plain_layouts, "cpu backend: no blocked layouts (bisecting a difference)");
   sub->add_flag("--reference-kernels", flags->reference_kernels,
                 "cpu backend: every step on its reference kernel, same plan (bisecting a difference)");
+  sub->add_option("--conv-algorithm", flags->conv_algorithm,
+                  "cpu backend, fp32 3x3 stride-1 convolutions: auto (oneDNN's Winograd where it gains; AVX-512\n"
+                  "only), direct, winograd (wherever oneDNN has it)")
+      ->check(CLI::IsMember({"auto", "direct", "winograd"}))
+      ->type_name("NAME");
 }
 
 void add_precision_flags(CLI::App* sub, PrecisionFlags* flags) {

@@ -37,9 +37,10 @@ struct CpuFlags {
   std::string isa;
   bool plain_layouts = false;
   bool reference_kernels = false;
+  std::string conv_algorithm = "auto";
 };
 CompileOptions compile_options(const std::string& backend, int threads, const CpuFlags& flags);
-/// --isa, --plain-layouts, --reference-kernels on `sub` (run, bench).
+/// --isa, --plain-layouts, --reference-kernels, --conv-algorithm on `sub` (run, bench).
 void add_cpu_flags(CLI::App* sub, CpuFlags* flags);
 
 /// --precision, --keep-fp32, --force (convert, run, bench, validate; docs/precision.md).

@@ -394,7 +394,8 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   std::vector<std::vector<int64_t>> all_out_dims;
   if (row->all_outputs)
     for (const OutputInfo& o : outs) all_out_dims.push_back(o.shape.static_dims());
-  Result<Made> made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, all_out_dims});
+  Result<Made> made =
+      row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, all_out_dims, opt_.conv_algorithm});
   // An operand in a layout the step does not take (a Transpose view read channels-last by a
   // matmul, or a residual Add's channels-last output read by a LayerNorm), where no own kernel of
   // the kernel table would take the op instead: the step reads it plain, through one reorder,
@@ -409,7 +410,8 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
         FERRY_ASSIGN_OR_RETURN(step_ins[i], plain_slot(ins[i]));
         ops[i] = operand_of(step_ins[i]);
       }
-    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, std::move(all_out_dims)});
+    made = row->make(
+        {n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, std::move(all_out_dims), opt_.conv_algorithm});
   }
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;  // declined: the next option

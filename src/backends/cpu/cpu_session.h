@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/conv_algorithm.h"
 #include "ferry/status.h"
 #include "ir/graph.h"
 #include "ops/registry.h"
@@ -44,6 +45,8 @@ struct SessionOptions {
   int threads = 0;
   /// Highest ISA of ferry's own kernels (capped to the host's; reference = no own kernels).
   Isa isa = Isa::amx;
+  /// fp32 3x3 convolutions: oneDNN's Winograd where it gains (auto), always, or never.
+  ConvAlgorithm conv_algorithm = ConvAlgorithm::kAuto;
 };
 
 class CpuSession {

@@ -56,7 +56,7 @@ Result<Made> with_activation(const FusedEpilogue& e, std::vector<PostOp> post, I
 
 Result<Made> conv(const StepRequest& r) {
   if (Result<Made> own = row_conv_step(r, Activation::kNone, 0.f); own.ok()) return own;
-  return onednn::make_conv(r.node, r.ops, {}, r.out_dims, r.blocked, r.out_dtype);
+  return onednn::make_conv(r.node, r.ops, {}, r.out_dims, r.blocked, r.out_dtype, r.conv_algorithm);
 }
 
 Result<Made> fused_conv(const StepRequest& r) {
@@ -67,7 +67,9 @@ Result<Made> fused_conv(const StepRequest& r) {
   auto make = [&](bool blocked) {
     return with_activation(
         e, post, r.isa,
-        [&](const std::vector<PostOp>& p) { return onednn::make_conv(r.node, r.ops, p, r.out_dims, blocked, r.out_dtype); },
+        [&](const std::vector<PostOp>& p) {
+          return onednn::make_conv(r.node, r.ops, p, r.out_dims, blocked, r.out_dtype, r.conv_algorithm);
+        },
         r.out_dtype);
   };
   Result<Made> made = make(r.blocked);

@@ -29,6 +29,7 @@ struct StepRequest {
   /// readers are all bf16 steps (cpu_schedule.cc, try_bf16); f32 otherwise.
   DType out_dtype = DType::f32;
   std::vector<std::vector<int64_t>> all_out_dims = {};  ///< every output's dims (all-outputs rows)
+  ConvAlgorithm conv_algorithm = ConvAlgorithm::kAuto;   ///< fp32 3x3 convs: Winograd or direct (conv_algorithm.h)
 };
 
 using StepMaker = Result<onednn::Made> (*)(const StepRequest& r);

@@ -184,8 +184,19 @@ static std::string conv_kind_name(size_t rank, int64_t group, int64_t channels, 
   return std::string(names[rank - 3][kind]) + (src == DType::bf16 ? "_bf16" : "_f32");
 }
 
+/// Whether `algo` asks for Winograd on this conv: fp32, 2-D, 3x3, stride 1, no dilation, one
+/// group (oneDNN may still have no Winograd kernel for it: then direct).
+static bool wants_winograd(ConvAlgorithm algo, bool bf16, const std::vector<int64_t>& w, int64_t group,
+                           const ConvGeometry& g, const std::vector<int64_t>& out_dims) {
+  if (algo == ConvAlgorithm::kDirect || bf16 || group != 1 || w.size() != 4 || w[2] != 3 || w[3] != 3) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (g.strides[i] != 1 || g.dilations[i] != 0) return false;
+  return algo == ConvAlgorithm::kWinograd ||
+         conv_prefers_winograd(long(w[1]), long(w[0]), long(out_dims[0] * out_dims[2] * out_dims[3]));
+}
+
 Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std::vector<PostOp>& post,
-                       const std::vector<int64_t>& out_dims, bool blocked, DType dst) {
+                       const std::vector<int64_t>& out_dims, bool blocked, DType dst, ConvAlgorithm algo) {
   const Operand& X = ops[0];
   const Operand& W = ops[1];
   const Operand* B = ops.size() > 2 && ops[2].present() ? &ops[2] : nullptr;
@@ -216,6 +227,7 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
   // kernel, and the two reorders around it took longer than the convolution (RegNetY-400MF:
   // 1.9 of 8.9 ms in reorders; bench/RESULTS.md).
   bool keep_channels_last = false;
+  const bool winograd = wants_winograd(algo, bf16, wdims, group, geo, out_dims);
   auto build = [&](bool any_layout) {
     return guarded([&]() -> Result<Made> {
       // A 1-D grouped convolution goes to oneDNN as the 2-D one with H = 1 (conv_lift_1d); its
@@ -242,10 +254,24 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
       dnnl::primitive_attr attr;
       attr.set_post_ops(po);
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md,
-                                        w_md, b_md, dst_md, to_dims(gg.strides), to_dims(gg.dilations),
-                                        to_dims(gg.pad_l), to_dims(gg.pad_r));
-      dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+      auto conv_pd = [&](algorithm alg) {
+        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src_md, w_md, b_md, dst_md,
+                                          to_dims(gg.strides), to_dims(gg.dilations), to_dims(gg.pad_l),
+                                          to_dims(gg.pad_r));
+        return dnnl::convolution_forward::primitive_desc(d, attr, engine());
+      };
+      // Winograd in a blocked layout only (its kernels want nChw16c); oneDNN throws when it has
+      // none for this CPU, shape or epilogue.
+      std::optional<dnnl::convolution_forward::primitive_desc> wino;
+      if (any_layout && !keep_channels_last && winograd) {
+        try {
+          wino = conv_pd(algorithm::convolution_winograd);
+          if (is_reference_impl(impl_name(*wino))) wino.reset();
+        } catch (const dnnl::error&) {
+          wino.reset();
+        }
+      }
+      dnnl::convolution_forward::primitive_desc pd = wino ? *wino : conv_pd(algorithm::convolution_direct);
       const std::string impl = impl_name(pd);
       if ((any_layout || bf16) && is_reference_impl(impl))
         return unsupported("oneDNN conv: only " + impl + (bf16 ? " in bf16" : " for any layout"));

@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "backends/cpu/conv_algorithm.h"
 #include "backends/cpu/onednn/onednn_common.h"
 #include "ir/graph.h"
 
@@ -73,8 +74,11 @@ Result<ConvGeometry> conv_geometry(const Node& n, const std::vector<int64_t>& x_
 /// With `blocked`, oneDNN picks the layouts, unless it has only its reference
 /// implementation for them: then plain.
 /// `dst` bf16 (a bf16 X only, no sum post-op): the output is written in bf16.
+/// `algo`: an fp32 2-D 3x3 / stride 1 / one-group conv in a blocked layout may run on oneDNN's
+/// Winograd kernel (conv_algorithm.h); direct wherever oneDNN has no Winograd for it.
 Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std::vector<PostOp>& post,
-                       const std::vector<int64_t>& out_dims, bool blocked, DType dst = DType::f32);
+                       const std::vector<int64_t>& out_dims, bool blocked, DType dst = DType::f32,
+                       ConvAlgorithm algo = ConvAlgorithm::kAuto);
 /// MatMul: operands [A, B, extra...]; a rank-2 B (constant B is packed once) flattens A's batch dims.
 /// `dst` bf16 (a bf16 A only, no sum post-op): the output is written in bf16.
 Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<PostOp>& post,
