@@ -6,10 +6,11 @@
 // B is the primitive's bias; Z is a oneDNN sum post-op (same shape as the output:
 // the output accumulates onto Z's memory) or a broadcast binary add. act is a
 // oneDNN eltwise post-op when oneDNN computes it exactly (Relu, Clip, LeakyRelu,
-// HardSigmoid, HardSwish: piecewise linear), else ferry's own kernel applied in
-// place to the primitive's output within the same step (native/activation.h:
-// oneDNN's logistic / tanh / gelu post-ops are approximations, off by up to 2e-4) -- except
-// in a step that writes bf16, whose rounding is larger than that (bf16_output_post_ops).
+// HardSigmoid, HardSwish: piecewise linear; Gelu in its erf and tanh forms: within 2.6e-7),
+// else ferry's own kernel applied in place to the primitive's output within the same step
+// (native/activation.h: oneDNN's logistic / tanh / swish post-ops are approximations, off by
+// up to 2e-4) -- except in a step that writes bf16, whose rounding is larger than that
+// (bf16_output_post_ops).
 // Either way one step executes the whole node, as the optimizer formed it.
 #pragma once
 
@@ -27,7 +28,7 @@ std::optional<std::vector<onednn::PostOp>> exact_post_ops(Activation a, float al
 
 /// The oneDNN post-ops for `a` on a step that writes bf16 (a bf16 step whose readers are all
 /// bf16 steps, cpu_schedule.cc): the exact ones above, and oneDNN's approximations of Sigmoid,
-/// Tanh, SiLU, Gelu (within ~2e-4 of f(x) before the rounding to bf16, whose step is 2^-8 of
+/// Tanh, SiLU (within ~2e-4 of f(x) before the rounding to bf16, whose step is 2^-8 of
 /// |y|), so the activation needs neither an f32 output nor a conversion step after it.
 std::optional<std::vector<onednn::PostOp>> bf16_output_post_ops(Activation a, float alpha, float beta);
 
