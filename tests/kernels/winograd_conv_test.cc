@@ -28,7 +28,7 @@ TEST(ConvAlgorithm, AutoRuleFollowsTheMeasuredTable) {
   EXPECT_TRUE(conv_prefers_winograd(64, 64, 56 * 56));     // ResNet-50 layer1: 1.65-1.69x in the model
   EXPECT_TRUE(conv_prefers_winograd(256, 256, 14 * 14));   // layer3: 1.53-1.56x
   EXPECT_FALSE(conv_prefers_winograd(512, 512, 7 * 7));    // layer4: 1.02x in the model
-  EXPECT_TRUE(conv_prefers_winograd(128, 32, 28 * 28));    // DenseNet-121 block 2: 1.76x
+  EXPECT_FALSE(conv_prefers_winograd(128, 32, 28 * 28));   // DenseNet-121 block 2: 1.06x in the model, less than its reorders
   EXPECT_FALSE(conv_prefers_winograd(128, 32, 7 * 7));     // block 4: 0.63x
   EXPECT_FALSE(conv_prefers_winograd(16, 16, 112 * 112));  // 0.75x
 }
@@ -85,7 +85,7 @@ TEST(ConvAlgorithm, WinogradWhereAskedAndMatchesTheReference) {
   uint32_t seed = 4100;
   for (const Case& c : takes) {
     EXPECT_EQ(run_case(c, ConvAlgorithm::kWinograd, seed) > 0, avx512) << label(c);
-    EXPECT_EQ(run_case(c, ConvAlgorithm::kAuto, seed) > 0, avx512 && c.x[1] >= 32 && c.w[0] >= 32) << label(c);
+    EXPECT_EQ(run_case(c, ConvAlgorithm::kAuto, seed) > 0, avx512 && c.x[1] >= 32 && c.w[0] >= 64) << label(c);
     EXPECT_EQ(run_case(c, ConvAlgorithm::kDirect, seed), 0) << label(c);
     seed += 3;
   }

@@ -2,10 +2,10 @@
 // Winograd's minimal filtering can take (3x3, stride 1, no dilation, one group).
 //
 // oneDNN 2.6 has Winograd F(2x2,3x3) and F(4x4,3x3) kernels for AVX-512 cores only: on the
-// ResNet / DenseNet 3x3 shapes they ran 1.2-2.9x faster than its direct kernel (1.5-1.7x inside
-// ResNet-50) at a difference of ~3e-6 relative to the output's magnitude, but slower on small
-// ones (16 channels, 7x7 maps): bench/onednn_winograd_probe.cc and bench/RESULTS.md. kAuto takes
-// Winograd only where that table says it gains.
+// ResNet / DenseNet 3x3 shapes they ran 1.2-2.9x faster than its direct kernel alone (1.5-1.7x
+// inside ResNet-50, 1.06x inside DenseNet-121) at a difference of ~3e-6 relative to the output's
+// magnitude, but slower on small ones (16 channels, 7x7 maps): bench/onednn_winograd_probe.cc and
+// bench/RESULTS.md. kAuto takes Winograd only where it gained inside a model.
 #pragma once
 
 #include <optional>
