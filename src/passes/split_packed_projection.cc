@@ -1,6 +1,10 @@
 // passes/split_packed_projection.cc — a packed Q/K/V projection as one projection each.
 //
 //   Gather(Reshape(P, [d_0, .., d_{a-1}, n, E]), i, axis=a)   ==>  Slice(P, [i*E], [(i+1)*E], axes=[-1])
+//   Gather(Reshape(P, [d_0, .., d_{a-1}, n, t_1, .., t_k]), i, axis=a)
+//                                         ==>  Reshape(Slice(P, [i*E], [(i+1)*E], axes=[-1]), [0, .., 0, t_1, .., t_k])
+//   Gather(Transpose(R, perm), i, axis=0), perm[0] = a, R such a Reshape
+//                                         ==>  Transpose(Gather(R, i, axis=a), perm without a)
 //   Slice(MatMul(X, W) [+ b], [s], [e], axes=[-1])            ==>  MatMul(X, W[:, s:e]) [+ b[s:e]]
 //
 // torch's MultiheadAttention computes Q, K and V with one packed in_proj
@@ -10,11 +14,17 @@
 // the packed last axis; the second gives each slice its own projection with the
 // matching columns of W and entries of b, so no part is copied out of a packed
 // buffer and each projection is a plain Dense layer that fuse_attention's
-// head-split wrappers and the epilogue fusions take.
-// Preconditions: gather_packed_axis: one constant index, the split axis a is
-// the next-to-last of the Reshape's output and E = its last dim is static,
-// P = [d_0, .., d_{a-1}, n*E] with the leading dims known equal (or equal but for dims of
-// size 1, as batch-1 exports have them: then a Reshape restores the Gather's static shape). slice_dense:
+// head-split wrappers and the epilogue fusions take. Swin-T's window attention splits its packed
+// qkv as [B*nW, 49, 3, H, D] and moves the 3 axis first and the heads before the tokens in one
+// Transpose ([2, 0, 3, 1, 4]) before picking Q and V: the third rule moves each pick in front of
+// that Transpose (which then has no reader left), so the parts are again head splits of slices,
+// the Attention takes its 3-D form, and no Transpose copies the packed qkv (3.0 of 55 ms in
+// Swin-T at batch 1 before).
+// Preconditions: gather_packed_axis: one constant index, the dims after the split axis a
+// static (E = their product), P = [d_0, .., d_{a-1}, n*E] with the leading dims known equal (or,
+// with one trailing dim, equal but for dims of size 1, as batch-1 exports have them: then a
+// Reshape restores the Gather's static shape). gather_through_transpose: one constant index on
+// axis 0, the Transpose's perm[0] such a split axis with equal leading dims. slice_dense:
 // W a constant of rank 2, b (optional) a constant of shape [N] or [1, N], the
 // Slice along the last axis with constant bounds and step 1, and every use of
 // the projection's output is such a Slice (otherwise the packed product stays
@@ -37,16 +47,24 @@ bool gather_packed_axis(Rewriter& rw, Node& gather) {
   Node* rs = producer_of(gather.input(0), Op::Reshape);
   if (!idx || idx->rank() != 0 || !rs) return false;
   const Shape &ds = rs->output(0)->shape(), &ps = rs->input(0)->shape();
-  if (!ds.rank_known() || !ps.rank_known() || ds.rank() < 2 || ps.rank() != ds.rank() - 1) return false;
+  if (!ds.rank_known() || !ps.rank_known() || ds.rank() < 2) return false;
   const int64_t r = ds.rank(), a = gather.attrs<GatherAttrs>().axis < 0 ? gather.attrs<GatherAttrs>().axis + r
                                                                       : gather.attrs<GatherAttrs>().axis;
-  if (a != r - 2) return false;
-  const Dim &n = ds[size_t(r - 2)], &e = ds[size_t(r - 1)], &packed = ps[size_t(r - 2)];
-  if (!n.is_static() || !e.is_static() || !packed.is_static() || n.value() * e.value() != packed.value()) return false;
+  // The split axis a, then k >= 1 trailing dims of E elements in all; P's last axis is the packed n*E.
+  if (a < 0 || a > r - 2 || ps.rank() != a + 1) return false;
+  std::vector<int64_t> trailing;
+  int64_t e_value = 1;
+  for (int64_t d = a + 1; d < r; ++d) {
+    if (!ds[size_t(d)].is_static()) return false;
+    trailing.push_back(ds[size_t(d)].value());
+    e_value *= trailing.back();
+  }
+  const Dim &n = ds[size_t(a)], &packed = ps[size_t(a)];
+  if (!n.is_static() || !packed.is_static() || n.value() * e_value != packed.value()) return false;
   // The leading dims: equal, or (batch 1 exports) equal but for dims of size 1, which a Reshape puts back.
   bool equal = true;
   std::vector<Dim> dl, pl;
-  for (size_t d = 0; d + 2 < size_t(r); ++d) {
+  for (size_t d = 0; d < size_t(a); ++d) {
     equal &= ds[d].same_as(ps[d]);
     if (!(ds[d].is_static() && ds[d].value() == 1)) dl.push_back(ds[d]);
     if (!(ps[d].is_static() && ps[d].value() == 1)) pl.push_back(ps[d]);
@@ -61,15 +79,68 @@ bool gather_packed_axis(Rewriter& rw, Node& gather) {
   if (i < 0 || i >= n.value()) return false;
   const std::string name = gather.name() + "/packed";
   Node* slice = rw.create(Op::Slice,
-                          {rs->input(0), i64_constant(rw, i * e.value(), name + "_start"),
-                           i64_constant(rw, (i + 1) * e.value(), name + "_end"), i64_constant(rw, -1, name + "_axis")},
+                          {rs->input(0), i64_constant(rw, i * e_value, name + "_start"),
+                           i64_constant(rw, (i + 1) * e_value, name + "_end"), i64_constant(rw, -1, name + "_axis")},
                           1, {}, {&gather, rs}, gather.name());
   Value* out = slice->output(0);
-  if (!equal) {
+  if (equal && trailing.size() > 1) {  // the leading dims copied by position (0), the part's own dims after them
+    std::vector<int64_t> dims(size_t(a), 0);
+    dims.insert(dims.end(), trailing.begin(), trailing.end());
+    out = rw.create(Op::Reshape, {out, rw.constant(Tensor::from_vector<int64_t>(dims, {int64_t(dims.size())}), name + "_dims")},
+                    1, {}, {&gather}, gather.name() + "/dims")
+              ->output(0);
+  } else if (!equal) {
     const std::vector<int64_t> dims = gs.static_dims();
     out = rw.create(Op::Reshape, {out, rw.constant(Tensor::from_vector<int64_t>(dims, {int64_t(dims.size())}), name + "_dims")},
                     1, {}, {&gather}, gather.name() + "/dims")
               ->output(0);
+  }
+  rw.replace_uses(gather.output(0), out);
+  return true;
+}
+
+/// Gather(Transpose(R, perm), i, axis=0) with R = Reshape(P, [.., n, ..]) splitting P's packed last
+/// axis at perm[0]: the Gather moves in front of the Transpose (gather_packed_axis then takes it).
+bool gather_through_transpose(Rewriter& rw, Node& gather) {
+  const Tensor* idx = constant_of(gather.input(1));
+  Node* tr = producer_of(gather.input(0), Op::Transpose);
+  if (!idx || idx->rank() != 0 || !tr) return false;
+  Node* rs = producer_of(tr->input(0), Op::Reshape);
+  const std::optional<std::vector<int64_t>>& perm_attr = tr->attrs<TransposeAttrs>().perm;
+  if (!rs || !perm_attr) return false;
+  const Shape &ds = rs->output(0)->shape(), &ps = rs->input(0)->shape();
+  const std::vector<int64_t>& perm = *perm_attr;
+  const int64_t r = int64_t(perm.size());
+  const int64_t axis = gather.attrs<GatherAttrs>().axis;
+  if ((axis != 0 && axis != -r) || !ds.rank_known() || !ps.rank_known() || ds.rank() != r || r < 3) return false;
+  const int64_t a = perm[0] < 0 ? perm[0] + r : perm[0];
+  // The split axis is where P's packed last axis is divided (P has a + 1 dims, the leading ones
+  // equal, the rest static): exactly what gather_packed_axis then takes, so the move always pays.
+  if (a < 0 || a > r - 2 || ps.rank() != a + 1 || !ps[size_t(a)].is_static() || !ds[size_t(a)].is_static()) return false;
+  int64_t parts = ds[size_t(a)].value();
+  for (int64_t d = a + 1; d < r; ++d) {
+    if (!ds[size_t(d)].is_static()) return false;
+    parts *= ds[size_t(d)].value();
+  }
+  if (parts != ps[size_t(a)].value()) return false;
+  for (int64_t d = 0; d < a; ++d)
+    if (!ds[size_t(d)].same_as(ps[size_t(d)])) return false;
+  AttrMap gattrs;
+  gattrs.set("axis", a);
+  Node* g2 = rw.create(Op::Gather, {tr->input(0), gather.input(1)}, 1, std::move(gattrs), {&gather},
+                       gather.name() + "/split");
+  std::vector<int64_t> rest;
+  for (size_t j = 1; j < perm.size(); ++j) {
+    const int64_t p = perm[j] < 0 ? perm[j] + r : perm[j];
+    rest.push_back(p > a ? p - 1 : p);
+  }
+  bool identity = true;
+  for (size_t j = 0; j < rest.size(); ++j) identity &= rest[j] == int64_t(j);
+  Value* out = g2->output(0);
+  if (!identity) {
+    AttrMap tattrs;
+    tattrs.set("perm", rest);
+    out = rw.create(Op::Transpose, {out}, 1, std::move(tattrs), {&gather, tr}, gather.name())->output(0);
   }
   rw.replace_uses(gather.output(0), out);
   return true;
@@ -145,6 +216,7 @@ bool slice_dense(Rewriter& rw, Node& slice) {
 
 Status split_packed_projection(Graph& g, PassStats& stats) {
   static const std::vector<Pattern> patterns = {{"gather_packed_axis", Op::Gather, gather_packed_axis},
+                                                {"gather_through_transpose", Op::Gather, gather_through_transpose},
                                                 {"slice_dense", Op::Slice, slice_dense}};
   return apply_patterns(g, "split_packed_projection", patterns, stats);
 }
