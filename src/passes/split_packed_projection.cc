@@ -30,6 +30,7 @@
 // the projection's output is such a Slice (otherwise the packed product stays
 // and the slices would add work).
 #include <cstring>
+#include <optional>
 
 #include "ir/op_attrs.h"
 #include "passes/passes.h"
@@ -42,25 +43,37 @@ Value* i64_constant(Rewriter& rw, int64_t v, const std::string& name) {
   return rw.constant(Tensor::from_vector<int64_t>({v}, {1}), name);
 }
 
+/// Reshape(P) -> R = [d_0, .., d_{a-1}, n, t_1, .., t_k] splitting P = [.., n*E]'s packed last axis
+/// at a (k >= 1 static trailing dims, E their product): the trailing dims and E, else nullopt.
+struct PackedSplit {
+  std::vector<int64_t> trailing;
+  int64_t e = 1;
+};
+std::optional<PackedSplit> packed_split(const Shape& ds, const Shape& ps, int64_t a) {
+  if (!ds.rank_known() || !ps.rank_known() || a < 0 || a > ds.rank() - 2 || ps.rank() != a + 1) return std::nullopt;
+  PackedSplit split;
+  for (int64_t d = a + 1; d < ds.rank(); ++d) {
+    if (!ds[size_t(d)].is_static()) return std::nullopt;
+    split.trailing.push_back(ds[size_t(d)].value());
+    split.e *= split.trailing.back();
+  }
+  const Dim &n = ds[size_t(a)], &packed = ps[size_t(a)];
+  if (!n.is_static() || !packed.is_static() || n.value() * split.e != packed.value()) return std::nullopt;
+  return split;
+}
+
 bool gather_packed_axis(Rewriter& rw, Node& gather) {
   const Tensor* idx = constant_of(gather.input(1));
   Node* rs = producer_of(gather.input(0), Op::Reshape);
   if (!idx || idx->rank() != 0 || !rs) return false;
   const Shape &ds = rs->output(0)->shape(), &ps = rs->input(0)->shape();
-  if (!ds.rank_known() || !ps.rank_known() || ds.rank() < 2) return false;
+  if (!ds.rank_known() || ds.rank() < 2) return false;
   const int64_t r = ds.rank(), a = gather.attrs<GatherAttrs>().axis < 0 ? gather.attrs<GatherAttrs>().axis + r
                                                                       : gather.attrs<GatherAttrs>().axis;
-  // The split axis a, then k >= 1 trailing dims of E elements in all; P's last axis is the packed n*E.
-  if (a < 0 || a > r - 2 || ps.rank() != a + 1) return false;
-  std::vector<int64_t> trailing;
-  int64_t e_value = 1;
-  for (int64_t d = a + 1; d < r; ++d) {
-    if (!ds[size_t(d)].is_static()) return false;
-    trailing.push_back(ds[size_t(d)].value());
-    e_value *= trailing.back();
-  }
-  const Dim &n = ds[size_t(a)], &packed = ps[size_t(a)];
-  if (!n.is_static() || !packed.is_static() || n.value() * e_value != packed.value()) return false;
+  const std::optional<PackedSplit> split = packed_split(ds, ps, a);
+  if (!split) return false;
+  const std::vector<int64_t>& trailing = split->trailing;
+  const int64_t e_value = split->e, parts = ds[size_t(a)].value();
   // The leading dims: equal, or (batch 1 exports) equal but for dims of size 1, which a Reshape puts back.
   bool equal = true;
   std::vector<Dim> dl, pl;
@@ -75,8 +88,8 @@ bool gather_packed_axis(Rewriter& rw, Node& gather) {
   if (!equal && !(same_nonunit && gs.is_static()))
     return rw.near_miss("the Reshape does not only split the packed last axis", {rs, &gather});
   int64_t i = idx->get_int(0);
-  if (i < 0) i += n.value();
-  if (i < 0 || i >= n.value()) return false;
+  if (i < 0) i += parts;
+  if (i < 0 || i >= parts) return false;
   const std::string name = gather.name() + "/packed";
   Node* slice = rw.create(Op::Slice,
                           {rs->input(0), i64_constant(rw, i * e_value, name + "_start"),
@@ -112,17 +125,11 @@ bool gather_through_transpose(Rewriter& rw, Node& gather) {
   const std::vector<int64_t>& perm = *perm_attr;
   const int64_t r = int64_t(perm.size());
   const int64_t axis = gather.attrs<GatherAttrs>().axis;
-  if ((axis != 0 && axis != -r) || !ds.rank_known() || !ps.rank_known() || ds.rank() != r || r < 3) return false;
+  if ((axis != 0 && axis != -r) || !ds.rank_known() || ds.rank() != r || r < 3) return false;
   const int64_t a = perm[0] < 0 ? perm[0] + r : perm[0];
-  // The split axis is where P's packed last axis is divided (P has a + 1 dims, the leading ones
-  // equal, the rest static): exactly what gather_packed_axis then takes, so the move always pays.
-  if (a < 0 || a > r - 2 || ps.rank() != a + 1 || !ps[size_t(a)].is_static() || !ds[size_t(a)].is_static()) return false;
-  int64_t parts = ds[size_t(a)].value();
-  for (int64_t d = a + 1; d < r; ++d) {
-    if (!ds[size_t(d)].is_static()) return false;
-    parts *= ds[size_t(d)].value();
-  }
-  if (parts != ps[size_t(a)].value()) return false;
+  // perm[0] is where P's packed last axis is split, with equal leading dims: exactly what
+  // gather_packed_axis then takes, so the move always pays.
+  if (!packed_split(ds, ps, a)) return false;
   for (int64_t d = 0; d < a; ++d)
     if (!ds[size_t(d)].same_as(ps[size_t(d)])) return false;
   AttrMap gattrs;
