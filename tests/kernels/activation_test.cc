@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
+#include <string>
 
 #include "kernel_test_util.h"
 
@@ -67,6 +69,38 @@ TEST(NativeActivation, MatchesTheReferenceKernelsOutOfPlaceAndInPlace) {
         ASSERT_TRUE(bound2.ok());
         ASSERT_TRUE((*bound2)->run().ok());
         EXPECT_TRUE(close(alias, want, 2e-6)) << step->kernel_name() << " in place on " << x.type_string();
+        ++checked;
+      }
+  }
+  if (host_isa() >= Isa::avx2) { EXPECT_GT(checked, 0); }
+}
+
+// Sigmoid and SiLU's own AVX-512 / AVX2 kernels take e^(-x) as a power of 2 with its exponent
+// capped: the saturated ends, infinities and NaN as the formulas have them, and the values near
+// the caps within 2e-6 of fp64 (or 1e-35: what is below 2^-126 is 0) (sizes 8 and 16 plus tails: both the vector and the masked paths).
+TEST(NativeActivation, SigmoidAndSwishEdgeValues) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> xs = {0.f, -0.f, 1e-30f, -1e-30f, 0.5f, -0.5f, 30.f, -30.f, 87.f, -87.f, 88.5f, -88.5f,
+                                 89.f, -89.f, 100.f, -100.f, 1e6f, -1e6f, 3.4e38f, -3.4e38f, inf, -inf, nan, 2.f};
+  int checked = 0;
+  for (Isa isa : {Isa::avx2, Isa::avx512}) {
+    if (isa > host_isa()) continue;
+    for (bool swish : {false, true})
+      for (size_t n : {xs.size(), size_t(5), size_t(13)}) {
+        const Activation act = swish ? Activation::kSiLU : Activation::kSigmoid;
+        ActivationChunk f = native_activation(act, isa);
+        ASSERT_NE(f, nullptr);
+        std::vector<float> y(n, -7.f);
+        f(xs.data(), y.data(), int64_t(n), 1.f);
+        for (size_t i = 0; i < n; ++i) {
+          const double x = xs[i], s = 1.0 / (1.0 + std::exp(-x)), want = swish ? x * s : s;
+          const std::string what = std::string(activation_name(act)) + "(" + std::to_string(x) + ") on " + isa_name(isa);
+          if (std::isnan(x)) { EXPECT_TRUE(std::isnan(y[i])) << what; continue; }
+          if (swish && x == -inf) { EXPECT_TRUE(std::isnan(y[i]) || y[i] <= 0.f) << what << " = " << y[i]; continue; }
+          if (std::isinf(want)) { EXPECT_EQ(y[i], float(want)) << what; continue; }
+          EXPECT_NEAR(y[i], want, 2e-6 * std::fabs(want) + 1e-35) << what;  // below 1e-35: zero
+          EXPECT_GE(y[i] * (swish ? x : 1.0), 0.0) << what << ": the sign";
+        }
         ++checked;
       }
   }

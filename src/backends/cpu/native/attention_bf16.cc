@@ -25,6 +25,10 @@
 #include "backends/cpu/native/attention_tile.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
+// GCC 12's AVX-512 intrinsics (unpack, permute) start from _mm512_undefined_*, which its own
+// uninitialized-use analysis reports once inlined with -O2 -g.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace ferry::attn {
 namespace {
