@@ -49,8 +49,8 @@ FERRY_INLINE void gelu_tanh_body(const float* x, float* y, int64_t n, float) {
 // (a x >= 0 ? x : x z) / (1 + z). AVX-512 takes the power of 2 by vscalefps (exp2_avx512.h): 2.4x
 // the compiled scalar body's rate (113 -> 47 us for 131072 floats on one Xeon core). AVX2 rounds
 // to n + g (|g| <= 1/2), 2^g by its degree-6 Taylor polynomial (rel. error ~1.2e-7), 2^n from the
-// exponent bits; the compiled body ran ~4 ns a value in place (GCC kept a scalar loop for x == y),
-// which made each SiLU epilogue cost 4-6x its convolution with --isa avx2. Within 1e-6 relative
+// exponent bits; GCC 12 compiled the scalar body for AVX2 into a scalar loop with branches (~4 ns
+// a value, bench harness out of place as well), which made each SiLU epilogue cost 4-6x its convolution with --isa avx2. Within 1e-6 relative
 // of the fp64 formulas.
 template <bool kSwish>
 FERRY_TARGET_AVX512 FERRY_INLINE __m512 logistic16(__m512 x, __m512 alpha_log2e) {
