@@ -50,8 +50,8 @@ FERRY_INLINE void gelu_tanh_body(const float* x, float* y, int64_t n, float) {
 // the compiled scalar body's rate (113 -> 47 us for 131072 floats on one Xeon core). AVX2 rounds
 // to n + g (|g| <= 1/2), 2^g by its degree-6 Taylor polynomial (rel. error ~1.2e-7), 2^n from the
 // exponent bits; GCC 12 compiled the scalar body for AVX2 into a scalar loop with branches (~4 ns
-// a value, bench harness out of place as well), which made each SiLU epilogue cost 4-6x its convolution with --isa avx2. Within 1e-6 relative
-// of the fp64 formulas.
+// a value, in place or not), which made each SiLU epilogue cost 4-6x its convolution with
+// --isa avx2. Within 1e-6 relative of the fp64 formulas.
 template <bool kSwish>
 FERRY_TARGET_AVX512 FERRY_INLINE __m512 logistic16(__m512 x, __m512 alpha_log2e) {
   const __m512 t = _mm512_mul_ps(x, alpha_log2e);
