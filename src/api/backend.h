@@ -19,6 +19,7 @@
 
 #include "ferry/model.h"
 #include "ops/registry.h"
+#include "precision/graph_runner.h"
 
 namespace ferry::api {
 
@@ -53,6 +54,11 @@ struct BackendEntry {
   MakeTarget target;          ///< what the optimizer forms for it
   MakePrecisions precisions;  ///< what the precision pass may lower for it
 };
+
+/// How calibration and the accuracy guard run graphs for this backend (precision/graph_runner.h):
+/// each call compiles the graph with the backend's factory (as compile() does: on the cpu backend
+/// real bf16 / int8 steps for the emulated nodes it runs natively) and runs every sample on it.
+GraphRunner backend_graph_runner(const BackendEntry& backend, const CompileOptions& options);
 
 /// The backend table; the first row is the default backend.
 const std::vector<BackendEntry>& backend_table();

@@ -17,6 +17,30 @@ const std::vector<BackendEntry>& backend_table() {
   return table;
 }
 
+GraphRunner backend_graph_runner(const BackendEntry& backend, const CompileOptions& options) {
+  return [make = backend.make, options](const Graph& g, const std::vector<std::map<std::string, Tensor>>& samples,
+                                        const ValueSink& on_value) -> Result<std::vector<std::vector<Tensor>>> {
+    // The caller keeps g alive for the call: the executor borrows it (no copy), so the values
+    // it reports are g's own.
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<Executor> exec, make(std::shared_ptr<const Graph>(std::shared_ptr<const Graph>(), &g), options));
+    RunObserver observer;
+    if (on_value) observer.on_value = [&](const Value* v, const Tensor& t) { on_value(*v, t); };
+    std::vector<std::vector<Tensor>> all;
+    for (size_t s = 0; s < samples.size(); ++s) {
+      std::vector<Tensor> inputs;
+      for (const Value* v : g.inputs()) {
+        auto it = samples[s].find(v->name());
+        if (it == samples[s].end()) return invalid_argument("sample " + std::to_string(s) + " has no input '" + v->name() + "'");
+        inputs.push_back(it->second);
+      }
+      std::vector<Tensor> outputs;
+      FERRY_TRY(exec->run(inputs, &outputs, on_value ? &observer : nullptr).with_context("sample " + std::to_string(s)));
+      all.push_back(std::move(outputs));
+    }
+    return all;
+  };
+}
+
 Result<const BackendEntry*> find_backend(const std::string& name) {
   std::string names;
   for (const BackendEntry& e : backend_table()) {

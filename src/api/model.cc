@@ -122,7 +122,8 @@ namespace {
 
 /// int8 nodes without saved calibration (a --precision int8 of compile, not convert's
 /// decisions) are calibrated on 8 seeded random inputs.
-Status calibrate_int8_if_needed(const Graph& g, const CompileOptions& options, PrecisionReport& report) {
+Status calibrate_int8_if_needed(const Graph& g, const api::BackendEntry& backend, const CompileOptions& options,
+                                PrecisionReport& report) {
   if (!needs_int8_calibration(report)) return Status::Ok();
   FERRY_ASSIGN_OR_RETURN(Int8Observer observer, parse_int8_observer(options.int8_observer));
   std::vector<std::map<std::string, Tensor>> samples;
@@ -132,7 +133,7 @@ Status calibrate_int8_if_needed(const Graph& g, const CompileOptions& options, P
     FERRY_ASSIGN_OR_RETURN(auto s, make_inputs(g, {}, ro));
     samples.push_back(std::move(s));
   }
-  return calibrate_int8(g, report, samples, observer, "8 seeded random samples");
+  return calibrate_int8(g, report, samples, observer, "8 seeded random samples", api::backend_graph_runner(backend, options));
 }
 
 }  // namespace
@@ -152,7 +153,7 @@ Result<Session> Model::compile(const CompileOptions& options) const {
   const TargetPrecisions precisions = backend->precisions(options);
   PrecisionRequest request{options.precision, options.keep_fp32, options.force, state_->saved_precision};
   FERRY_ASSIGN_OR_RETURN(impl->precision, assign_precision(*g, precisions, request));
-  FERRY_TRY(calibrate_int8_if_needed(*g, options, impl->precision));
+  FERRY_TRY(calibrate_int8_if_needed(*g, *backend, options, impl->precision));
   const std::map<std::string, ActivationQuant> act = activation_quant(impl->precision);
   FERRY_TRY(lower_emulated_precision(*g, lowered_nodes(impl->precision), precisions, nullptr, &act)
                 .status()

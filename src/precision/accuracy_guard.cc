@@ -8,7 +8,6 @@
 #include "ir/graph_clone.h"
 #include "precision/calibrate_int8.h"
 #include "precision/emulate_precision.h"
-#include "runtime/interpreter.h"
 
 namespace ferry {
 namespace {
@@ -35,16 +34,11 @@ class GuardRunner {
       : g_(g), t_(t), o_(o), act_(std::move(act)) {}
 
   Status init() {
-    InterpreterOptions io;
-    io.on_node_done = [&](const Node& n, const std::vector<Tensor>& outs) {
-      for (const Tensor& t : outs)
-        if (guard_has_nonfinite(t)) fp32_nonfinite_.insert(n.name());
-    };
-    for (size_t i = 0; i < o_.samples.size(); ++i) {
-      auto out = interpret(g_, o_.samples[i], io);
-      if (!out.ok()) return out.status().with_context("accuracy guard: the fp32 run of sample " + std::to_string(i));
-      ref_.push_back(std::move(out).value());
-    }
+    auto out = run(g_, [&](const Value& v, const Tensor& t) {
+      if (v.producer() && guard_has_nonfinite(t)) fp32_nonfinite_.insert(v.producer()->name());
+    });
+    if (!out.ok()) return out.status().with_context("accuracy guard: the fp32 run");
+    ref_ = std::move(out).value();
     return Status::Ok();
   }
 
@@ -53,29 +47,29 @@ class GuardRunner {
     std::map<const Node*, const Node*> owner;
     FERRY_TRY(lower_emulated_precision(*c, lowered, t_, &owner, &act_).status());
     AccuracyMetrics m;
-    InterpreterOptions io;
-    io.on_node_done = [&](const Node& n, const std::vector<Tensor>& outs) {
-      if (!m.nonfinite_node.empty()) return;
-      auto it = owner.find(&n);
-      const Node& blamed = it == owner.end() ? n : *it->second;
+    auto out = run(*c, [&](const Value& v, const Tensor& t) {
+      const Node* n = v.producer();
+      if (!m.nonfinite_node.empty() || !n) return;
+      auto it = owner.find(n);
+      const Node& blamed = it == owner.end() ? *n : *it->second;
       if (fp32_nonfinite_.count(blamed.name())) return;  // the fp32 run has NaN/Inf there too
-      for (size_t i = 0; i < outs.size(); ++i)
-        if (guard_has_nonfinite(outs[i])) {
-          m.nonfinite_node = blamed.name();
-          m.nonfinite_value = "'" + n.output(i)->name() + "'";
-          return;
-        }
-    };
-    for (size_t s = 0; s < o_.samples.size(); ++s) {
-      auto out = interpret(*c, o_.samples[s], io);
-      if (!out.ok()) return out.status().with_context("accuracy guard: a lowered run of sample " + std::to_string(s));
-      for (size_t k = 0; k < out->size() && k < ref_[s].size(); ++k) accumulate_metrics((*out)[k], ref_[s][k], m);
-    }
+      if (guard_has_nonfinite(t)) {
+        m.nonfinite_node = blamed.name();
+        m.nonfinite_value = "'" + v.name() + "'";
+      }
+    });
+    if (!out.ok()) return out.status().with_context("accuracy guard: a lowered run");
+    for (size_t s = 0; s < out->size() && s < ref_.size(); ++s)
+      for (size_t k = 0; k < (*out)[s].size() && k < ref_[s].size(); ++k) accumulate_metrics((*out)[s][k], ref_[s][k], m);
     judge(o_.budget, m);
     return m;
   }
 
  private:
+  Result<std::vector<std::vector<Tensor>>> run(const Graph& g, const ValueSink& on_value) const {
+    return o_.runner ? o_.runner(g, o_.samples, on_value) : run_on_interpreter(g, o_.samples, on_value);
+  }
+
   const Graph& g_;
   const TargetPrecisions& t_;
   const GuardOptions& o_;

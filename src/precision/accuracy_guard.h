@@ -2,7 +2,7 @@
 // outputs against the fp32 run on calibration inputs, and raises nodes back to fp32 until
 // the accuracy budget holds (DESIGN.md, "Precision is a pass with a guard").
 //
-//   1. fp32 run of every sample (reference interpreter; the graph as optimized).
+//   1. fp32 run of every sample (the graph as optimized).
 //   2. sensitivity of each lowered node: the budget score (accuracy_budget.h) when that
 //      node ALONE is lowered — one run per node and sample; +inf when it makes a NaN/Inf.
 //   3. everything lowered; while the budget fails: raise the node that first produced a
@@ -12,9 +12,11 @@
 //      again at bf16 (it may be raised to fp32 later); elsewhere, or for a NaN/Inf, to fp32.
 // Nodes pinned by --keep-fp32 / --force are never raised: a NaN/Inf in a forced node, or a
 // budget that fails with only pinned nodes left lowered, is an error naming them.
-// The runs are on the reference interpreter with the same emulation (emulate_precision.h)
-// the backends run, so what the guard measures is what `ferry run` computes, up to fp32
-// summation order.
+// The runs are on GuardOptions::runner: the CLI and the API pass the backend's (the emulated
+// graph compiled for it, as `ferry run` compiles it: on the cpu backend real bf16 / int8
+// steps where it has them), else the reference interpreter with the same emulation
+// (emulate_precision.h); either way what the guard measures is what `ferry run` computes, up
+// to fp32 summation order.
 #pragma once
 
 #include <map>
@@ -25,6 +27,7 @@
 #include "ir/graph.h"
 #include "passes/assign_precision.h"
 #include "precision/accuracy_budget.h"
+#include "precision/graph_runner.h"
 
 namespace ferry {
 
@@ -32,6 +35,7 @@ struct GuardOptions {
   AccuracyBudget budget;
   std::vector<std::map<std::string, Tensor>> samples;  ///< graph input name -> tensor, per sample
   std::string samples_from;                            ///< "8 seeded random samples", "calib.npz"
+  GraphRunner runner;  ///< how the runs run (precision/graph_runner.h); empty: the reference interpreter
 };
 
 /// Runs the guard on `g` (the optimized fp32 graph) for the decisions in `report`

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runtime/interpreter.h"
 
 namespace ferry {
 namespace {
@@ -69,7 +68,7 @@ std::map<std::string, ActivationQuant> activation_quant(const PrecisionReport& r
 }
 
 Status calibrate_int8(const Graph& g, PrecisionReport& report, const std::vector<std::map<std::string, Tensor>>& samples,
-                      Int8Observer how, const std::string& samples_from) {
+                      Int8Observer how, const std::string& samples_from, const GraphRunner& runner) {
   if (samples.empty()) return invalid_argument("int8 calibration: no calibration samples");
   // The value each int8 node quantizes (its input 0), and who observes it.
   std::map<const Value*, Observed> seen;
@@ -80,19 +79,17 @@ Status calibrate_int8(const Graph& g, PrecisionReport& report, const std::vector
     input_of[d.node] = n->input(0);
     seen[n->input(0)];
   }
-  InterpreterOptions io;
-  io.on_node_done = [&](const Node& n, const std::vector<Tensor>& outs) {
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (auto it = seen.find(n.output(i)); it != seen.end()) observe(it->second, outs[i], how);
-  };
-  for (size_t s = 0; s < samples.size(); ++s) {
+  for (size_t s = 0; s < samples.size(); ++s)
     for (auto& [v, o] : seen) {  // values no node produces: graph inputs and constants
       if (v->is_graph_input() && samples[s].count(v->name())) observe(o, samples[s].at(v->name()), how);
       if (v->is_constant()) observe(o, *v->constant(), how);
     }
-    auto out = interpret(g, samples[s], io);
-    if (!out.ok()) return out.status().with_context("int8 calibration: the fp32 run of sample " + std::to_string(s));
-  }
+  const ValueSink sink = [&](const Value& v, const Tensor& t) {
+    if (v.producer())  // a runner may report the inputs too: those are observed above
+      if (auto it = seen.find(&v); it != seen.end()) observe(it->second, t, how);
+  };
+  auto out = runner ? runner(g, samples, sink) : run_on_interpreter(g, samples, sink);
+  if (!out.ok()) return out.status().with_context("int8 calibration: the fp32 run");
   for (NodePrecision& d : report.nodes) {
     auto it = input_of.find(d.node);
     if (it == input_of.end()) continue;

@@ -10,6 +10,8 @@
 // (precision/emulate_precision.h); they need no samples.
 #pragma once
 
+#include "precision/graph_runner.h"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -29,8 +31,9 @@ const char* int8_observer_name(Int8Observer o);
 
 /// Fills act_scale / act_zero_point of every int8 node of `report` from the fp32 run of `g`
 /// on `samples`; `samples_from` ("8 seeded random samples") goes into each node's reason.
+/// The fp32 runs go through `runner` (precision/graph_runner.h; empty: the reference interpreter).
 Status calibrate_int8(const Graph& g, PrecisionReport& report, const std::vector<std::map<std::string, Tensor>>& samples,
-                      Int8Observer observer, const std::string& samples_from);
+                      Int8Observer observer, const std::string& samples_from, const GraphRunner& runner = {});
 
 /// True when some int8 node of `report` has no calibration yet.
 bool needs_int8_calibration(const PrecisionReport& report);

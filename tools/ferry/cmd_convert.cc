@@ -20,6 +20,7 @@
 
 #include "cli_common.h"
 #include "session_util.h"
+#include "api/backend.h"
 #include "ferry/model.h"
 #include "export/onnx_exporter.h"
 #include "frontends/frontend.h"
@@ -126,8 +127,8 @@ Result<std::vector<std::map<std::string, Tensor>>> calibration_samples(const Gra
 
 /// The precision pass and, when anything was lowered, the accuracy guard; saves the decisions in `g`.
 /// Returns the exit code on failure (-1: fine).
-int convert_precision(Graph& g, const TargetPrecisions& target, const ConvertOptions& o,
-                      const RandomInputOptions& input_options, PrecisionReport* report) {
+int convert_precision(Graph& g, const TargetPrecisions& target, const CompileOptions& for_backend,
+                      const ConvertOptions& o, const RandomInputOptions& input_options, PrecisionReport* report) {
   PrecisionRequest request{o.precision.precision, o.precision.keep_fp32, o.precision.force, ""};
   auto assigned = assign_precision(g, target, request);
   if (!assigned.ok()) return compile_error(kConvertCmd, o.model, assigned.status());
@@ -142,9 +143,12 @@ int convert_precision(Graph& g, const TargetPrecisions& target, const ConvertOpt
     auto samples = calibration_samples(g, o, input_options, &go.samples_from);
     if (!samples.ok()) return model_error(o.calibration.empty() ? o.model : o.calibration, samples.status());
     go.samples = std::move(samples).value();
+    // The runs on --target's backend (the cpu one: its kernels, and real bf16 / int8 steps in the guard).
+    if (auto backend = api::find_backend(for_backend.backend); backend.ok())
+      go.runner = api::backend_graph_runner(**backend, for_backend);
     if (needs_int8_calibration(*report)) {  // the int8 nodes' activation scales, from the same samples
       const Int8Observer observer = *parse_int8_observer(o.precision.observer);  // checked before loading
-      if (Status st = calibrate_int8(g, *report, go.samples, observer, go.samples_from); !st.ok())
+      if (Status st = calibrate_int8(g, *report, go.samples, observer, go.samples_from, go.runner); !st.ok())
         return model_error(o.model, st);
     }
     if (Status st = run_accuracy_guard(g, target, *report, go); !st.ok()) return model_error(o.model, st);
@@ -323,7 +327,7 @@ int run_convert(const ConvertOptions& o) {
     auto precisions = backend_precisions(for_backend);
     if (!precisions.ok()) return usage_error(kConvertCmd, "--target: " + precisions.status().message());
     offered = *precisions;
-    if (int rc = convert_precision(g, *precisions, o, input_options, &precision); rc >= 0) return rc;
+    if (int rc = convert_precision(g, *precisions, for_backend, o, input_options, &precision); rc >= 0) return rc;
   }
   OnnxExportOptions eo;
   eo.opset = o.opset;
