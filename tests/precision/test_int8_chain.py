@@ -18,6 +18,7 @@ weights (|w_q| <= 64) so they run int8 on every host (onednn_int8.cc), exact.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -235,3 +236,45 @@ def test_precision_int8_chain_drops_quantize_steps(ferry_api, ferry_cli, tmp_pat
     # int8's own distance to fp32, which must be real (the chain is quantized)
     assert float(np.abs(real - fake).max()) / scale <= 0.25 * float(np.abs(fp32 - fake).max()) / scale
     assert float(np.abs(fp32 - fake).max()) / scale > 1e-3
+
+
+def test_quantize_of_a_blocked_fp32_output_is_the_own_kernel(ferry_cli, tmp_path):
+    """With oneDNN capped at AVX2 an fp32 conv chain runs nChw8c (abcd8b); the QuantizeLinear in
+    front of the int8 conv after it takes that output channels-last (one f32 reorder) and runs
+    ferry's AVX2 kernel, not the generic one (1.3 ms of MobileNetV2's 9 ms before), with the
+    reference backend's numbers under the same cap."""
+    rng = np.random.default_rng(5)
+    nodes, inits, x = [], {}, "x"
+    for i, (cin, cout, k) in enumerate([(16, 32, 3), (32, 32, 3), (32, 16, 1)]):
+        inits[f"w{i}"] = rng.normal(0, 1.0 / (cin * k * k) ** 0.5, (cout, cin, k, k)).astype(np.float32)
+        inits[f"b{i}"] = rng.normal(0, 0.1, cout).astype(np.float32)
+        y = "y" if i == 2 else f"h{i}"
+        nodes.append(helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}", pads=[k // 2] * 4))
+        nodes.append(helper.make_node("Relu", [f"c{i}"], [y], name=f"relu{i}"))
+        x = y
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 14, 14])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    path = tmp_path / "fp32.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    keep = ["--precision", "int8", "--keep-fp32", "conv0", "--keep-fp32", "conv1"]
+    capped = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2", FERRY_CPU_MAX_ISA="avx2")
+    trace = tmp_path / "t.json"
+    r = subprocess.run([str(ferry_cli), "bench", str(path), *keep, "--warmup", "0", "--iters", "1",
+                        "--profile", str(trace)], capture_output=True, text=True, timeout=300, check=False, env=capped)
+    assert r.returncode == 0, r.stderr
+    ks = [e["args"]["kernel"] for e in json.loads(trace.read_text())["traceEvents"]]
+    assert any("_f32_abcd8b" in k for k in ks), f"the premise: an fp32 conv in nChw8c under the AVX2 cap; {ks}"
+    quant = [k for k in ks if k.startswith("quantize_linear")]
+    assert quant and all(k.endswith("__avx2") for k in quant), ks
+    outs = {}
+    for backend in ("cpu", "reference"):  # both under the cap: the same int8 decisions (7-bit weights without VNNI)
+        d = tmp_path / backend
+        r = subprocess.run([str(ferry_cli), "run", str(path), *keep, "--backend", backend, "--output-dir", str(d)],
+                           capture_output=True, text=True, timeout=300, check=False, env=capped)
+        assert r.returncode == 0, r.stderr
+        outs[backend] = np.load(d / "y.npy")
+    y, ref = outs["cpu"], outs["reference"]
+    # the interpreter's fake quantization, up to the f32 summation order (measured 6e-7 of max 0.3)
+    assert np.abs(y - ref).max() <= 1e-4 * np.abs(ref).max(), np.abs(y - ref).max()
+    assert np.abs(ref).max() > 0.1
