@@ -428,7 +428,7 @@ Action add_convert_command(CLI::App& app) {
   sub->add_option("--accuracy-budget", opts->accuracy_budget,
                   "what the lowered model must keep against fp32 on the calibration inputs, e.g.\n"
                   "cosine>=0.999,max_rel<=1e-2 (terms: cosine>=, max_rel<=, max_abs<=, top1>=; default per mode:\n"
-                  "bf16 cosine>=0.999,max_rel<=0.05, fp16 cosine>=0.999,max_rel<=0.01, int8 cosine>=0.99); nodes that\n"
+                  "bf16 cosine>=0.999, fp16 cosine>=0.999,max_rel<=0.01, int8 cosine>=0.99); nodes that\n"
                   "break it stay fp32")
       ->type_name("TERMS");
   sub->add_option("--samples", opts->samples, "calibration: N seeded random inputs (default 8; --shape fixes dims)")
