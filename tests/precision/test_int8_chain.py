@@ -200,23 +200,29 @@ def test_a_reader_that_is_not_quantize_keeps_f32(ferry_api, ferry_cli, tmp_path)
     assert len(int8_steps(ks)) == n_int8, ks
 
 
+def conv_relu_chain(path, layers, x_shape, rng, gain):
+    """An fp32 chain of Conv (weights ~ N(0, gain / sqrt(fan_in)), pads k // 2) + Relu: conv0, conv1, ...;
+    the last Relu writes the graph output y."""
+    nodes, inits, x = [], {}, "x"
+    for i, (cin, cout, k) in enumerate(layers):
+        inits[f"w{i}"] = rng.normal(0, gain / (cin * k * k) ** 0.5, (cout, cin, k, k)).astype(np.float32)
+        inits[f"b{i}"] = rng.normal(0, 0.1, cout).astype(np.float32)
+        y = "y" if i == len(layers) - 1 else f"h{i}"
+        nodes.append(helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}", pads=[k // 2] * 4))
+        nodes.append(helper.make_node("Relu", [f"c{i}"], [y], name=f"relu{i}"))
+        x = y
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
 def test_precision_int8_chain_drops_quantize_steps(ferry_api, ferry_cli, tmp_path):
     """`--precision int8` on an fp32 conv chain: every conv but the last (a graph output) writes u8,
     and the output stays within the fake quantization's own distance to fp32 of it."""
     rng = np.random.default_rng(3)
-    nodes, inits, x = [], {}, "x"
-    for i, (cin, cout, k) in enumerate([(8, 16, 1), (16, 16, 3), (16, 16, 3), (16, 8, 1)]):
-        inits[f"w{i}"] = rng.normal(0, 0.4 / (cin * k * k) ** 0.5 * 2, (cout, cin, k, k)).astype(np.float32)
-        inits[f"b{i}"] = rng.normal(0, 0.1, cout).astype(np.float32)
-        y = "y" if i == 3 else f"h{i}"
-        nodes.append(helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}", pads=[k // 2] * 4))
-        nodes.append(helper.make_node("Relu", [f"c{i}"], [y], name=f"relu{i}"))
-        x = y
-    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
     path = tmp_path / "fp32.onnx"
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    conv_relu_chain(path, [(8, 16, 1), (16, 16, 3), (16, 16, 3), (16, 8, 1)], (1, 8, 12, 12), rng, 0.4 * 2)
     trace = tmp_path / "t.json"
     r = subprocess.run([str(ferry_cli), "bench", str(path), "--precision", "int8", "--warmup", "0", "--iters", "1",
                         "--profile", str(trace)], capture_output=True, text=True, timeout=300, check=False)
@@ -244,19 +250,8 @@ def test_quantize_of_a_blocked_fp32_output_is_the_own_kernel(ferry_cli, tmp_path
     ferry's AVX2 kernel, not the generic one (1.3 ms of MobileNetV2's 9 ms before), with the
     reference backend's numbers under the same cap."""
     rng = np.random.default_rng(5)
-    nodes, inits, x = [], {}, "x"
-    for i, (cin, cout, k) in enumerate([(16, 32, 3), (32, 32, 3), (32, 16, 1)]):
-        inits[f"w{i}"] = rng.normal(0, 1.0 / (cin * k * k) ** 0.5, (cout, cin, k, k)).astype(np.float32)
-        inits[f"b{i}"] = rng.normal(0, 0.1, cout).astype(np.float32)
-        y = "y" if i == 2 else f"h{i}"
-        nodes.append(helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}", pads=[k // 2] * 4))
-        nodes.append(helper.make_node("Relu", [f"c{i}"], [y], name=f"relu{i}"))
-        x = y
-    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 14, 14])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
     path = tmp_path / "fp32.onnx"
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    conv_relu_chain(path, [(16, 32, 3), (32, 32, 3), (32, 16, 1)], (1, 16, 14, 14), rng, 1.0)
     keep = ["--precision", "int8", "--keep-fp32", "conv0", "--keep-fp32", "conv1"]
     capped = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2", FERRY_CPU_MAX_ISA="avx2")
     trace = tmp_path / "t.json"

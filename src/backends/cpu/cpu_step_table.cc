@@ -238,11 +238,8 @@ Result<Made> quantize_step(const StepRequest& r) {
   // Without it, the step fell to the generic kernel (1.3 ms of MobileNetV2's 9 ms at int8 with
   // the AVX2 caps).
   Operand in = x;
-  if (!dense_as(x, DType::u8) && x.dims.size() >= 3 && x.dims.size() <= 5) {
-    using tag = dnnl::memory::format_tag;
-    const tag cl = x.dims.size() == 4 ? tag::acdb : x.dims.size() == 5 ? tag::acdeb : tag::acb;
-    in.layout = dnnl::memory::desc(dnnl::memory::dims(x.dims.begin(), x.dims.end()), dnnl::memory::data_type::f32, cl);
-  }
+  if (!dense_as(x, DType::u8) && x.dims.size() >= 3 && x.dims.size() <= 5)
+    in.layout = onednn::channels_last_desc(dnnl::memory::data_type::f32, x.dims);
   std::optional<dnnl::memory::desc> out = dense_as(in, DType::u8);
   if (!out) return unsupported("quantize: not a dense layout");
   Made made;

@@ -37,6 +37,11 @@ memory::desc plain_desc(DType t, const std::vector<int64_t>& dims) {
   return memory::desc(d, *dnnl_type(t), strides);
 }
 
+memory::desc channels_last_desc(memory::data_type t, const std::vector<int64_t>& dims) {
+  using tag = memory::format_tag;
+  return memory::desc(to_dims(dims), t, dims.size() == 4 ? tag::acdb : dims.size() == 5 ? tag::acdeb : tag::acb);
+}
+
 bool is_plain(const memory::desc& md) {
   const dnnl_memory_desc_t& c = md.data;
   if (c.format_kind != dnnl_blocked || c.format_desc.blocking.inner_nblks != 0) return false;

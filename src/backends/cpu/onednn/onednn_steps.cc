@@ -240,8 +240,8 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
       memory::desc dst_md =
           any_layout ? memory::desc(to_dims(od), dst_dt, tag::any) : plain_desc(dst, out_dims);
       if (any_layout && keep_channels_last) {
-        src_md = memory::desc(to_dims(xd), src_dt, rank == 4 ? tag::acdb : rank == 5 ? tag::acdeb : tag::acb);
-        dst_md = memory::desc(to_dims(od), dst_dt, rank == 4 ? tag::acdb : rank == 5 ? tag::acdeb : tag::acb);
+        src_md = channels_last_desc(src_dt, xd);
+        dst_md = channels_last_desc(dst_dt, od);
       }
       if (sum_k >= 0) dst_md = ops[size_t(sum_k)].layout;
       memory::desc w_md(to_dims(wd), src_dt, tag::any);
