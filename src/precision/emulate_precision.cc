@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/activation.h"
 #include "ir/op_attrs.h"
 #include "precision/int8_weight_grid.h"
 #include "precision/round_storage.h"
@@ -159,6 +160,60 @@ Status emul_int8(Graph& g, Node& n, const ActivationQuant& a, std::map<const Nod
   return Status::Ok();
 }
 
+/// Z -> DequantizeLinear(QuantizeLinear(Z, s, z)) as n's residual (input 3).
+void emul_int8_residual(Graph& g, Node& n, const ActivationQuant& a, std::map<const Node*, const Node*>* owner) {
+  Value* scale = g.add_constant(g.unique_name(n.name() + "/z_scale"), Tensor::scalar(float(a.scale)));
+  Value* zp = g.add_constant(g.unique_name(n.name() + "/z_zero_point"), Tensor::scalar(uint8_t(a.zero_point)));
+  Node* q = emul_add_qdq_node(g, Op::QuantizeLinear, {n.input(3), scale, zp}, DType::u8, n, "quantize_z");
+  Node* dq = emul_add_qdq_node(g, Op::DequantizeLinear, {q->output(0), scale, zp}, DType::f32, n, "dequantize_z");
+  g.set_node_input(&n, 3, dq->output(0));
+  if (owner) (*owner)[q] = (*owner)[dq] = &n;
+}
+
+bool emul_is_int8(const std::map<std::string, DType>& precision, const Node& n) {
+  auto it = precision.find(n.name());
+  return it != precision.end() && it->second == DType::i8;
+}
+
+/// Z's quantization when n is an int8 FusedConv that could read its residual Z quantized: Z is
+/// input 0 of another int8 node (whose calibration is Z's), has y's shape, and the activation
+/// is one a oneDNN post-op applies exactly.
+std::optional<ActivationQuant> emul_residual_quant(const Node& n, const std::map<std::string, DType>& precision,
+                                                  const std::map<std::string, ActivationQuant>& act) {
+  if (n.op() != Op::FusedConv || !emul_is_int8(precision, n) || n.num_inputs() < 4 || !n.input(3)) return std::nullopt;
+  const Value* z = n.input(3);
+  if (z->is_constant() || z->dtype() != DType::f32 || !(z->shape() == n.output(0)->shape())) return std::nullopt;
+  const auto a = activation_from_name(epilogue_attrs(n).activation);
+  if (!a || (*a != Activation::kNone && *a != Activation::kRelu && *a != Activation::kClip && *a != Activation::kLeakyRelu))
+    return std::nullopt;
+  for (const Use& u : z->uses()) {
+    if (u.index != 0 || !emul_is_int8(precision, *u.node)) continue;
+    auto q = act.find(u.node->name());
+    if (q != act.end() && q->second.scale > 0) return q->second;
+  }
+  return std::nullopt;
+}
+
+/// The int8 FusedConvs whose residual Z is read quantized, with Z's quantization (see
+/// emulate_precision.h): those of emul_residual_quant whose Z an int8 node computes, no graph
+/// output, that every reader quantizes then (input 0 of an int8 node, or such a residual).
+std::map<const Node*, ActivationQuant> emul_quantized_residuals(const Graph& g, const std::vector<Node*>& order,
+                                                               const std::map<std::string, DType>& precision,
+                                                               const std::map<std::string, ActivationQuant>& act) {
+  std::map<const Node*, ActivationQuant> out;
+  for (const Node* n : order) {
+    const std::optional<ActivationQuant> q = emul_residual_quant(*n, precision, act);
+    const Value* z = q ? n->input(3) : nullptr;
+    if (!z || !z->producer() || !emul_is_int8(precision, *z->producer()) || g.is_graph_output(z)) continue;
+    bool all = true;
+    for (const Use& u : z->uses())
+      all = all && emul_is_int8(precision, *u.node) &&
+            (u.index == 0 || (u.index == 3 && emul_residual_quant(*u.node, precision, act)));
+    if (all) out[n] = *q;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, DType>& precision,
@@ -166,6 +221,8 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
                                          const std::map<std::string, ActivationQuant>* act) {
   if (precision.empty()) return int64_t(0);
   FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
+  const std::map<const Node*, ActivationQuant> residuals =
+      act ? emul_quantized_residuals(g, order, precision, *act) : std::map<const Node*, ActivationQuant>{};
   EmulRoundedConstants cache;
   EmulRoundedInputs inputs;
   int64_t lowered = 0;
@@ -180,6 +237,7 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
       if (!act || a == act->end() || a->second.scale <= 0)
         return invalid_argument("node " + n->describe() + " is at int8 but has no calibrated activation scale");
       FERRY_TRY(emul_int8(g, *n, a->second, owner).with_context("quantizing " + n->describe()));
+      if (auto z = residuals.find(n); z != residuals.end()) emul_int8_residual(g, *n, z->second, owner);
       ++lowered;
       continue;
     }

@@ -49,6 +49,17 @@ struct ActivationQuant {
 ///     ==>  y = n(DequantizeLinear(QuantizeLinear(x, s_x, z_x)), fq(W))
 /// s_x, z_x from `act` (u8, per tensor); fq(W) = clamp(round(W / s_c), -127, 127) * s_c with
 /// s_c = max|W_c| / 127 per output channel (symmetric s8); bias and outputs stay fp32.
+///
+///   y = act(Conv(x, W) + Z)   an int8 FusedConv whose residual stream is int8 too
+///     ==>  y = act(Conv(DQ(Q(x)), fq(W)) + DequantizeLinear(QuantizeLinear(Z, s_z, z_z)))
+/// when Z is input 0 of another int8 node (s_z, z_z: that node's calibration, i.e. Z's), Z has
+/// y's shape, act is none / Relu / Clip / LeakyRelu, and Z is computed by an int8 node, is no
+/// graph output, and every reader of Z is an int8 node's input 0 or such a residual:
+/// ResNet's and MobileNetV2's blocks, as ONNX Runtime's QDQ models and OpenVINO quantize them.
+/// Then every reader quantizes Z the same way, so its int8 producer writes Z in u8 and the CPU's
+/// int8 step reads it in u8 (a sum post-op in its u8 destination): no QuantizeLinear pass and
+/// no f32 residual remain (onednn/onednn_int8.h). A step that writes y in f32 (the last block,
+/// read by a pooling) dequantizes Z first: one pass, as the QuantizeLinear it replaces.
 Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, DType>& precision,
                                          const TargetPrecisions& target,
                                          std::map<const Node*, const Node*>* owner = nullptr,

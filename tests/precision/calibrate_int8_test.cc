@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "ir/text_format.h"
@@ -88,6 +89,60 @@ TEST(EmulateInt8, QuantizesInputAndPerChannelWeights) {
   const float* y = (*out)[0].data<float>();
   EXPECT_NEAR(y[0], 0.3f * w00 + -0.5f * w10, 1e-5);
   EXPECT_NEAR(y[1], 0.3f * w01 + -0.5f * w11, 1e-5);
+}
+
+
+// Residual blocks y = Relu(FusedConv(h) + z): r1's residual z = a is read quantized (its
+// readers are c1's input 0 and the residual; a is int8), r2's (z = r1) too, although r2's
+// output goes to a pool (r2 then writes f32 and dequantizes z first). Not quantized: r0's
+// residual, the graph input (no int8 producer), and rb's, which an fp32 Relu reads too.
+const char* kBlocks = R"(graph g (%x: f32[1,4,3,3]) -> (%p, %y0, %rb, %e) {
+  %w = const f32[4,4,1,1] [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]
+  %w0b = const f32[4] [0, 0, 0, 0]
+  %y0 = FusedConv(%x, %w, %w0b, %x) {activation="Relu"} @r0
+  %a = Conv(%x, %w) @a
+  %h1 = Conv(%a, %w) @c1
+  %r1 = FusedConv(%h1, %w, %w0b, %a) {activation="Relu"} @r1
+  %h2 = Conv(%r1, %w) @c2
+  %r2 = FusedConv(%h2, %w, %w0b, %r1) {activation="Relu"} @r2
+  %p = GlobalAveragePool(%r2) @pool
+  %b = Conv(%x, %w) @b
+  %hb = Conv(%b, %w) @cb
+  %rb = FusedConv(%hb, %w, %w0b, %b) {activation="Relu"} @rb
+  %e = Relu(%b) @e
+})";
+
+const Node* producer_of_input(const Graph& g, const std::string& node, size_t i) {
+  const Node* n = g.find_node(node);
+  return n && n->num_inputs() > i && n->input(i) ? n->input(i)->producer() : nullptr;
+}
+
+TEST(EmulateInt8, ResidualStreamIsQuantizedWhereItsProducerAndReadersAreInt8) {
+  auto g = parse_calib(kBlocks);
+  auto r = assign_precision(*g, reference_precisions(), {.mode = "int8"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  std::map<std::string, ActivationQuant> act;
+  for (const char* n : {"r0", "a", "c1", "r1", "c2", "r2", "b", "cb", "rb"}) act[n] = {0.5, 3};
+  act["c1"] = {0.25, 7};  // a's calibration: r1's residual takes it
+  auto n = lower_emulated_precision(*g, lowered_nodes(*r), reference_precisions(), nullptr, &act);
+  ASSERT_TRUE(n.ok()) << n.status().to_string();
+  for (const char* block : {"r1", "r2"}) {
+    const Node* dq = producer_of_input(*g, block, 3);
+    ASSERT_TRUE(dq && dq->op() == Op::DequantizeLinear) << block;
+    ASSERT_EQ(dq->input(0)->producer()->op(), Op::QuantizeLinear) << block;
+  }
+  const Node* dq1 = producer_of_input(*g, "r1", 3);
+  EXPECT_EQ(dq1->input(0)->producer()->input(0)->name(), "a");
+  EXPECT_EQ(dq1->input(1)->constant()->data<float>()[0], 0.25f) << "a's calibration (c1's input)";
+  EXPECT_EQ(dq1->input(2)->constant()->data<uint8_t>()[0], 7);
+  EXPECT_EQ(producer_of_input(*g, "r2", 3)->input(0)->producer()->input(0)->name(), "r1");
+  EXPECT_EQ(producer_of_input(*g, "r0", 3), nullptr) << "r0's residual is the graph input (no int8 producer)";
+  EXPECT_EQ(producer_of_input(*g, "rb", 3)->name(), "b") << "b has an fp32 reader (e)";
+  auto out = interpret(*g, {{"x", Tensor::from_vector(std::vector<float>(36, 0.7f), {1, 4, 3, 3})}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  // x = 0.7 -> a = q(0.7 at 0.5, 3) = 0.5 (round(1.4) = 1); r1 = relu(q(a at 0.25, 7) + q(a at 0.25, 7)) = 1.0;
+  // r2 = relu(q(q(r1 at 0.5) at 0.5) + q(r1 at 0.5, 3)) = 2.0, the pool's mean.
+  EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], 2.0f);
 }
 
 }  // namespace

@@ -465,7 +465,8 @@ void Scheduler::erase_dead_dequantize(size_t k, int xq) {
 }
 
 /// y = n(DequantizeLinear(x_q), W) as one int8 step reading x_q (onednn/onednn_int8.h); the
-/// DequantizeLinear's step is removed once no other step reads its output.
+/// DequantizeLinear's step is removed once no other step reads its output. A FusedConv's
+/// residual DequantizeLinear(z_q) of the type the step writes y in is read as z_q too.
 Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs) {
   if (!is_int8_candidate(n.op()) || ins.size() < 2 || ins[0] < 0 || outs.empty() || outs[0].dtype != DType::f32)
     return false;
@@ -476,33 +477,46 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
   if (!x) return false;
   auto xq = slot_of_.find(dq->input(0));
   if (xq == slot_of_.end()) return false;
-  size_t k = sig_.steps.size();
-  while (k > 0 && std::find(sig_.steps[k - 1].outs.begin(), sig_.steps[k - 1].outs.end(), ins[0]) ==
-                      sig_.steps[k - 1].outs.end())
-    --k;
-  if (k == 0) return false;  // folded, or not a step of its own
+  const size_t k = step_writing(ins[0]);
+  if (k == sig_.steps.size()) return false;  // folded, or not a step of its own
   std::vector<Operand> ops;
   for (int s : ins) ops.push_back(operand_of(s));
   ops[0] = operand_of(xq->second);
   const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
+  const StepRequest req{n, ops, out_dims, opt_.blocked_layouts, opt_.isa};
   // Every reader a QuantizeLinear of one scale / zero point: the step writes its u8 / s8.
   const std::optional<onednn::Int8Requant> rq = int8_requant_readers(g_, n);
+  // ... and a residual DequantizeLinear(z_q) of that type: it reads z_q (a sum post-op).
+  const Value* zv = n.op() == Op::FusedConv && n.num_inputs() > 3 && ins.size() > 3 && ins[3] >= 0 ? n.input(3) : nullptr;
+  const Node* zdq = zv ? zv->producer() : nullptr;
+  std::optional<onednn::Int8Input> z = zdq ? per_tensor_int8(*zdq) : std::nullopt;
+  auto zq = z ? slot_of_.find(zdq->input(0)) : slot_of_.end();
+  const size_t zk = zq != slot_of_.end() ? step_writing(ins[3]) : sig_.steps.size();
+  if (!rq || zk == sig_.steps.size() || zdq->input(0)->dtype() != rq->dtype) z.reset();
   std::vector<OutputInfo> step_outs = outs;
+  std::vector<int> step_ins = ins;
   Result<Made> made = unsupported("f32 output");
-  if (rq) {
-    made = make_int8_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, *x, &*rq);
-    if (made.ok()) step_outs[0].dtype = rq->dtype;
+  if (z) {
+    std::vector<Operand> zops = ops;
+    zops[3] = operand_of(zq->second);
+    made = make_int8_step({n, zops, out_dims, opt_.blocked_layouts, opt_.isa}, *x, &*rq, &*z);
+    if (made.ok()) step_ins[3] = zq->second;
+    else z.reset();
   }
-  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
-    made = make_int8_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, *x);
+  if (rq && !made.ok() && made.status().code() == StatusCode::kUnsupported) made = make_int8_step(req, *x, &*rq);
+  if (rq && made.ok()) step_outs[0].dtype = rq->dtype;
+  if (!made.ok() && made.status().code() == StatusCode::kUnsupported) made = make_int8_step(req, *x);
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;  // fp32 on the dequantized input
     return std::move(made).status().with_context("node " + n.describe());
   }
   // A DequantizeLinear that feeds several nodes (ONNX Runtime's quantizer shares one among
-  // a layer's Q / K / V projections) goes once every use is an int8 step reading x_q.
-  if (++absorbed_[dqv] == dqv->uses().size() && !g_.is_graph_output(dqv)) erase_dead_dequantize(k - 1, xq->second);
-  std::vector<int> step_ins = ins;
+  // a layer's Q / K / V projections) goes once every use is an int8 step reading x_q (found
+  // again each time: erasing one shifts the indices after it).
+  if (z && ++absorbed_[zv] == zv->uses().size() && !g_.is_graph_output(zv))
+    erase_dead_dequantize(step_writing(ins[3]), zq->second);
+  if (++absorbed_[dqv] == dqv->uses().size() && !g_.is_graph_output(dqv))
+    erase_dead_dequantize(step_writing(ins[0]), xq->second);
   step_ins[0] = xq->second;
   FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, step_outs, false));
   if (step_outs[0].dtype != DType::f32) requant_slots_[slot_of_.at(n.output(0))] = *rq;

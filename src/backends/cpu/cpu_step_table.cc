@@ -310,7 +310,8 @@ Result<Made> cast_bf16_step(const StepRequest& r) {
 
 }  // namespace
 
-Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x, const onednn::Int8Requant* requant) {
+Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x, const onednn::Int8Requant* requant,
+                            const onednn::Int8Input* residual) {
   const Node& n = r.node;
   if (n.op() == Op::Conv) return onednn::make_conv_int8(n, r.ops, x, {}, r.out_dims, requant);
   if (n.op() == Op::MatMul) return onednn::make_matmul_int8(r.ops, x, {}, r.out_dims, requant);
@@ -324,7 +325,14 @@ Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x, co
     post.push_back({PostOp::kBinary, dnnl::algorithm::binary_add, 0.f, 0.f, 2});  // bias [N]
   if (r.ops.size() > 3 && r.ops[3].present()) {
     post.push_back(residual_post_op(r.ops, 3, r.out_dims));
-    if (requant) post.back().kind = PostOp::kBinary;  // a sum would read the residual in the u8 destination
+    if (residual && requant && post.back().kind == PostOp::kSum) {
+      post.back().sum_scale = residual->scale;  // z_q in the u8 / s8 destination
+      post.back().sum_zero_point = residual->zero_point;
+    } else if (residual) {
+      return unsupported("int8: a quantized residual needs a u8 / s8 destination of its shape");
+    } else if (requant) {
+      post.back().kind = PostOp::kBinary;  // a sum would read the f32 residual in the u8 destination
+    }
   }
   return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
     return conv ? onednn::make_conv_int8(n, r.ops, x, p, r.out_dims, requant)

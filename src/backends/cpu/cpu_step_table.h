@@ -46,9 +46,11 @@ struct StepRow {
 /// The int8 step of a Conv / FusedConv / MatMul / FusedMatMul whose input 0 is
 /// DequantizeLinear(x_q) (onednn/onednn_int8.h): operand 0 is x_q (u8), `x` its
 /// quantization; declines (unsupported) what oneDNN cannot run in int8. With `requant` the
-/// step writes output 0 requantized to u8 / s8 (onednn_int8.h).
+/// step writes output 0 requantized to u8 / s8 (onednn_int8.h); with `residual` too, operand 3
+/// (a FusedConv's Z) is z_q in that type and `residual` its quantization (a sum post-op).
 Result<onednn::Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x,
-                                    const onednn::Int8Requant* requant = nullptr);
+                                   const onednn::Int8Requant* requant = nullptr,
+                                   const onednn::Int8Input* residual = nullptr);
 
 /// DepthToSpace as one strided copy over a plain or channels-last input (cpu_depth_to_space_step.cc).
 Result<onednn::Made> depth_to_space_step(const StepRequest& r);

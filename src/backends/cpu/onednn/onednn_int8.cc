@@ -160,7 +160,9 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
   if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant))
     return unsupported("sum operand shape");
-  if (requant && sum_k >= 0) return unsupported("int8 conv: a u8 destination with a residual (sum) post-op");
+  // A sum accumulates in the destination: a u8 / s8 one takes only a residual of its own type.
+  if (sum_k >= 0 && (requant ? ops[size_t(sum_k)].dtype != requant->dtype : ops[size_t(sum_k)].dtype != DType::f32))
+    return unsupported("int8 conv: a residual (sum) post-op of another type than the destination");
   const std::string post_name = (B ? "+bias" : "") + post_suffix(post);
   const dt dst_dt = int8_requant_dst(requant, &post);
   std::vector<float> scales;

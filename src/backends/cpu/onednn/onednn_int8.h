@@ -21,7 +21,10 @@
 // even and saturates), so the f32 write and the QuantizeLinear pass go. QuantizeLinear divides
 // by s_y; the product by 1 / s_y can differ from it in the last bit, and y / s_y + z_y is one
 // f32 rounding, so a value within an ulp of a .5 tie may land one u8 step off (never more).
-// Declined with a sum post-op (the residual would be read in u8) or an own-kernel activation.
+// A residual Z = DequantizeLinear(z_q, s_z, z_z) with z_q in the destination's type (the int8
+// residual stream, precision/emulate_precision.h) is a sum post-op reading z_q in place:
+// y = post(... + s_z * (z_q - z_z)), then the requantization; an f32 residual with a u8 / s8
+// destination is a binary post-op instead. Declined with an own-kernel activation.
 //
 // Without VNNI (AVX2, AVX-512 without VNNI) oneDNN's u8 x s8 kernels add pairs of products
 // in int16 (vpmaddubsw), as ONNX Runtime's do: with full 8-bit weights a pair can saturate

@@ -51,7 +51,11 @@ Status fill_post_ops(const std::vector<PostOp>& post, const std::vector<Operand>
       continue;
     }
     if (p.kind == PostOp::kSum) {
-      po->append_sum(1.f);
+      const DType zt = ops.at(size_t(p.operand)).dtype;
+      if (zt == DType::u8 || zt == DType::i8)
+        po->append_sum(p.sum_scale, p.sum_zero_point, zt == DType::u8 ? dt::u8 : dt::s8);
+      else
+        po->append_sum(1.f);
       (*want)[size_t(p.operand)] = ops.at(size_t(p.operand)).layout;
       continue;
     }

@@ -38,6 +38,10 @@ struct PostOp {
   dnnl::algorithm alg = dnnl::algorithm::undef;
   float alpha = 0.f, beta = 0.f;
   int operand = -1;  ///< index into the operand list (kBinary)
+  /// kSum of a u8 / s8 operand (an int8 step's quantized residual): it adds
+  /// sum_scale * (z_q - sum_zero_point), read in the destination's int8 type.
+  float sum_scale = 1.f;
+  int32_t sum_zero_point = 0;
 };
 
 struct Made {
