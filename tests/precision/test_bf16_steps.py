@@ -78,7 +78,32 @@ def transformer_model(path, t=16, d=64, f=128):
     return {"x": rng.standard_normal((1, t, d)).astype(np.float32)}
 
 
-MODELS = {"cnn": cnn_model, "transformer": transformer_model}
+def patch_model(path, c=32, d=64, t=16):
+    """ViT's stem: a stride-4 patch Conv (channels-last output), Reshape + Transpose to tokens, a
+    position Add, then LayerNorm -> projection + bias -> residual onto the tokens. The residual
+    reaches the projection in the conv's layout, not plain (the bf16 matmul took it once it
+    read a plain copy; it fell back to fp32 before)."""
+    rng = np.random.default_rng(2)
+    inits = {"wc": (rng.standard_normal((d, c, 4, 4)) / np.sqrt(c * 16)).astype(np.float32),
+             "bc": rng.normal(0, 0.1, d).astype(np.float32), "shape": np.array([1, d, t], np.int64),
+             "pos": rng.normal(0, 0.5, (1, t, d)).astype(np.float32), "g": np.ones(d, np.float32),
+             "z": np.zeros(d, np.float32), "wp": (rng.standard_normal((d, d)) / np.sqrt(d)).astype(np.float32),
+             "bp": rng.normal(0, 0.1, d).astype(np.float32)}
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "wc", "bc"], ["pc"], name="patch", kernel_shape=[4, 4], strides=[4, 4]),
+        n("Reshape", ["pc", "shape"], ["flat"], name="flatten"),
+        n("Transpose", ["flat"], ["tok"], name="tokens", perm=[0, 2, 1]),
+        n("Add", ["tok", "pos"], ["h"], name="pos_add"),
+        n("LayerNormalization", ["h", "g", "z"], ["ln"], name="ln", axis=-1),
+        n("MatMul", ["ln", "wp"], ["p0"], name="proj"), n("Add", ["p0", "bp"], ["p1"], name="proj_bias"),
+        n("Add", ["p1", "h"], ["y"], name="residual"),
+    ]
+    _save(path, nodes, [("x", [1, c, 16, 16])], inits)
+    return {"x": rng.standard_normal((1, c, 16, 16)).astype(np.float32)}
+
+
+MODELS = {"cnn": cnn_model, "transformer": transformer_model, "patch": patch_model}
 
 
 def bf16_column(ferry_cli, env=None):

@@ -356,12 +356,15 @@ Result<Made> make_matmul(const std::vector<Operand>& ops, const std::vector<Post
       }
     }
     FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(rest));
-    if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant ||
-                       !is_plain(ops[size_t(sum_k)].layout) || dst != DType::f32))
+    if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant || dst != DType::f32))
       return unsupported("sum operand shape");
     dnnl::post_ops po;
     // fill_post_ops numbers post-ops from 0; keep the original indices aligned.
     FERRY_TRY(fill_post_ops(rest, ops, dst_dims, out_dims, &po, &args, &made.want));
+    // The residual is copied into the plain destination: a blocked one (ViT's first residual,
+    // channels-last after the patch embedding) is read through a plain copy (the reorder
+    // other plain readers share), not declined (the node fell back to fp32).
+    if (sum_k >= 0) made.want[size_t(sum_k)] = plain_desc(DType::f32, out_dims);
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
