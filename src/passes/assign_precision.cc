@@ -89,6 +89,8 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
     d.sensitivity = it->second.sensitivity;
     d.act_scale = it->second.act_scale;
     d.act_zero_point = it->second.act_zero_point;
+    d.res_scale = it->second.res_scale;
+    d.res_zero_point = it->second.res_zero_point;
     // The saved reason names the converting host's execution; say this one's where it differs.
     std::string reason = "saved in the model: " + it->second.reason;
     if (it->second.precision != DType::f32 && s.dtype != DType::i8) {

@@ -52,6 +52,10 @@ struct NodePrecision {
   /// (precision/calibrate_int8.h); act_scale 0 = not calibrated.
   double act_scale = 0;
   int64_t act_zero_point = 0;
+  /// int8 FusedConv with a computed residual Z (input 3): Z's calibrated quantization, the
+  /// same way (emulate_precision.h reads Z quantized with it); res_scale 0 = none.
+  double res_scale = 0;
+  int64_t res_zero_point = 0;
 };
 
 struct PrecisionReport {

@@ -1,7 +1,8 @@
 // passes/precision_metadata.cc — the precision decisions as ONNX model metadata:
 //   metadata_props["ferry.precision"] = {"mode": "fp16", "guard": "...",
 //       "nodes": {"<node>": {"precision": "fp16", "reason": "...", "sensitivity": 0.02}, ...}}
-//   (int8 nodes add "act_scale" and "act_zero_point": their input's calibrated quantization)
+//   (int8 nodes add "act_scale" and "act_zero_point": their input's calibrated quantization;
+//   an int8 FusedConv with a computed residual "res_scale" and "res_zero_point", the residual's)
 // Written by `ferry convert --precision` (OnnxExportOptions::metadata), read back by
 // Model::load (read_onnx_metadata) and the precision pass (mode "").
 #include <cmath>
@@ -28,6 +29,10 @@ std::string save_precision_metadata(const PrecisionReport& report) {
     if (n.act_scale > 0) {
       e["act_scale"] = n.act_scale;
       e["act_zero_point"] = n.act_zero_point;
+    }
+    if (n.res_scale > 0) {
+      e["res_scale"] = n.res_scale;
+      e["res_zero_point"] = n.res_zero_point;
     }
     nodes[n.node] = e;
   }
@@ -60,6 +65,12 @@ Result<std::map<std::string, NodePrecision>> read_precision_metadata(const std::
       n.act_zero_point = e["act_zero_point"].get<int64_t>();
     if (n.precision == DType::i8 && !(n.act_scale > 0 && n.act_zero_point >= 0 && n.act_zero_point <= 255))
       return bad("node '" + name + "' is int8 without a valid act_scale / act_zero_point");
+    if (e.contains("res_scale") && e["res_scale"].is_number()) n.res_scale = e["res_scale"].get<double>();
+    if (e.contains("res_zero_point") && e["res_zero_point"].is_number_integer())
+      n.res_zero_point = e["res_zero_point"].get<int64_t>();
+    if (e.contains("res_scale") && !(n.res_scale > 0 && std::isfinite(n.res_scale) && n.res_zero_point >= 0 &&
+                                     n.res_zero_point <= 255))
+      return bad("node '" + name + "' has an invalid res_scale / res_zero_point");
     out[name] = n;
   }
   return out;

@@ -63,7 +63,7 @@ bool needs_int8_calibration(const PrecisionReport& report) {
 std::map<std::string, ActivationQuant> activation_quant(const PrecisionReport& report) {
   std::map<std::string, ActivationQuant> out;
   for (const NodePrecision& d : report.nodes)
-    if (d.precision == DType::i8) out[d.node] = {d.act_scale, d.act_zero_point};
+    if (d.precision == DType::i8) out[d.node] = {d.act_scale, d.act_zero_point, d.res_scale, d.res_zero_point};
   return out;
 }
 
@@ -72,12 +72,15 @@ Status calibrate_int8(const Graph& g, PrecisionReport& report, const std::vector
   if (samples.empty()) return invalid_argument("int8 calibration: no calibration samples");
   // The value each int8 node quantizes (its input 0), and who observes it.
   std::map<const Value*, Observed> seen;
-  std::map<std::string, const Value*> input_of;
+  std::map<std::string, const Value*> input_of, residual_of;
   for (const NodePrecision& d : report.nodes) {
     const Node* n = d.precision == DType::i8 ? g.find_node(d.node) : nullptr;
     if (!n || n->num_inputs() == 0 || !n->input(0)) continue;
     input_of[d.node] = n->input(0);
     seen[n->input(0)];
+    // A FusedConv's computed residual: emulate_precision.h may read it quantized.
+    const Value* z = n->op() == Op::FusedConv && n->num_inputs() > 3 ? n->input(3) : nullptr;
+    if (z && !z->is_constant() && z->dtype() == DType::f32) seen[residual_of[d.node] = z];
   }
   for (size_t s = 0; s < samples.size(); ++s)
     for (auto& [v, o] : seen) {  // values no node produces: graph inputs and constants
@@ -99,6 +102,11 @@ Status calibrate_int8(const Graph& g, PrecisionReport& report, const std::vector
     char num[64];
     std::snprintf(num, sizeof num, "scale %.4g, zero point %lld", a.scale, static_cast<long long>(a.zero_point));
     d.reason += std::string("; input 0 calibrated (") + int8_observer_name(how) + " on " + samples_from + "): " + num;
+    if (auto r = residual_of.find(d.node); r != residual_of.end()) {
+      const ActivationQuant z = quant_of(seen[r->second], how);
+      d.res_scale = z.scale;
+      d.res_zero_point = z.zero_point;
+    }
   }
   return Status::Ok();
 }

@@ -6,6 +6,8 @@
 //   percentile   lo, hi = the 0.01st and 99.99th percentiles of x over every sample
 //                (each widened to include 0): an outlier no longer stretches the scale
 //   scale = (hi - lo) / 255 (1 when hi == lo),  zero_point = round(-lo / scale) in [0, 255]
+// An int8 FusedConv's computed residual Z (input 3) is observed the same way (res_scale /
+// res_zero_point): the emulation may read Z quantized (emulate_precision.h).
 // Weights are quantized per output channel, symmetric s8, by the emulation
 // (precision/emulate_precision.h); they need no samples.
 #pragma once

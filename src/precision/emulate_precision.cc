@@ -176,8 +176,8 @@ bool emul_is_int8(const std::map<std::string, DType>& precision, const Node& n) 
 }
 
 /// Z's quantization when n is an int8 FusedConv that could read its residual Z quantized: Z is
-/// input 0 of another int8 node (whose calibration is Z's), has y's shape, and the activation
-/// is one a oneDNN post-op applies exactly.
+/// input 0 of another int8 node (whose calibration is Z's) or n has Z's own calibration
+/// (res_scale), Z has y's shape, and the activation is one a oneDNN post-op applies exactly.
 std::optional<ActivationQuant> emul_residual_quant(const Node& n, const std::map<std::string, DType>& precision,
                                                   const std::map<std::string, ActivationQuant>& act) {
   if (n.op() != Op::FusedConv || !emul_is_int8(precision, n) || n.num_inputs() < 4 || !n.input(3)) return std::nullopt;
@@ -191,6 +191,9 @@ std::optional<ActivationQuant> emul_residual_quant(const Node& n, const std::map
     auto q = act.find(u.node->name());
     if (q != act.end() && q->second.scale > 0) return q->second;
   }
+  // Read by no int8 node's input 0 (ResNet's downsample output): the node's own calibration of Z.
+  auto own = act.find(n.name());
+  if (own != act.end() && own->second.res_scale > 0) return ActivationQuant{own->second.res_scale, own->second.res_zero_point};
   return std::nullopt;
 }
 

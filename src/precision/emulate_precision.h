@@ -38,6 +38,8 @@ namespace ferry {
 struct ActivationQuant {
   double scale = 0;
   int64_t zero_point = 0;
+  double res_scale = 0;  ///< an int8 FusedConv's residual Z, when calibrated (0: none)
+  int64_t res_zero_point = 0;
 };
 
 /// Lowers every node `precision` (node name -> bf16 / f16 / i8) names that `target` emulates,
@@ -52,7 +54,8 @@ struct ActivationQuant {
 ///
 ///   y = act(Conv(x, W) + Z)   an int8 FusedConv whose residual stream is int8 too
 ///     ==>  y = act(Conv(DQ(Q(x)), fq(W)) + DequantizeLinear(QuantizeLinear(Z, s_z, z_z)))
-/// when Z is input 0 of another int8 node (s_z, z_z: that node's calibration, i.e. Z's), Z has
+/// when Z is input 0 of another int8 node (s_z, z_z: that node's calibration, i.e. Z's) or the
+/// node has Z's own calibration (ActivationQuant::res_scale: ResNet's downsample output), Z has
 /// y's shape, act is none / Relu / Clip / LeakyRelu, and Z is computed by an int8 node, is no
 /// graph output, and every reader of Z is an int8 node's input 0 or such a residual:
 /// ResNet's and MobileNetV2's blocks, as ONNX Runtime's QDQ models and OpenVINO quantize them.

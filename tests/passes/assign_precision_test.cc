@@ -167,6 +167,18 @@ TEST(AssignPrecision, SavedDecisionsAreReadBack) {
   EXPECT_EQ(decision(*q_back, "mm").precision, DType::i8);
   EXPECT_EQ(decision(*q_back, "mm").act_scale, 0.05);
   EXPECT_EQ(decision(*q_back, "mm").act_zero_point, 10);
+  EXPECT_EQ(decision(*q_back, "mm").res_scale, 0) << "no residual calibration saved";
+  q->nodes[0].res_scale = 0.125;  // a FusedConv's residual calibration travels the same way
+  q->nodes[0].res_zero_point = 128;
+  auto res_back = assign_precision(*fresh, reference_precisions(), {.saved = save_precision_metadata(*q)});
+  ASSERT_TRUE(res_back.ok()) << res_back.status().to_string();
+  EXPECT_EQ(decision(*res_back, "mm").res_scale, 0.125);
+  EXPECT_EQ(decision(*res_back, "mm").res_zero_point, 128);
+  q->nodes[0].res_zero_point = 300;
+  auto bad_res = assign_precision(*fresh, reference_precisions(), {.saved = save_precision_metadata(*q)});
+  ASSERT_FALSE(bad_res.ok());
+  EXPECT_NE(bad_res.status().message().find("invalid res_scale"), std::string::npos);
+  q->nodes[0].res_scale = 0;
   q->nodes[0].act_scale = 0;
   auto uncalibrated = assign_precision(*fresh, reference_precisions(), {.saved = save_precision_metadata(*q)});
   ASSERT_FALSE(uncalibrated.ok());

@@ -145,5 +145,43 @@ TEST(EmulateInt8, ResidualStreamIsQuantizedWhereItsProducerAndReadersAreInt8) {
   EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], 2.0f);
 }
 
+// ResNet's downsample block: r's residual d (the downsample conv's output) is read by r
+// alone, so no int8 reader calibrates it: the calibration observes it as r's residual
+// (res_scale), and the emulation reads it quantized at that; without it, it stays f32.
+const char* kDownsample = R"(graph g (%x: f32[1,2,1,1]) -> (%r) {
+  %w = const f32[2,2,1,1] [1, 0, 0, 1]
+  %b = const f32[2] [0, 0]
+  %d = Conv(%x, %w) @ds
+  %h = Conv(%x, %w) @c1
+  %r = FusedConv(%h, %w, %b, %d) {activation="Relu"} @r
+})";
+
+TEST(CalibrateInt8, ObservesAFusedConvsResidualAndTheEmulationReadsItQuantized) {
+  auto g = parse_calib(kDownsample);
+  auto r = assign_precision(*g, reference_precisions(), {.mode = "int8"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  auto x = [](float a, float b) { return std::map<std::string, Tensor>{{"x", Tensor::from_vector(std::vector<float>{a, b}, {1, 2, 1, 1})}}; };
+  ASSERT_TRUE(calibrate_int8(*g, *r, {x(-1, 2), x(0.5f, 3)}, Int8Observer::minmax, "2 samples").ok());
+  const NodePrecision* rd = nullptr;
+  for (const NodePrecision& d : r->nodes)
+    if (d.node == "r") rd = &d;
+  ASSERT_NE(rd, nullptr);
+  EXPECT_FLOAT_EQ(float(rd->res_scale), 4.0f / 255.0f) << "d = x (identity weights): [-1, 3]";
+  EXPECT_EQ(rd->res_zero_point, 64);
+  for (const NodePrecision& d : r->nodes)
+    if (d.node != "r") EXPECT_EQ(d.res_scale, 0) << d.node << " has no residual";
+  auto lowered = parse_calib(kDownsample);
+  std::map<std::string, ActivationQuant> act = activation_quant(*r);
+  ASSERT_TRUE(lower_emulated_precision(*lowered, lowered_nodes(*r), reference_precisions(), nullptr, &act).ok());
+  const Node* dq = lowered->find_node("r")->input(3)->producer();
+  ASSERT_TRUE(dq && dq->op() == Op::DequantizeLinear);
+  EXPECT_FLOAT_EQ(dq->input(1)->constant()->data<float>()[0], 4.0f / 255.0f);
+  EXPECT_EQ(dq->input(0)->producer()->input(0)->name(), "d");
+  act["r"].res_scale = 0;  // a model converted before residuals were calibrated
+  auto old = parse_calib(kDownsample);
+  ASSERT_TRUE(lower_emulated_precision(*old, lowered_nodes(*r), reference_precisions(), nullptr, &act).ok());
+  EXPECT_EQ(old->find_node("r")->input(3)->name(), "d");
+}
+
 }  // namespace
 }  // namespace ferry

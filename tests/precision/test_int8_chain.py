@@ -284,19 +284,21 @@ def residual_net(path, blocks=3, ch=16, hw=12, seed=3):
     rng = np.random.default_rng(seed)
     nodes, inits = [], {}
 
-    def conv(x, name, cin, cout, relu):
-        inits[f"{name}_w"] = (rng.normal(0, 1, (cout, cin, 3, 3)) / (3 * cin**0.5)).astype(np.float32)
+    def conv(x, name, cin, cout, relu, k=3):
+        inits[f"{name}_w"] = (rng.normal(0, 1, (cout, cin, k, k)) / (k * cin**0.5)).astype(np.float32)
         inits[f"{name}_b"] = rng.normal(0, 0.1, cout).astype(np.float32)
         out = f"{name}_c" if relu else name
-        nodes.append(helper.make_node("Conv", [x, f"{name}_w", f"{name}_b"], [out], name=name, pads=[1] * 4))
+        nodes.append(helper.make_node("Conv", [x, f"{name}_w", f"{name}_b"], [out], name=name, pads=[k // 2] * 4))
         if relu:
             nodes.append(helper.make_node("Relu", [out], [name], name=f"{name}_relu"))
         return name
 
     h = conv("x", "stem", 3, ch, True)
     for b in range(blocks):
-        t = conv(conv(h, f"b{b}a", ch, ch, True), f"b{b}b", ch, ch, False)
-        nodes.append(helper.make_node("Add", [t, h], [f"b{b}_sum"], name=f"b{b}_add"))
+        cin, cout = (ch, 2 * ch) if b == 1 else (ch * (2 if b > 1 else 1),) * 2  # block 1 widens: a downsample
+        t = conv(conv(h, f"b{b}a", cin, cout, True), f"b{b}b", cout, cout, False)
+        z = conv(h, f"ds{b}", cin, cout, False, k=1) if cin != cout else h
+        nodes.append(helper.make_node("Add", [t, z], [f"b{b}_sum"], name=f"b{b}_add"))
         nodes.append(helper.make_node("Relu", [f"b{b}_sum"], [f"b{b}"], name=f"b{b}_relu"))
         h = f"b{b}"
     nodes.append(helper.make_node("GlobalAveragePool", [h], ["y"], name="pool"))
@@ -310,10 +312,11 @@ def residual_net(path, blocks=3, ch=16, hw=12, seed=3):
 def test_own_int8_keeps_the_residual_stream_in_u8(ferry_api, ferry_cli, tmp_path):
     """`ferry convert --precision int8` on ResNet-style blocks (precision/emulate_precision.h):
     each block's residual is read as DequantizeLinear(QuantizeLinear(z)) at z's calibration, so
-    every block but the last writes u8 and reads its residual in u8 (a sum post-op); the only
-    QuantizeLinear step left is the stem's input, the only DequantizeLinear the last block's
-    residual (its output goes to the pool in f32). The cpu backend matches the interpreter
-    running the same graph, and both differ from fp32."""
+    every block but the last writes u8 and reads its residual in u8 (a sum post-op), block 1's
+    the output of its 1x1 downsample conv (read by the residual alone: calibrated as the
+    residual), which writes u8 too; the only QuantizeLinear step left is the stem's input, the
+    only DequantizeLinear the last block's residual (its output goes to the pool in f32). The
+    cpu backend matches the interpreter running the same graph, and both differ from fp32."""
     src, out = tmp_path / "blocks.onnx", tmp_path / "blocks_int8.onnx"
     feed = residual_net(src)
     r = subprocess.run([str(ferry_cli), "convert", str(src), "-o", str(out), "--precision", "int8",
@@ -332,6 +335,8 @@ def test_own_int8_keeps_the_residual_stream_in_u8(ferry_api, ferry_cli, tmp_path
     for b in range(2):
         k = next(v for n, v in by_node.items() if n.startswith(f"b{b}b") and "/" not in n)
         assert "+sum" in k and "+dst_u8" in k, (b, k)
+    ds = next(v for n, v in by_node.items() if n.startswith("ds1") and "/" not in n)
+    assert "+dst_u8" in ds, ds
     last = next(v for n, v in by_node.items() if n.startswith("b2b") and "/" not in n)
     assert "+sum" in last and "+dst_u8" not in last, last
     assert sum(k.startswith("quantize_linear") for _, k in ks) == 1, ks
