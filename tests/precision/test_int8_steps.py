@@ -86,6 +86,10 @@ CONVS = {  # cin, cout, k, stride, group, bias, epilogue
     "rgb_stem": (3, 32, 3, 2, 1, False, "relu"),
     "5x5": (4, 8, 5, 1, 1, True, "none"),
     "residual": (16, 16, 3, 1, 1, True, "residual"),
+    # no padding: the input's zero point (~128 here) goes into the bias (onednn_int8.cc,
+    # zero_point_folded_bias); K = 512 stresses that f32 fold
+    "1x1_wide_bias": (512, 64, 1, 1, 1, True, "none", 6),
+    "1x1_stride2_relu": (32, 64, 1, 2, 1, True, "relu"),
 }
 MATMULS = {  # A, B, bias
     "2d": ((8, 64), (64, 32), False),
@@ -134,6 +138,12 @@ def test_int8_step_matches_fake_quantization(ferry_api, ferry_cli, tmp_path, kin
     kernels = profiled_kernels(ferry_cli, path, tmp_path)
     assert any("_u8s8" in k for k in kernels), kernels
     assert not any(k.startswith("dequantize") or "ref_DequantizeLinear" in k for k in kernels), kernels
+    from onednn_isa import cpu_flags  # tests/ (AVX2_SCRIPT imports this module without it)
+
+    amx = "amx_int8" in cpu_flags() and not os.environ.get("ONEDNN_MAX_CPU_ISA", "").strip()
+    if kind == "conv" and name.startswith("1x1") and amx:
+        # the zero point folded into the bias: oneDNN 2.6 picks brgconv_1x1, not its jit_1x1 zero-point kernel
+        assert any("brgconv_1x1:avx512_core_amx_int8" in k for k in kernels), kernels
 
 
 def test_matmul_of_two_activations_stays_fp32_on_the_dequantized_input(ferry_api, ferry_cli, tmp_path):

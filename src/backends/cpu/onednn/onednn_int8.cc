@@ -101,6 +101,22 @@ std::shared_ptr<AlignedBlock> prescaled_bias(const Tensor& b, const std::vector<
   return out;
 }
 
+/// The prescaled bias with a source zero point z folded in, for a convolution without padding:
+/// every tap reads a real x, so sum (x_q - z) * w_q = sum x_q * w_q - z * sum_k w_q[c, k], and
+/// b'_c = b_c / scale_c - z * sum_k w_q[c, k] (w_q: `oc` channels of `inner` values each).
+std::shared_ptr<AlignedBlock> zero_point_folded_bias(const Tensor* b, const std::vector<float>& scales,
+                                                     const AlignedBlock& w_q, int64_t inner, int32_t z) {
+  auto out = std::make_shared<AlignedBlock>(scales.size() * sizeof(float));
+  auto* q = static_cast<float*>(out->data);
+  const auto* w = static_cast<const int8_t*>(w_q.data);
+  for (size_t c = 0; c < scales.size(); ++c) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < inner; ++k) sum += w[int64_t(c) * inner + k];
+    q[c] = float(double(b ? b->data<float>()[c] / scales[c] : 0.f) - double(z) * double(sum));
+  }
+  return out;
+}
+
 bool is_int8_act(DType t) { return t == DType::u8 || t == DType::i8; }
 dt act_dt(DType t) { return t == DType::i8 ? dt::s8 : dt::u8; }
 const char* act_tag(DType t) { return t == DType::i8 ? "s8s8" : "u8s8"; }
@@ -167,7 +183,18 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
   const dt dst_dt = int8_requant_dst(requant, &post);
   std::vector<float> scales;
   for (float s : gw.scale) scales.push_back(x.scale * s);
-  const std::shared_ptr<AlignedBlock> bias = B ? prescaled_bias(*B->constant, scales) : nullptr;
+  // A source zero point without padding goes into the bias (zero_point_folded_bias): oneDNN 2.6
+  // on AMX runs a zero-point conv on its slower jit kernels (MobileNetV2 int8's expand 1x1 convs,
+  // whose input is a linear bottleneck's: jit_1x1 at ~4.7x brgconv_1x1's time). Only where the
+  // sums are exact (needs_zero_point).
+  bool padded = false;
+  for (size_t a = 0; a < geo.pad_l.size(); ++a) padded |= geo.pad_l[a] != 0 || geo.pad_r[a] != 0;
+  Int8Input xs = x;
+  if (x.zero_point != 0 && !padded && host_has_int8_dot_product()) xs.zero_point = 0;
+  const std::shared_ptr<AlignedBlock> bias =
+      xs.zero_point != x.zero_point
+          ? zero_point_folded_bias(B ? B->constant : nullptr, scales, *gw.q, numel(W.dims) / oc, x.zero_point)
+          : B ? prescaled_bias(*B->constant, scales) : nullptr;
   return guarded([&]() -> Result<Made> {
     memory::desc src_md(to_dims(X.dims), act_dt(X.dtype), tag::any), w_md(to_dims(wdims), dt::s8, tag::any);
     const memory::desc b_md = bias ? memory::desc({oc}, dt::f32, tag::x) : memory::desc();
@@ -182,7 +209,7 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     FERRY_TRY(fill_post_ops(post, ops, out_dims, out_dims, &po, &args, &made.want));
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
-    set_int8_attr(attr, 1 << 1, scales, x.zero_point);
+    set_int8_attr(attr, 1 << 1, scales, xs.zero_point);
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_md,
                                       b_md, dst_md, to_dims(geo.strides), to_dims(geo.dilations),
                                       to_dims(geo.pad_l), to_dims(geo.pad_r));
@@ -190,11 +217,11 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     const std::string impl = impl_name(pd);
     if (is_reference_impl(impl)) return unsupported("int8 conv: oneDNN has only " + impl);
     auto packed = reorder_to(gw.q->data, plain_desc(DType::i8, wdims), pd.weights_desc());
-    auto zp = zero_point_block(x.zero_point);
+    auto zp = zero_point_block(xs.zero_point);
     args.push_back({DNNL_ARG_SRC, pd.src_desc(), 0});
     args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), -1, -1, false, packed->data});
     if (bias) args.push_back({DNNL_ARG_BIAS, b_md, -1, -1, false, bias->data});
-    if (needs_zero_point(x.zero_point)) args.push_back(zero_point_arg(*zp));
+    if (needs_zero_point(xs.zero_point)) args.push_back(zero_point_arg(*zp));
     args.push_back({DNNL_ARG_DST, pd.dst_desc(), -1, 0});
     const size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
