@@ -140,6 +140,12 @@ class Scheduler {
                        bool all_outputs);
   Result<bool> try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  struct QuantizedResidual {
+    onednn::Int8Input q;
+    int slot;              ///< z_q's
+    const Value* dq;       ///< DequantizeLinear(z_q): the FusedConv's input 3
+  };
+  std::optional<QuantizedResidual> quantized_residual(const Node& n, const std::vector<int>& ins, DType t) const;
   Result<bool> try_dynamic_int8_matmul(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_bf16(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   bool try_requantized(const Node& n);
@@ -464,6 +470,19 @@ void Scheduler::erase_dead_dequantize(size_t k, int xq) {
   }
 }
 
+/// A FusedConv's residual (input 3) as DequantizeLinear(z_q) per tensor with z_q of type `t`
+/// in a slot, its DequantizeLinear a step of its own; nullopt otherwise.
+std::optional<Scheduler::QuantizedResidual> Scheduler::quantized_residual(const Node& n, const std::vector<int>& ins,
+                                                                          DType t) const {
+  if (n.op() != Op::FusedConv || n.num_inputs() < 4 || ins.size() < 4 || ins[3] < 0 || !n.input(3)) return std::nullopt;
+  const Value* dq = n.input(3);
+  const std::optional<onednn::Int8Input> q = dq->producer() ? per_tensor_int8(*dq->producer()) : std::nullopt;
+  if (!q || dq->producer()->input(0)->dtype() != t) return std::nullopt;
+  auto slot = slot_of_.find(dq->producer()->input(0));
+  if (slot == slot_of_.end() || step_writing(ins[3]) == sig_.steps.size()) return std::nullopt;
+  return QuantizedResidual{*q, slot->second, dq};
+}
+
 /// y = n(DequantizeLinear(x_q), W) as one int8 step reading x_q (onednn/onednn_int8.h); the
 /// DequantizeLinear's step is removed once no other step reads its output. A FusedConv's
 /// residual DequantizeLinear(z_q) of the type the step writes y in is read as z_q too.
@@ -487,20 +506,15 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
   // Every reader a QuantizeLinear of one scale / zero point: the step writes its u8 / s8.
   const std::optional<onednn::Int8Requant> rq = int8_requant_readers(g_, n);
   // ... and a residual DequantizeLinear(z_q) of that type: it reads z_q (a sum post-op).
-  const Value* zv = n.op() == Op::FusedConv && n.num_inputs() > 3 && ins.size() > 3 && ins[3] >= 0 ? n.input(3) : nullptr;
-  const Node* zdq = zv ? zv->producer() : nullptr;
-  std::optional<onednn::Int8Input> z = zdq ? per_tensor_int8(*zdq) : std::nullopt;
-  auto zq = z ? slot_of_.find(zdq->input(0)) : slot_of_.end();
-  const size_t zk = zq != slot_of_.end() ? step_writing(ins[3]) : sig_.steps.size();
-  if (!rq || zk == sig_.steps.size() || zdq->input(0)->dtype() != rq->dtype) z.reset();
+  std::optional<QuantizedResidual> z = rq ? quantized_residual(n, ins, rq->dtype) : std::nullopt;
   std::vector<OutputInfo> step_outs = outs;
   std::vector<int> step_ins = ins;
   Result<Made> made = unsupported("f32 output");
   if (z) {
     std::vector<Operand> zops = ops;
-    zops[3] = operand_of(zq->second);
-    made = make_int8_step({n, zops, out_dims, opt_.blocked_layouts, opt_.isa}, *x, &*rq, &*z);
-    if (made.ok()) step_ins[3] = zq->second;
+    zops[3] = operand_of(z->slot);
+    made = make_int8_step({n, zops, out_dims, opt_.blocked_layouts, opt_.isa}, *x, &*rq, &z->q);
+    if (made.ok()) step_ins[3] = z->slot;
     else z.reset();
   }
   if (rq && !made.ok() && made.status().code() == StatusCode::kUnsupported) made = make_int8_step(req, *x, &*rq);
@@ -513,8 +527,8 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
   // A DequantizeLinear that feeds several nodes (ONNX Runtime's quantizer shares one among
   // a layer's Q / K / V projections) goes once every use is an int8 step reading x_q (found
   // again each time: erasing one shifts the indices after it).
-  if (z && ++absorbed_[zv] == zv->uses().size() && !g_.is_graph_output(zv))
-    erase_dead_dequantize(step_writing(ins[3]), zq->second);
+  if (z && ++absorbed_[z->dq] == z->dq->uses().size() && !g_.is_graph_output(z->dq))
+    erase_dead_dequantize(step_writing(ins[3]), z->slot);
   if (++absorbed_[dqv] == dqv->uses().size() && !g_.is_graph_output(dqv))
     erase_dead_dequantize(step_writing(ins[0]), xq->second);
   step_ins[0] = xq->second;
