@@ -1,6 +1,8 @@
 #include "precision/accuracy_guard.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <set>
 #include <utility>
@@ -12,8 +14,21 @@
 namespace ferry {
 namespace {
 
+/// Whether `t` holds a NaN or an Inf. Every value of every guard run passes here (BERT: ~15M
+/// per run), so f32 is read directly, in blocks the compiler vectorizes (element-wise
+/// get_double was a quarter of a bf16 convert's time).
 bool guard_has_nonfinite(const Tensor& t) {
-  if (t.dtype() != DType::f32 && t.dtype() != DType::f16 && t.dtype() != DType::bf16) return false;
+  if (t.dtype() == DType::f32) {
+    const float* p = t.data<float>();
+    const int64_t n = t.numel();
+    for (int64_t i = 0; i < n; i += 4096) {
+      bool bad = false;
+      for (int64_t j = i; j < std::min(n, i + 4096); ++j) bad |= !(std::fabs(p[j]) <= std::numeric_limits<float>::max());
+      if (bad) return true;
+    }
+    return false;
+  }
+  if (t.dtype() != DType::f16 && t.dtype() != DType::bf16) return false;
   for (int64_t i = 0; i < t.numel(); ++i)
     if (!std::isfinite(t.get_double(i))) return true;
   return false;
