@@ -129,6 +129,31 @@ def branch_chain(path):
     return c.save(path, (1, 8, 10, 10), float_outputs=("a_relu", "b")), 3
 
 
+def gate_chain(path):
+    """A squeeze-excitation gate between two int8 convs: a = conv(x) (read by the pooling and the
+    Mul: it stays f32), m = a * Sigmoid(GlobalAveragePool(a)), read only by its QuantizeLinear."""
+    c = Chain()
+    a = c.conv(c.dq(c.q("x")), "a", 8, 16, 1)
+    c.nodes.append(helper.make_node("GlobalAveragePool", [a], ["pooled"], name="pool"))
+    c.nodes.append(helper.make_node("Sigmoid", ["pooled"], ["gate"], name="gate_sigmoid"))
+    c.nodes.append(helper.make_node("Mul", [a, "gate"], ["gated"], name="gate_mul"))
+    c.q(c.conv(c.dq(c.q("gated")), "b", 16, 8, 1))
+    return c.save(path, (1, 8, 10, 10)), 2
+
+
+def test_a_mul_read_only_by_quantize_writes_u8(ferry_api, ferry_cli, tmp_path):
+    path = tmp_path / "m.onnx"
+    feed, n_int8 = gate_chain(path)
+    compare(ferry_api, path, feed)
+    ks = profile(ferry_cli, path, tmp_path)
+    by_node = {n.split(" ", 1)[-1]: k for n, k in ks}
+    assert "+dst_u8" in by_node["gate_mul"], ks
+    assert "+dst_u8" not in by_node["a"], ks  # the pooling reads it in f32
+    # the graph input's QuantizeLinear is the only one left: the Mul's took no step
+    assert sum(k.startswith("quantize_linear") for _, k in ks) == 1, ks
+    assert len(int8_steps(ks)) == n_int8, ks
+
+
 def profile(ferry_cli, path, tmp_path):
     trace = tmp_path / "trace.json"
     r = subprocess.run([str(ferry_cli), "bench", str(path), "--warmup", "0", "--iters", "1", "--profile", str(trace)],

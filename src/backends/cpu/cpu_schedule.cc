@@ -140,6 +140,7 @@ class Scheduler {
                        bool all_outputs);
   Result<bool> try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  Result<bool> try_requantized_mul(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   struct QuantizedResidual {
     onednn::Int8Input q;
     int slot;              ///< z_q's
@@ -534,6 +535,29 @@ Result<bool> Scheduler::try_int8(const Node& n, const std::vector<int>& ins, con
   step_ins[0] = xq->second;
   FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, step_outs, false));
   if (step_outs[0].dtype != DType::f32) requant_slots_[slot_of_.at(n.output(0))] = *rq;
+  return true;
+}
+
+/// A Mul of two f32 values whose every reader is QuantizeLinear(y, s, z) (one scale and zero
+/// point): the binary step writes y_q itself (EfficientNet's squeeze-excitation scaling before
+/// its int8 projection; an int8 model's x * sigmoid(x) gates), so no f32 y and no QuantizeLinear
+/// pass. Declined (the plain step, then the QuantizeLinear) where oneDNN has no such primitive.
+Result<bool> Scheduler::try_requantized_mul(const Node& n, const std::vector<int>& ins,
+                                             const std::vector<OutputInfo>& outs) {
+  if (n.op() != Op::Mul || ins.size() != 2 || ins[0] < 0 || ins[1] < 0 || outs.size() != 1 || outs[0].dtype != DType::f32)
+    return false;
+  const std::optional<onednn::Int8Requant> rq = int8_requant_readers(g_, n);
+  if (!rq) return false;
+  const std::vector<Operand> ops = {operand_of(ins[0]), operand_of(ins[1])};
+  Result<Made> made = onednn::make_binary(n, ops, outs[0].shape.static_dims(), {}, &*rq);
+  if (!made.ok()) {
+    if (made.status().code() == StatusCode::kUnsupported) return false;
+    return std::move(made).status().with_context("node " + n.describe());
+  }
+  std::vector<OutputInfo> step_outs = outs;
+  step_outs[0].dtype = rq->dtype;
+  FERRY_TRY(schedule_made(std::move(made).value(), ins, n, step_outs, false));
+  requant_slots_[slot_of_.at(n.output(0))] = *rq;
   return true;
 }
 
@@ -933,6 +957,8 @@ Result<bool> Scheduler::schedule_steps(const Node& n) {
   if (fast_ && !overridden) {
     FERRY_ASSIGN_OR_RETURN(bool int8, try_int8(n, ins, outs));
     if (int8) return true;
+    FERRY_ASSIGN_OR_RETURN(bool mul8, try_requantized_mul(n, ins, outs));
+    if (mul8) return true;
     FERRY_ASSIGN_OR_RETURN(bool dyn8, try_dynamic_int8_matmul(n, ins, outs));
     if (dyn8) return true;
     FERRY_ASSIGN_OR_RETURN(bool bf16, try_bf16(n, ins, outs));

@@ -43,15 +43,6 @@ struct Int8Input {
   int32_t zero_point = 0;
 };
 
-/// The QuantizeLinear the step's output goes through: y_q = sat(rne(y / scale) + zero_point).
-struct Int8Requant {
-  DType dtype = DType::u8;  ///< u8 or i8
-  float scale = 0;
-  int32_t zero_point = 0;
-  bool operator==(const Int8Requant& o) const {
-    return dtype == o.dtype && scale == o.scale && zero_point == o.zero_point;
-  }
-};
 
 /// Conv (1-D, 2-D, 3-D; groups): operands [X_q (u8), W (f32 constant), B? (f32 constant), extra...].
 Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops, const Int8Input& x,

@@ -522,7 +522,9 @@ static Status fill_binary_post_ops(const std::vector<PostOp>& post, const std::v
 }
 
 Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
-                         const std::vector<PostOp>& post) {
+                         const std::vector<PostOp>& post_in, const Int8Requant* requant) {
+  std::vector<PostOp> post = post_in;
+  if (requant) post.push_back({PostOp::kEltwise, algorithm::eltwise_linear, 1.f / requant->scale, float(requant->zero_point), -1});
   algorithm alg;
   switch (n.op()) {
     case Op::Add: alg = algorithm::binary_add; break;
@@ -533,7 +535,7 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
     case Op::Min: alg = algorithm::binary_min; break;
     default: return unsupported("oneDNN binary: op");
   }
-  if (ops.size() < 2 || (ops.size() > 2 && post.empty()) || ops[0].dtype != DType::f32 || ops[1].dtype != DType::f32)
+  if (ops.size() < 2 || (ops.size() > 2 && post_in.empty()) || ops[0].dtype != DType::f32 || ops[1].dtype != DType::f32)
     return unsupported("oneDNN binary: two f32 operands");
   const bool commutative = alg == algorithm::binary_add || alg == algorithm::binary_mul ||
                            alg == algorithm::binary_max || alg == algorithm::binary_min;
@@ -584,7 +586,13 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
       FERRY_TRY(fill_binary_post_ops(post, ops, lead, out_dims, &po, &args, &made.want, &owned));
       attr.set_post_ops(po);
     }
-    dnnl::binary::desc d(alg, lead, *s1_md, lead);
+    memory::desc dst_md = lead;
+    if (requant) {
+      dnnl_memory_desc_t q = lead.data;
+      q.data_type = requant->dtype == DType::i8 ? dnnl_s8 : dnnl_u8;
+      dst_md = memory::desc(q);
+    }
+    dnnl::binary::desc d(alg, lead, *s1_md, dst_md);
     dnnl::binary::primitive_desc pd(d, attr, engine());
     if (is_reference_impl(impl_name(pd)))
       return unsupported("oneDNN binary: only " + impl_name(pd) + " for " + layout_name(lead) + " " +
@@ -612,10 +620,11 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
     size_t scratch = pd.scratchpad_desc().get_size();
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.out = pd.dst_desc();
-    std::string name = "onednn_binary_f32_" + layout_name(lead) + "[" + impl_name(pd) + "]" + post_suffix(post);
-    // In place only on src0 = input 0.
+    std::string name = "onednn_binary_f32_" + layout_name(lead) + "[" + impl_name(pd) + "]" + post_suffix(post_in) +
+                       (requant ? (requant->dtype == DType::i8 ? "+dst_s8" : "+dst_u8") : "");
+    // In place only on src0 = input 0 (not into a smaller u8 / s8 output).
     made.step = std::make_unique<PrimitiveStep>(name, dnnl::binary(pd), std::move(args), scratch, std::move(owned),
-                                                big == 0);
+                                                big == 0 && !requant);
     return made;
   });
 }

@@ -44,6 +44,17 @@ struct PostOp {
   int32_t sum_zero_point = 0;
 };
 
+/// The QuantizeLinear a step's output goes through when it writes it requantized (an int8
+/// step, onednn_int8.h; a binary Mul): y_q = sat(rne(y / scale) + zero_point).
+struct Int8Requant {
+  DType dtype = DType::u8;  ///< u8 or i8
+  float scale = 0;
+  int32_t zero_point = 0;
+  bool operator==(const Int8Requant& o) const {
+    return dtype == o.dtype && scale == o.scale && zero_point == o.zero_point;
+  }
+};
+
 struct Made {
   std::unique_ptr<Step> step;
   std::vector<std::optional<memory::desc>> want;  ///< per operand read through StepIO: the layout it must have
@@ -93,9 +104,10 @@ Result<Made> make_pool(const Node& n, const std::vector<Operand>& ops, const std
 /// One elementwise op as a standalone primitive (keeps the input layout).
 Result<Made> make_eltwise(const std::vector<Operand>& ops, const std::vector<PostOp>& post);
 /// Add/Sub/Mul/Div/Max/Min with numpy broadcasting (FusedMul: a Mul whose `post` ops read
-/// operands beyond the first two, e.g. its residual Z at index 3).
+/// operands beyond the first two, e.g. its residual Z at index 3). With `requant` the output is
+/// written requantized (u8 / s8: a last eltwise_linear post-op, as the int8 steps do).
 Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
-                         const std::vector<PostOp>& post = {});
+                         const std::vector<PostOp>& post = {}, const Int8Requant* requant = nullptr);
 /// PRelu(x, slope) with a constant slope (broadcast unidirectionally onto x): oneDNN's
 /// prelu primitive in x's layout (blocked or plain); declines where oneDNN has only its reference.
 Result<Made> make_prelu(const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims);
