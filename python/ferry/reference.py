@@ -256,6 +256,12 @@ def run_onnxruntime(model_path, inputs, writer, intermediates):
         model = onnx.load(str(model_path))
     except Exception as e:
         raise BridgeError(f"{model_path}: cannot load as ONNX: {e}") from None
+    ferry_ops = sorted({n.op_type for n in model.graph.node if n.domain == "ferry"})
+    if ferry_ops:
+        # A model `ferry convert` wrote: onnxruntime has none of ferry's fused ops (docs/ferry_ops.md).
+        raise BridgeError(f"{model_path}: has ferry's own ops ({', '.join(ferry_ops)}: a model `ferry convert` "
+                          "wrote), which onnxruntime cannot run: validate the source model instead, with the "
+                          "converted model's --precision")
     names = onnx_node_names(model.graph)
     for name, node in zip(names, model.graph.node):
         # Source names need not be unique; ferry's provenance holds them as they are.

@@ -336,3 +336,16 @@ def test_missing_onnxruntime_is_a_clear_error(ferry, tmp_path):
     assert proc.returncode == EXIT_MODEL, proc.stdout + proc.stderr
     assert "'onnxruntime' is not importable" in proc.stderr, proc.stderr
     assert "pip install onnxruntime" in proc.stderr
+
+
+def test_a_converted_model_is_refused_with_what_to_do(ferry, have_ort, tmp_path):
+    """A model `ferry convert` wrote has ferry's fused ops: onnxruntime cannot be its reference, and
+    the error says so (naming the ops) instead of passing on onnxruntime's 'not a registered op'."""
+    meta = model("torch", "resnet18")
+    out = tmp_path / "converted.onnx"
+    proc = run(ferry, "convert", meta["path"], "-o", out)
+    assert proc.returncode == EXIT_OK, proc.stdout + proc.stderr
+    proc = run(ferry, "validate", out)
+    assert proc.returncode == EXIT_MODEL, proc.stdout + proc.stderr
+    assert "has ferry's own ops (FusedConv" in proc.stderr and "validate the source model instead" in proc.stderr, \
+        proc.stderr
