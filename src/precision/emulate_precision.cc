@@ -140,6 +140,18 @@ Node* emul_add_qdq_node(Graph& g, Op op, std::vector<Value*> in, DType out, cons
   return q;
 }
 
+/// n's input i -> DequantizeLinear(QuantizeLinear(input, s, z)) at `a` (u8); the constants and
+/// nodes are named after n and `tag` ("x": input 0, "z": a residual).
+void emul_qdq_input(Graph& g, Node& n, size_t i, const ActivationQuant& a, const std::string& tag,
+                    std::map<const Node*, const Node*>* owner) {
+  Value* scale = g.add_constant(g.unique_name(n.name() + "/" + tag + "_scale"), Tensor::scalar(float(a.scale)));
+  Value* zp = g.add_constant(g.unique_name(n.name() + "/" + tag + "_zero_point"), Tensor::scalar(uint8_t(a.zero_point)));
+  Node* q = emul_add_qdq_node(g, Op::QuantizeLinear, {n.input(i), scale, zp}, DType::u8, n, "quantize_" + tag);
+  Node* dq = emul_add_qdq_node(g, Op::DequantizeLinear, {q->output(0), scale, zp}, DType::f32, n, "dequantize_" + tag);
+  g.set_node_input(&n, i, dq->output(0));
+  if (owner) (*owner)[q] = (*owner)[dq] = &n;
+}
+
 /// x -> DequantizeLinear(QuantizeLinear(x, s, z)) in front of n; W -> fq(W).
 Status emul_int8(Graph& g, Node& n, const ActivationQuant& a, std::map<const Node*, const Node*>* owner) {
   Value* w = n.num_inputs() > 1 ? n.input(1) : nullptr;
@@ -151,23 +163,8 @@ Status emul_int8(Graph& g, Node& n, const ActivationQuant& a, std::map<const Nod
   }
   Value* x = n.input(0);
   if (!x || x->dtype() != DType::f32) return Status::Ok();
-  Value* scale = g.add_constant(g.unique_name(n.name() + "/x_scale"), Tensor::scalar(float(a.scale)));
-  Value* zp = g.add_constant(g.unique_name(n.name() + "/x_zero_point"), Tensor::scalar(uint8_t(a.zero_point)));
-  Node* q = emul_add_qdq_node(g, Op::QuantizeLinear, {x, scale, zp}, DType::u8, n, "quantize_x");
-  Node* dq = emul_add_qdq_node(g, Op::DequantizeLinear, {q->output(0), scale, zp}, DType::f32, n, "dequantize_x");
-  g.set_node_input(&n, 0, dq->output(0));
-  if (owner) (*owner)[q] = (*owner)[dq] = &n;
+  emul_qdq_input(g, n, 0, a, "x", owner);
   return Status::Ok();
-}
-
-/// Z -> DequantizeLinear(QuantizeLinear(Z, s, z)) as n's residual (input 3).
-void emul_int8_residual(Graph& g, Node& n, const ActivationQuant& a, std::map<const Node*, const Node*>* owner) {
-  Value* scale = g.add_constant(g.unique_name(n.name() + "/z_scale"), Tensor::scalar(float(a.scale)));
-  Value* zp = g.add_constant(g.unique_name(n.name() + "/z_zero_point"), Tensor::scalar(uint8_t(a.zero_point)));
-  Node* q = emul_add_qdq_node(g, Op::QuantizeLinear, {n.input(3), scale, zp}, DType::u8, n, "quantize_z");
-  Node* dq = emul_add_qdq_node(g, Op::DequantizeLinear, {q->output(0), scale, zp}, DType::f32, n, "dequantize_z");
-  g.set_node_input(&n, 3, dq->output(0));
-  if (owner) (*owner)[q] = (*owner)[dq] = &n;
 }
 
 bool emul_is_int8(const std::map<std::string, DType>& precision, const Node& n) {
@@ -240,7 +237,7 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
       if (!act || a == act->end() || a->second.scale <= 0)
         return invalid_argument("node " + n->describe() + " is at int8 but has no calibrated activation scale");
       FERRY_TRY(emul_int8(g, *n, a->second, owner).with_context("quantizing " + n->describe()));
-      if (auto z = residuals.find(n); z != residuals.end()) emul_int8_residual(g, *n, z->second, owner);
+      if (auto z = residuals.find(n); z != residuals.end()) emul_qdq_input(g, *n, 3, z->second, "z", owner);
       ++lowered;
       continue;
     }

@@ -106,13 +106,13 @@ std::shared_ptr<AlignedBlock> prescaled_bias(const Tensor& b, const std::vector<
 /// b'_c = b_c / scale_c - z * sum_k w_q[c, k] (w_q: `oc` channels of `inner` values each).
 std::shared_ptr<AlignedBlock> zero_point_folded_bias(const Tensor* b, const std::vector<float>& scales,
                                                      const AlignedBlock& w_q, int64_t inner, int32_t z) {
-  auto out = std::make_shared<AlignedBlock>(scales.size() * sizeof(float));
+  std::shared_ptr<AlignedBlock> out = b ? prescaled_bias(*b, scales) : std::make_shared<AlignedBlock>(scales.size() * sizeof(float));
   auto* q = static_cast<float*>(out->data);
   const auto* w = static_cast<const int8_t*>(w_q.data);
   for (size_t c = 0; c < scales.size(); ++c) {
     int64_t sum = 0;
     for (int64_t k = 0; k < inner; ++k) sum += w[int64_t(c) * inner + k];
-    q[c] = float(double(b ? b->data<float>()[c] / scales[c] : 0.f) - double(z) * double(sum));
+    q[c] = float(double(b ? q[c] : 0.f) - double(z) * double(sum));
   }
   return out;
 }
@@ -120,18 +120,6 @@ std::shared_ptr<AlignedBlock> zero_point_folded_bias(const Tensor* b, const std:
 bool is_int8_act(DType t) { return t == DType::u8 || t == DType::i8; }
 dt act_dt(DType t) { return t == DType::i8 ? dt::s8 : dt::u8; }
 const char* act_tag(DType t) { return t == DType::i8 ? "s8s8" : "u8s8"; }
-
-/// The requantization as the last post-op (x * (1 / s_y) + z_y; the u8 / s8 destination
-/// rounds ties to even and saturates), and the destination type.
-dt int8_requant_dst(const Int8Requant* rq, std::vector<PostOp>* post) {
-  if (!rq) return dt::f32;
-  post->push_back({PostOp::kEltwise, algorithm::eltwise_linear, 1.f / rq->scale, float(rq->zero_point), -1});
-  return act_dt(rq->dtype);
-}
-
-std::string int8_dst_suffix(const Int8Requant* rq) {
-  return rq ? (rq->dtype == DType::i8 ? "+dst_s8" : "+dst_u8") : "";
-}
 
 const char* conv_int8_name(size_t rank, int64_t group, int64_t channels) {
   static const char* const names[3][3] = {

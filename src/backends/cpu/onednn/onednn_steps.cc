@@ -71,6 +71,16 @@ Status fill_post_ops(const std::vector<PostOp>& post, const std::vector<Operand>
   return Status::Ok();
 }
 
+memory::data_type int8_requant_dst(const Int8Requant* rq, std::vector<PostOp>* post) {
+  if (!rq) return dt::f32;
+  post->push_back({PostOp::kEltwise, algorithm::eltwise_linear, 1.f / rq->scale, float(rq->zero_point), -1});
+  return rq->dtype == DType::i8 ? dt::s8 : dt::u8;
+}
+
+std::string int8_dst_suffix(const Int8Requant* rq) {
+  return rq ? (rq->dtype == DType::i8 ? "+dst_s8" : "+dst_u8") : "";
+}
+
 std::string post_suffix(const std::vector<PostOp>& post) {
   std::string s;
   for (const PostOp& p : post) s += p.kind == PostOp::kEltwise ? "+eltwise" : p.kind == PostOp::kSum ? "+sum" : "+binary";
@@ -524,7 +534,7 @@ static Status fill_binary_post_ops(const std::vector<PostOp>& post, const std::v
 Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const std::vector<int64_t>& out_dims,
                          const std::vector<PostOp>& post_in, const Int8Requant* requant) {
   std::vector<PostOp> post = post_in;
-  if (requant) post.push_back({PostOp::kEltwise, algorithm::eltwise_linear, 1.f / requant->scale, float(requant->zero_point), -1});
+  const dt dst_dt = int8_requant_dst(requant, &post);
   algorithm alg;
   switch (n.op()) {
     case Op::Add: alg = algorithm::binary_add; break;
@@ -586,13 +596,9 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
       FERRY_TRY(fill_binary_post_ops(post, ops, lead, out_dims, &po, &args, &made.want, &owned));
       attr.set_post_ops(po);
     }
-    memory::desc dst_md = lead;
-    if (requant) {
-      dnnl_memory_desc_t q = lead.data;
-      q.data_type = requant->dtype == DType::i8 ? dnnl_s8 : dnnl_u8;
-      dst_md = memory::desc(q);
-    }
-    dnnl::binary::desc d(alg, lead, *s1_md, dst_md);
+    dnnl_memory_desc_t dst_c = lead.data;  // lead's layout in the destination type
+    dst_c.data_type = memory::convert_to_c(dst_dt);
+    dnnl::binary::desc d(alg, lead, *s1_md, memory::desc(dst_c));
     dnnl::binary::primitive_desc pd(d, attr, engine());
     if (is_reference_impl(impl_name(pd)))
       return unsupported("oneDNN binary: only " + impl_name(pd) + " for " + layout_name(lead) + " " +
@@ -621,7 +627,7 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
     if (scratch) args.push_back({DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc(), -1, -1, true});
     made.out = pd.dst_desc();
     std::string name = "onednn_binary_f32_" + layout_name(lead) + "[" + impl_name(pd) + "]" + post_suffix(post_in) +
-                       (requant ? (requant->dtype == DType::i8 ? "+dst_s8" : "+dst_u8") : "");
+                       int8_dst_suffix(requant);
     // In place only on src0 = input 0 (not into a smaller u8 / s8 output).
     made.step = std::make_unique<PrimitiveStep>(name, dnnl::binary(pd), std::move(args), scratch, std::move(owned),
                                                 big == 0 && !requant);

@@ -55,6 +55,12 @@ struct Int8Requant {
   }
 };
 
+/// The requantization as the last post-op (x * (1 / s_y) + z_y; the u8 / s8 destination
+/// rounds ties to even and saturates), and the destination type (f32 without one).
+memory::data_type int8_requant_dst(const Int8Requant* rq, std::vector<PostOp>* post);
+/// "+dst_u8" / "+dst_s8" for a step name, "" without a requantization.
+std::string int8_dst_suffix(const Int8Requant* rq);
+
 struct Made {
   std::unique_ptr<Step> step;
   std::vector<std::optional<memory::desc>> want;  ///< per operand read through StepIO: the layout it must have
