@@ -123,11 +123,25 @@ void check(const AttnCase& c) {
 std::vector<AttnCase> small_sweep() {
   std::vector<AttnCase> cs;
   // Ragged query / key counts around the kernels' sizes: <= 4 queries take the row kernel (256 keys a
-  // block), <= 8 / 16 the narrow tile, <= 64 the medium one (2-vector tiles), more the wide one (L = 48 / 96
-  // queries, N = 64 keys, R = 4 / 8 rows).
-  for (auto [sq, skv] : std::vector<std::pair<int64_t, int64_t>>{
-           {1, 1}, {1, 70}, {2, 300}, {5, 3}, {7, 65}, {17, 20}, {49, 65}, {64, 64}, {65, 3}, {100, 130}}) {
-    for (int64_t d : {8, 33}) {
+  // block), <= 8 / 16 the narrow tile, <= 64 the medium one (2-vector tiles), more the wide one (L = 48 / 64
+  // queries, N = 64 keys, R = 4 / 6 rows, AVX2 / AVX-512) with the remainder past its last full block on
+  // the narrow tile (up to 8 / 16 queries: 65, 100 and 197 on AVX2, 65 and 197 on AVX-512), the medium
+  // one (up to 16 / 32: 108 on AVX2, 84 on AVX-512) or a short wide block (the rest). d = 64: the
+  // queries' and outputs' transposes in whole W x W blocks; 8, 33: with the head dims past them.
+  for (auto [sq, skv] : std::vector<std::pair<int64_t, int64_t>>{{1, 1},
+                                                                 {1, 70},
+                                                                 {2, 300},
+                                                                 {5, 3},
+                                                                 {7, 65},
+                                                                 {17, 20},
+                                                                 {49, 65},
+                                                                 {64, 64},
+                                                                 {65, 3},
+                                                                 {84, 40},
+                                                                 {100, 130},
+                                                                 {108, 40},
+                                                                 {197, 197}}) {
+    for (int64_t d : {8, 33, 64}) {
       AttnCase c;
       c.b = 2, c.hq = 2, c.hkv = 1, c.sq = sq, c.skv = skv, c.d = d, c.dv = d == 33 ? 17 : d;
       cs.push_back(c);

@@ -331,11 +331,9 @@ FERRY_TARGET_AMX void query_block(const Problem& p, const Packed& pk, int64_t b,
     softmax(w, st, n, nr, p.v_dim);
     values(pk, vt, j, nr, w.pp, w.ot);
   }
-  for (int64_t i = 0; i < rows; ++i) {
-    const float inv = w.ref[i] == kNegInf || w.l[i] == 0.f ? 0.f : 1.f / w.l[i];
-    float* y = p.out + b * p.out_sb + h * p.out_sh + (i0 + i) * p.out_ss;
-    for (int64_t e = 0; e < p.v_dim; ++e) y[e] = w.ot[e * kL + i] * inv;
-  }
+  alignas(64) float inv[kL];
+  for (int64_t i = 0; i < kL; ++i) inv[i] = w.ref[i] == kNegInf || w.l[i] == 0.f ? 0.f : 1.f / w.l[i];
+  store_y<16>(p, b, h, i0, rows, w.ot, kL, inv);
 }
 
 /// Linux gives a process the AMX tile state only on request (arch_prctl ARCH_REQ_XCOMP_PERM,

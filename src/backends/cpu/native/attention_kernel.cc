@@ -89,14 +89,22 @@ float* thread_scratch(int64_t floats) {
   return buf.get();
 }
 
-template <class Cfg>
-void run_blocks(const Problem& p, BlockFn block) {
-  const int64_t blocks = (p.q_len + Cfg::L - 1) / Cfg::L, items = p.batch * p.q_heads * blocks;
-  const int64_t floats = Block<Cfg>::floats(p);
+/// Blocks of Cfg::L queries (the last may be short); the last `tail_rows` (< Cfg::L, 0: none) of
+/// each head go to `tail`,
+/// a narrower tile, so a short remainder (197 = 3 x 64 + 5) costs its own lanes, not a block's.
+template <class Cfg, class Tail>
+void run_blocks(const Problem& p, BlockFn block, BlockFn tail, int64_t tail_rows) {
+  const int64_t full = (p.q_len - tail_rows + Cfg::L - 1) / Cfg::L, blocks = full + (tail_rows > 0 ? 1 : 0);
+  const int64_t items = p.batch * p.q_heads * blocks;
+  const int64_t floats = std::max(Block<Cfg>::floats(p), Block<Tail>::floats(p));
 #pragma omp parallel for schedule(dynamic, 1) if (items > 1)
   for (int64_t it = 0; it < items; ++it) {
-    const int64_t bh = it / blocks, i0 = (it % blocks) * Cfg::L;
-    block(p, bh / p.q_heads, bh % p.q_heads, i0, std::min<int64_t>(Cfg::L, p.q_len - i0), thread_scratch(floats));
+    const int64_t bh = it / blocks, k = it % blocks, i0 = k * Cfg::L;
+    if (k < full)
+      block(p, bh / p.q_heads, bh % p.q_heads, i0, std::min<int64_t>(Cfg::L, p.q_len - tail_rows - i0),
+            thread_scratch(floats));
+    else
+      tail(p, bh / p.q_heads, bh % p.q_heads, i0, tail_rows, thread_scratch(floats));
   }
 }
 
@@ -121,9 +129,14 @@ void run_rows(const Problem& p, float* const* present, RowFn row) {
 template <class Wide, class Medium, class Narrow>
 void run(const Problem& p, float* const* present, RowFn row, BlockFn narrow, BlockFn medium, BlockFn wide) {
   if (p.q_len <= kRowQueries) return run_rows(p, present, row);
-  if (p.q_len <= Narrow::L) return run_blocks<Narrow>(p, narrow);
-  if (p.q_len <= Medium::L) return run_blocks<Medium>(p, medium);
-  run_blocks<Wide>(p, wide);
+  if (p.q_len <= Narrow::L) return run_blocks<Narrow, Narrow>(p, narrow, narrow, 0);
+  if (p.q_len <= Medium::L) return run_blocks<Medium, Medium>(p, medium, medium, 0);
+  // The remainder past the last full wide block: on the narrow tile up to its lanes, on the medium
+  // one up to its lanes (fewer padded lanes than the wide tile's), else a wide block of its own.
+  const int64_t rem = p.q_len % Wide::L;
+  if (rem > 0 && rem <= Narrow::LT) return run_blocks<Wide, Narrow>(p, wide, narrow, rem);
+  if (rem > 0 && rem <= Medium::LT) return run_blocks<Wide, Medium>(p, wide, medium, rem);
+  run_blocks<Wide, Wide>(p, wide, wide, rem);
 }
 
 }  // namespace
