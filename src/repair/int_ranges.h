@@ -9,8 +9,8 @@
 //
 // A value the analysis cannot bound (a graph input, a dim without a bound, arithmetic that
 // may overflow, an op it does not model) is unbounded. What ranges are for: int64 index math
-// that provably fits int32 could run in int32 (docs/repair.md, "int64 index math"); today
-// `ferry inspect` reports which int64 tensors are so proven.
+// that provably fits int32 can run in int32 (`ferry convert --narrow-int64`, repair/narrow_int64.h;
+// docs/repair.md), and `ferry inspect` reports which int64 tensors are so proven.
 #pragma once
 
 #include <cstdint>

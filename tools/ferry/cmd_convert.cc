@@ -1,5 +1,5 @@
 // ferry convert MODEL -o OUT.onnx [--target cpu|reference] [--report REPORT.json] [--no-optimize] [--opset N]
-//               [--check-passes [--shape NAME=DIMS]...] [--repair [--check-repairs]]
+//               [--check-passes [--shape NAME=DIMS]...] [--repair [--check-repairs]] [--narrow-f64] [--narrow-int64]
 //               [--precision MODE [--accuracy-budget TERMS] [--samples N | --calibration FILE.npz]
 //                [--keep-fp32 NODE]... [--force NODE=MODE]... [--observer minmax|percentile]]
 // Loads a model, runs the optimizer for the target (passes/pipeline.h, passes/target.h) and writes the result
@@ -10,7 +10,9 @@
 // first one whose outputs differ from the unoptimized graph's. --precision assigns each
 // node a precision (passes/assign_precision.h), the accuracy guard raises nodes to fp32
 // until the budget holds (precision/accuracy_guard.h), and the decisions are saved in the
-// model and the report (docs/precision.md).
+// model and the report (docs/precision.md). --narrow-f64 computes a float64 model in float32
+// (repair/narrow_f64.h) and --narrow-int64 int64 index math proven within int32 in int32
+// (repair/narrow_int64.h), each checked on seeded random inputs and recorded as a repair.
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -33,6 +35,7 @@
 #include "repair/repair_report.h"
 #include "repair/check_repairs.h"
 #include "repair/narrow_f64.h"
+#include "repair/narrow_int64.h"
 #include "repair/static_shapes.h"
 #include "ir/graph_clone.h"
 #include "runtime/interpreter.h"
@@ -56,6 +59,7 @@ struct ConvertOptions {
   bool check_repairs = false;  ///< check each repair against ONNX Runtime on the model's shapes
   std::vector<std::string> op_libraries;  ///< user decompositions of custom ops (repair/op_library.h)
   bool narrow_f64 = false;     ///< compute a float64 graph in float32 (repair/narrow_f64.h)
+  bool narrow_int64 = false;   ///< compute int64 index math proven within int32 in int32 (repair/narrow_int64.h)
   bool static_shapes = false;  ///< write the --shape dims into the model (repair/static_shapes.h)
   std::vector<std::string> shapes;  ///< NAME=DIMS for --check-passes inputs
   int64_t opset = 0;
@@ -238,6 +242,31 @@ int narrow_if_asked(Graph& g, const ConvertOptions& o, RandomInputOptions input_
   return -1;
 }
 
+/// --narrow-int64: int64 values proven within int32 computed in int32, the outputs checked
+/// unchanged and recorded as a repair; -1 to go on, else the exit code (any difference stops convert).
+int narrow_int64_if_asked(Graph& g, const ConvertOptions& o, RandomInputOptions input_options, ImportReport* imported) {
+  if (!o.narrow_int64) return -1;
+  auto original = clone_graph(g);
+  if (!original.ok()) return model_error(o.model, original.status());
+  auto counts = repair::narrow_int64(g);
+  if (!counts.ok()) return model_error(o.model, counts.status().with_context("--narrow-int64"));
+  if (!counts->changed()) {
+    std::cout << "--narrow-int64: " << counts->proven << " int64 value" << (counts->proven == 1 ? "" : "s")
+              << " proven within int32, none worth narrowing; nothing narrowed\n";
+    return -1;
+  }
+  input_options.seed = o.seed;
+  auto rec = repair::check_int64_narrowing(**original, g, *counts, input_options);
+  if (!rec.ok()) return model_error(o.model, rec.status().with_context("--narrow-int64: checking the outputs"));
+  imported->repairs.push_back(*rec);
+  if (rec->check == "failed") {
+    std::cout << repair_report_table(imported->repairs) << std::flush;
+    return model_error(o.model,
+                       internal_error("--narrow-int64: the int32 graph's outputs differ: " + rec->check_detail));
+  }
+  return -1;
+}
+
 int run_convert(const ConvertOptions& o) {
   RandomInputOptions input_options;
   for (const std::string& text : o.shapes) {
@@ -305,7 +334,9 @@ int run_convert(const ConvertOptions& o) {
     for (const std::string& b : *bound) std::cout << ", " << b;
     std::cout << "\n";
   }
-  const bool repairs_listed = o.repair || !o.op_libraries.empty() || o.narrow_f64;
+  // After --static-shapes, so the dims it fixes bound the index math too.
+  if (int rc = narrow_int64_if_asked(g, o, input_options, &imported); rc >= 0) return rc;
+  const bool repairs_listed = o.repair || !o.op_libraries.empty() || o.narrow_f64 || o.narrow_int64;
   const size_t nodes_before = g.num_nodes();
   const auto ops_before = op_histogram(g);
   PassStats stats;
@@ -415,6 +446,11 @@ Action add_convert_command(CLI::App& app) {
                 "compute a float64 model in float32 (constants rounded once, Casts at the f64 inputs and outputs, so\n"
                 "the interface stays f64); the error against f64 on seeded random inputs is measured and recorded\n"
                 "as a repair, and one over 1e-5 + 1e-3 |f64| stops convert (docs/repair.md)");
+  sub->add_flag("--narrow-int64", opts->narrow_int64,
+                "compute int64 index math whose range the model proves within int32 in int32 (for targets that\n"
+                "lack int64; ferry's own run it either way): Casts where int64 is required, graph inputs and\n"
+                "outputs keep their dtypes; the outputs must be identical on seeded random inputs, and the\n"
+                "result is recorded as a repair (docs/repair.md)");
   sub->add_flag("--check-repairs", opts->check_repairs,
                 "with --repair: check each repaired node against ONNX Runtime on the model's own shapes (seeded\n"
                 "random inputs; an --op-library node against its library's Python reference); the result (passed, failed, or not run and why) goes into the listing and --report;\n"
