@@ -10,7 +10,9 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_step_table.h"
+#include "backends/cpu/native/channel_affine.h"
 #include "backends/cpu/onednn/onednn_common.h"
+#include "ir/activation.h"
 #include "ir/op_attrs.h"
 
 namespace ferry {
@@ -23,6 +25,12 @@ class ConcatCopyStep : public Step {
   ConcatCopyStep(int64_t outer, std::vector<int64_t> runs, std::string name)
       : outer_(outer), runs_(std::move(runs)), name_(std::move(name)) {
     for (int64_t r : runs_) row_ += r;
+  }
+  /// Copies act(x * scale + shift) per channel; `block` 0: channels-last (a run is C_i channels),
+  /// else channel-blocked (per image, a run is C_i / block blocks of `pixels` x block).
+  void set_affine(ChannelAffine a, int64_t block, int64_t pixels, Isa isa, std::string name) {
+    affine_ = std::move(a), block_ = block, pixels_ = pixels, kernel_ = channel_affine_kernel(isa);
+    name_ = std::move(name);
   }
   std::string kernel_name() const override { return name_; }
   Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
@@ -43,6 +51,7 @@ class ConcatCopyStep : public Step {
       float* y = reinterpret_cast<float*>(io_->outputs[0]->raw());
       const float* const* src = src_.data();
       const int64_t* runs = s_.runs_.data();
+      if (s_.kernel_) return s_.block_ ? s_.run_affine_blocked(src, y) : s_.run_affine_channels_last(src, y);
       if (outer < 64 && outer * row * 4 >= kConcatStepParallelBytes) {
         // Few long rows (a concat along the leading axes): pieces of 16k floats of each run.
         constexpr int64_t kPiece = 1 << 14;
@@ -81,9 +90,40 @@ class ConcatCopyStep : public Step {
     StepIO* io_;
     std::vector<const float*> src_;
   };
+  /// Channels-last: row o of operand i (C_i channels) goes to columns [at_i, at_i + C_i) of
+  /// output row o; blocks of rows over the threads.
+  Status run_affine_channels_last(const float* const* src, float* y) const {
+    const int64_t n = int64_t(runs_.size()), rows = 64, blocks = (outer_ + rows - 1) / rows;
+#pragma omp parallel for schedule(static) if (outer_ * row_ * 4 >= kConcatStepParallelBytes)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t o0 = b * rows, m = std::min(rows, outer_ - o0);
+      for (int64_t i = 0, at = 0; i < n; at += runs_[size_t(i)], ++i)
+        kernel_(src[i] + o0 * runs_[size_t(i)], runs_[size_t(i)], y + o0 * row_ + at, row_, m, runs_[size_t(i)],
+                affine_.scale.data() + at, affine_.shift.data() + at, affine_.relu);
+    }
+    return Status::Ok();
+  }
+  /// Channel-blocked: per image, operand i's run is C_i / B blocks of [pixels x B].
+  Status run_affine_blocked(const float* const* src, float* y) const {
+    const int64_t n = int64_t(runs_.size()), tile = pixels_ * block_, tiles = row_ / tile;
+#pragma omp parallel for schedule(static) if (outer_ * row_ * 4 >= kConcatStepParallelBytes)
+    for (int64_t t = 0; t < outer_ * tiles; ++t) {
+      const int64_t o = t / tiles, k = t % tiles;  // image o, channel block k of the output
+      int64_t i = 0, first = 0;                    // operand i holds output blocks [first, first + runs_[i] / tile)
+      while (k >= first + runs_[size_t(i)] / tile) first += runs_[size_t(i)] / tile, ++i;
+      const float* x = src[i] + o * runs_[size_t(i)] + (k - first) * tile;
+      kernel_(x, block_, y + o * row_ + k * tile, block_, pixels_, block_, affine_.scale.data() + k * block_,
+              affine_.shift.data() + k * block_, affine_.relu);
+    }
+    return Status::Ok();
+  }
+
   int64_t outer_, row_ = 0;
   std::vector<int64_t> runs_;
   std::string name_;
+  ChannelAffine affine_;
+  int64_t block_ = 0, pixels_ = 0;
+  ChannelAffineFn kernel_ = nullptr;
 };
 
 }  // namespace
@@ -103,7 +143,17 @@ int64_t channel_block_4d(const dnnl::memory::desc& md) {
   return md == channel_blocked_desc(dims, b.inner_blks[0]) ? b.inner_blks[0] : 0;
 }
 
-Result<onednn::Made> concat_copy_step(const StepRequest& r) {
+namespace {
+
+/// concat_copy_step's plan, and the layout it chose: channels-last, or the channel block (0: neither).
+struct ConcatPlan {
+  onednn::Made made;
+  ConcatCopyStep* step = nullptr;
+  bool channels_last = false;
+  int64_t block = 0;
+};
+
+Result<ConcatPlan> plan_concat_copy(const StepRequest& r) {
   const std::vector<onednn::Operand>& ops = r.ops;
   const size_t rank = r.out_dims.size();
   if (ops.empty() || rank == 0) return unsupported("concat copy: no operands");
@@ -159,11 +209,66 @@ Result<onednn::Made> concat_copy_step(const StepRequest& r) {
                                               dnnl::memory::data_type::f32, dnnl::memory::format_tag::acdb)
                          : onednn::plain_desc(DType::f32, dims);
   };
-  onednn::Made made;
+  ConcatPlan plan;
+  onednn::Made& made = plan.made;
   for (const onednn::Operand& o : ops) made.want.push_back(o.constant ? std::nullopt : std::optional(layout_of(o.dims)));
   made.out = layout_of(r.out_dims);
-  made.step = std::make_unique<ConcatCopyStep>(outer, std::move(runs), "concat_copy_f32_" + onednn::layout_name(made.out));
-  return made;
+  auto step = std::make_unique<ConcatCopyStep>(outer, std::move(runs), "concat_copy_f32_" + onednn::layout_name(made.out));
+  plan.step = step.get();
+  made.step = std::move(step);
+  plan.channels_last = channels_last, plan.block = block;
+  return plan;
+}
+
+}  // namespace
+
+Result<onednn::Made> concat_copy_step(const StepRequest& r) {
+  FERRY_ASSIGN_OR_RETURN(ConcatPlan plan, plan_concat_copy(r));
+  return std::move(plan.made);
+}
+
+namespace {
+
+/// `v`'s per-channel values over `channels` channels of a 4-D output (one value: every
+/// channel), or nullopt: a constant f32 whose dims are 1 but for the channel axis.
+std::optional<std::vector<float>> per_channel(const Value* v, int64_t channels) {
+  if (!v || !v->is_constant() || v->constant()->dtype() != DType::f32) return std::nullopt;
+  const Tensor& t = *v->constant();
+  const int64_t n = t.numel(), rank = t.rank();
+  if (rank > 4 || (n != 1 && n != channels)) return std::nullopt;
+  for (int64_t d = 0; d < rank; ++d)  // dim d aligns with output axis d + 4 - rank
+    if (t.dim(d) != 1 && d + 4 - rank != 1) return std::nullopt;
+  const float* p = t.data<float>();
+  return n == 1 ? std::vector<float>(size_t(channels), p[0]) : std::vector<float>(p, p + n);
+}
+
+}  // namespace
+
+std::optional<std::pair<const Node*, ChannelAffine>> concat_affine_reader(const Graph& g, const Node& concat,
+                                                                         int64_t channels) {
+  const Value* out = concat.output(0);
+  if (!out || out->uses().size() != 1 || g.is_graph_output(out)) return std::nullopt;
+  const Node& m = *out->uses()[0].node;
+  if (m.op() != Op::FusedMul || out->uses()[0].index != 0 || m.input(1) == out || m.input(2)) return std::nullopt;
+  const std::optional<Activation> act = activation_from_name(epilogue_attrs(m).activation);
+  if (!act || (*act != Activation::kNone && *act != Activation::kRelu)) return std::nullopt;
+  std::optional<std::vector<float>> scale = per_channel(m.input(1), channels);
+  std::optional<std::vector<float>> shift =
+      m.input(3) ? per_channel(m.input(3), channels) : std::optional(std::vector<float>(size_t(channels), 0.f));
+  if (!scale || !shift) return std::nullopt;
+  return std::pair<const Node*, ChannelAffine>(&m, ChannelAffine{std::move(*scale), std::move(*shift),
+                                                                 *act == Activation::kRelu});
+}
+
+Result<onednn::Made> concat_affine_step(const StepRequest& r, ChannelAffine affine) {
+  FERRY_ASSIGN_OR_RETURN(ConcatPlan plan, plan_concat_copy(r));
+  const std::vector<int64_t>& d = r.out_dims;
+  if (!plan.channels_last && !plan.block) return unsupported("concat affine: channels-last or channel-blocked operands");
+  if (d.size() != 4 || int64_t(affine.scale.size()) != d[1] || int64_t(affine.shift.size()) != d[1])
+    return unsupported("concat affine: one scale and shift per channel of a 4-D output");
+  const std::string name = "concat_affine_f32_" + onednn::layout_name(plan.made.out) + (affine.relu ? "+relu" : "");
+  plan.step->set_affine(std::move(affine), plan.block, d[2] * d[3], r.isa, name);
+  return std::move(plan.made);
 }
 
 }  // namespace ferry

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "backends/cpu/cpu_dynamic_int8_matmul_step.h"
 #include "backends/cpu/cpu_int8_requant.h"
@@ -137,7 +138,17 @@ class Scheduler {
   int new_out_slot(const Value* v, const OutputInfo& o, const memory::desc& layout);
   std::string shapes_of(const std::vector<int>& ins, const std::vector<int>& outs) const;
   Status schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs,
-                       bool all_outputs);
+                       bool all_outputs, const Value* out0 = nullptr);
+  Result<bool> try_concat_affine(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
+  std::unordered_set<const Node*> fused_away_;  ///< nodes another node's step computes (try_concat_affine)
+
+ public:
+  /// The node scheduled after the current one (null: the last): a step may compute both only when
+  /// no segment can end between them.
+  void set_next(const Node* next) { next_ = next; }
+
+ private:
+  const Node* next_ = nullptr;
   Result<bool> try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_requantized_mul(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
@@ -368,14 +379,14 @@ std::string Scheduler::shapes_of(const std::vector<int>& ins, const std::vector<
 }
 
 Status Scheduler::schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs,
-                                bool all_outputs) {
+                                bool all_outputs, const Value* out0) {
   for (size_t i = 0; i < ins.size(); ++i)
     if (ins[i] >= 0 && i < made.want.size() && made.want[i]) {
       FERRY_ASSIGN_OR_RETURN(ins[i], in_layout(ins[i], *made.want[i]));
     }
   PlannedStep ps;
   ps.ins = std::move(ins);
-  ps.outs.push_back(new_out_slot(n.output(0), outs[0], made.out));
+  ps.outs.push_back(new_out_slot(out0 ? out0 : n.output(0), outs[0], made.out));
   // Outputs a oneDNN step does not write (LayerNormalization's unused statistics): plain zeros.
   for (size_t i = 1; i < n.num_outputs(); ++i) {
     const int slot = new_out_slot(n.output(i), outs[i], i - 1 < made.more_outs.size() ? made.more_outs[i - 1]
@@ -936,8 +947,33 @@ Result<bool> Scheduler::schedule(const Node& n) {
   return scheduled;
 }
 
+/// A Concat whose only reader is a FusedMul by per-channel constants (DenseNet's BN-ReLU on each
+/// layer's concatenated features): one step writes act(x s + b) of the operands into the
+/// FusedMul's output as it concatenates (cpu_concat_step.cc); the concatenation itself is never
+/// written and the FusedMul, next in the order (so no segment ends between them), gets no step.
+/// Per-layer validation sees the FusedMul's output only.
+Result<bool> Scheduler::try_concat_affine(const Node& n, const std::vector<int>& ins,
+                                          const std::vector<OutputInfo>& outs) {
+  if (n.op() != Op::Concat || outs.size() != 1 || outs[0].dtype != DType::f32) return false;
+  const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
+  if (out_dims.size() != 4) return false;
+  auto reader = concat_affine_reader(g_, n, out_dims[1]);
+  if (!reader || reader->first != next_) return false;
+  std::vector<Operand> ops;
+  for (int s : ins) ops.push_back(operand_of(s));
+  Result<Made> made = concat_affine_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, std::move(reader->second));
+  if (!made.ok()) {
+    if (made.status().code() == StatusCode::kUnsupported) return false;
+    return std::move(made).status().with_context("node " + n.describe());
+  }
+  FERRY_TRY(schedule_made(std::move(made).value(), ins, n, outs, false, reader->first->output(0)));
+  fused_away_.insert(reader->first);
+  return true;
+}
+
 Result<bool> Scheduler::schedule_steps(const Node& n) {
   if (fast_ && try_requantized(n)) return true;  // before inference: its input slot holds u8
+  if (fused_away_.count(&n)) return true;        // its output's slot is written (try_concat_affine)
   std::vector<OutputInfo>& outs = node_outs_;
   outs.clear();
   FERRY_ASSIGN_OR_RETURN(Facts facts, infer_or_fold(n, &outs));
@@ -964,6 +1000,8 @@ Result<bool> Scheduler::schedule_steps(const Node& n) {
     FERRY_ASSIGN_OR_RETURN(bool bf16, try_bf16(n, ins, outs));
     if (bf16) return true;
     if (try_transpose_view(n, ins, outs) || try_gather_view(n, ins, outs)) return true;
+    FERRY_ASSIGN_OR_RETURN(bool affine, try_concat_affine(n, ins, outs));
+    if (affine) return true;
     FERRY_ASSIGN_OR_RETURN(bool done, try_step_table(n, ins, outs));
     if (done || try_view(n, ins, outs)) return true;
   }
@@ -1028,6 +1066,7 @@ Result<std::unique_ptr<CpuSession::Signature>> schedule_signature(const Graph& g
   s.add_inputs(inputs, dims);
   size_t k = begin;
   for (; k < order.size(); ++k) {
+    s.set_next(k + 1 < order.size() ? order[k + 1] : nullptr);
     FERRY_ASSIGN_OR_RETURN(bool scheduled, s.schedule(*order[k]));
     if (!scheduled) break;
   }

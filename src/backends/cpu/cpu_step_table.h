@@ -10,6 +10,9 @@
 // and returns the step with the layout each operand must be in.
 #pragma once
 
+#include <optional>
+#include <utility>
+
 #include <vector>
 
 #include "backends/cpu/onednn/onednn_int8.h"
@@ -64,6 +67,22 @@ Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float a
 /// the channels) operands as one parallel copy (cpu_concat_step.cc); other blocked leads go
 /// to oneDNN's concat, which keeps their format.
 Result<onednn::Made> concat_copy_step(const StepRequest& r);
+
+/// act(x * scale[c] + shift[c]) per channel c of a Concat's output (act: none or Relu): the
+/// FusedMul a batch normalization left on a Concat that nothing else reads (DenseNet's
+/// BN-ReLU on each layer's concatenated features), applied as the Concat copies.
+struct ChannelAffine {
+  std::vector<float> scale, shift;  ///< one per output channel
+  bool relu = false;
+};
+/// concat_copy_step writing `affine` of the concatenation instead of the concatenation, along
+/// the channels of channels-last or channel-blocked operands (else unsupported).
+Result<onednn::Made> concat_affine_step(const StepRequest& r, ChannelAffine affine);
+/// The FusedMul(concat's output, scale, -, shift) {act none / Relu} that alone reads `concat`'s
+/// output (not a graph output), with constant f32 per-channel (or single) scale and shift
+/// broadcast over `channels` channels of a 4-D output, and its affine; else nullopt.
+std::optional<std::pair<const Node*, ChannelAffine>> concat_affine_reader(const Graph& g, const Node& concat,
+                                                                         int64_t channels);
 
 /// B when `md` is the unpadded 4-D channel-blocked layout aBcd<B>b (nChw8c: 8, nChw16c: 16)
 /// of its dims, else 0.

@@ -1,0 +1,60 @@
+// backends/cpu/native/channel_affine.cc — see channel_affine.h.
+#include "backends/cpu/native/channel_affine.h"
+
+#include <immintrin.h>
+
+#include "backends/cpu/native/simd_math.h"
+
+namespace ferry {
+namespace {
+
+void affine__generic(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows, int64_t cols, const float* s,
+                     const float* b, bool relu) {
+  for (int64_t r = 0; r < rows; ++r, x += ldx, y += ldy)
+    for (int64_t c = 0; c < cols; ++c) {
+      const float p = x[c] * s[c];
+      const float v = p + b[c];
+      y[c] = relu && v < 0.f ? 0.f : v;  // NaN stays NaN
+    }
+}
+
+FERRY_TARGET_AVX2 void affine__avx2(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows, int64_t cols,
+                                    const float* s, const float* b, bool relu) {
+  const __m256 zero = _mm256_setzero_ps();
+  const int64_t cv = cols / 8 * 8;
+  for (int64_t r = 0; r < rows; ++r, x += ldx, y += ldy) {
+    for (int64_t c = 0; c < cv; c += 8) {
+      __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x + c), _mm256_loadu_ps(s + c)), _mm256_loadu_ps(b + c));
+      if (relu) v = _mm256_blendv_ps(v, zero, _mm256_cmp_ps(v, zero, _CMP_LT_OQ));  // NaN stays NaN
+      _mm256_storeu_ps(y + c, v);
+    }
+    for (int64_t c = cv; c < cols; ++c) {
+      const float p = x[c] * s[c];
+      const float v = p + b[c];
+      y[c] = relu && v < 0.f ? 0.f : v;
+    }
+  }
+}
+
+FERRY_TARGET_AVX512 void affine__avx512(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
+                                        int64_t cols, const float* s, const float* b, bool relu) {
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t r = 0; r < rows; ++r, x += ldx, y += ldy)
+    for (int64_t c = 0; c < cols; c += 16) {
+      const __mmask16 m = cols - c >= 16 ? __mmask16(0xffff) : __mmask16((1u << (cols - c)) - 1);
+      __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + c), _mm512_maskz_loadu_ps(m, s + c)),
+                               _mm512_maskz_loadu_ps(m, b + c));
+      if (relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);  // NaN stays NaN
+      _mm512_mask_storeu_ps(y + c, m, v);
+    }
+}
+
+}  // namespace
+
+ChannelAffineFn channel_affine_kernel(Isa isa) {
+  if (isa >= Isa::avx512) return affine__avx512;
+  if (isa >= Isa::avx2) return affine__avx2;
+  return affine__generic;
+}
+
+}  // namespace ferry

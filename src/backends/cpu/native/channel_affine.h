@@ -1,0 +1,20 @@
+// backends/cpu/native/channel_affine.h — y = act(x * s[c] + b[c]) over a [rows x cols] matrix
+// with a per-column scale and shift (act: none or Relu), rows strided: a batch-normalization's
+// affine and ReLU on channels-last data (the columns are channels). Computed as the FusedMul
+// kernels do, a product then a sum (two roundings, no FMA), so the bits are theirs.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/cpu_kernels.h"
+
+namespace ferry {
+
+/// y[r * ldy + c] = act(x[r * ldx + c] * s[c] + b[c]) for r < rows, c < cols.
+using ChannelAffineFn = void (*)(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows, int64_t cols,
+                                 const float* s, const float* b, bool relu);
+
+/// The kernel for the best of `isa` this build has (AVX-512, AVX2 or plain C++).
+ChannelAffineFn channel_affine_kernel(Isa isa);
+
+}  // namespace ferry
