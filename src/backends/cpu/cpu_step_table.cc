@@ -355,7 +355,7 @@ const std::vector<StepRow>& step_table() {
       {Op::AveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalAveragePool, pool, -1, "oneDNN pooling"},
       {Op::GlobalMaxPool, pool, -1, "oneDNN pooling"},
-      {Op::Concat, concat, -1, "own parallel copy over plain or channels-last operands; oneDNN concat for a blocked lead (any axis; blocked when every operand's block is whole)"},
+      {Op::Concat, concat, -1, "own parallel copy over plain or channels-last operands; oneDNN concat for a blocked lead (any axis; blocked when every operand's block is whole); with a per-channel BN(-ReLU) FusedMul reading it alone: applied as it copies (concat_affine)"},
       {Op::DepthToSpace, depth_to_space_step, 1, "own strided copy (DCR / CRD; plain or channels-last input, channels-last out when the input is)"},
       {Op::Split, split_step, 1, "own strided copy per output (channels-last input, channels-last outputs)", true},
       {Op::Resize, resize_nearest_step, 1, "own strided copy: nearest by whole factors, channels-last in and out"},
