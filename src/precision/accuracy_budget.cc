@@ -17,6 +17,16 @@ std::string budget_num(double v) {
   return buf;
 }
 
+/// A value judged by its distance from 1 (cosine, top1): enough digits for 3 of that distance,
+/// so 0.9999996 does not print as 1.
+std::string closeness_num(double v) {
+  const double gap = 1 - v;
+  const int digits = gap > 0 && gap < 1e-3 ? std::min(17, int(std::ceil(-std::log10(gap))) + 3) : 6;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
 /// error / allowed: 0 when exact, +inf when nothing is allowed but there is an error.
 double budget_ratio(double error, double allowed) {
   if (error <= 0) return 0;
@@ -27,13 +37,13 @@ double budget_ratio(double error, double allowed) {
 
 std::string AccuracyBudget::text() const {
   std::string s;
-  auto add = [&](const char* term, const std::optional<double>& v) {
-    if (v) s += (s.empty() ? "" : ",") + std::string(term) + budget_num(*v);
+  auto add = [&](const char* term, const std::optional<double>& v, bool near_one) {
+    if (v) s += (s.empty() ? "" : ",") + std::string(term) + (near_one ? closeness_num(*v) : budget_num(*v));
   };
-  add("cosine>=", min_cosine);
-  add("max_rel<=", max_rel);
-  add("max_abs<=", max_abs);
-  add("top1>=", min_top1);
+  add("cosine>=", min_cosine, true);
+  add("max_rel<=", max_rel, false);
+  add("max_abs<=", max_abs, false);
+  add("top1>=", min_top1, true);
   return s;
 }
 
@@ -106,14 +116,40 @@ void accumulate_metrics(const Tensor& got, const Tensor& ref, AccuracyMetrics& m
   if (auto top = validate::classifier_agreement(got, ref)) m.top1 = std::min(m.top1.value_or(1.0), top->top1);
 }
 
+std::vector<BudgetTermResult> judge_terms(const AccuracyBudget& b, const AccuracyMetrics& m) {
+  std::vector<BudgetTermResult> terms;
+  // A minimum bound (cosine, top1 <= 1) is judged by its shortfall from 1, a maximum by the value.
+  auto add = [&](const char* name, const std::optional<double>& bound, bool at_least, std::optional<double> value) {
+    if (!bound) return;
+    BudgetTermResult t{name, at_least, *bound, value, 0};
+    if (value) t.ratio = at_least ? budget_ratio(1 - *value, 1 - *bound) : budget_ratio(*value, *bound);
+    terms.push_back(t);
+  };
+  add("cosine", b.min_cosine, true, m.cosine);
+  add("max_rel", b.max_rel, false, m.max_rel);
+  add("max_abs", b.max_abs, false, m.max_abs);
+  add("top1", b.min_top1, true, m.top1);
+  return terms;
+}
+
 void judge(const AccuracyBudget& b, AccuracyMetrics& m) {
   double s = m.nonfinite_value.empty() ? 0 : HUGE_VAL;
-  if (b.min_cosine) s = std::max(s, budget_ratio(1 - m.cosine, 1 - *b.min_cosine));
-  if (b.max_rel) s = std::max(s, budget_ratio(m.max_rel, *b.max_rel));
-  if (b.max_abs) s = std::max(s, budget_ratio(m.max_abs, *b.max_abs));
-  if (b.min_top1 && m.top1) s = std::max(s, budget_ratio(1 - *m.top1, 1 - *b.min_top1));
+  for (const BudgetTermResult& t : judge_terms(b, m)) s = std::max(s, t.ratio);
   m.score = s;
   m.holds = s <= 1;
+}
+
+std::string BudgetTermResult::bound_text() const { return at_least ? closeness_num(bound) : budget_num(bound); }
+
+std::string BudgetTermResult::term() const { return name + (at_least ? ">=" : "<=") + bound_text(); }
+
+std::string BudgetTermResult::value_text() const {
+  if (!value) return name + " -";
+  return name + " " + (at_least ? closeness_num(*value) : budget_num(*value));
+}
+
+std::string BudgetTermResult::text() const {
+  return value_text() + " (needs " + (at_least ? ">= " : "<= ") + bound_text() + ")";
 }
 
 std::string AccuracyMetrics::text() const {

@@ -42,9 +42,25 @@ struct AccuracyMetrics {
   std::string text() const;  ///< "cosine 0.99998, max_rel 3.1e-04, max_abs 2.0e-03"
 };
 
+/// One term of a budget against measured metrics.
+struct BudgetTermResult {
+  std::string name;             ///< "cosine", "max_rel", "max_abs", "top1"
+  bool at_least = false;        ///< the bound is a minimum (cosine, top1), else a maximum
+  double bound = 0;
+  std::optional<double> value;  ///< nullopt: not measured (top1 of an output that is no classifier)
+  double ratio = 0;             ///< error / allowed error: <= 1 holds
+  bool holds() const { return ratio <= 1; }
+  std::string bound_text() const;  ///< "0.999"
+  std::string term() const;        ///< "cosine>=0.999"
+  std::string value_text() const;  ///< "cosine 0.99876" (a cosine / top1 with the digits its distance from 1 needs)
+  std::string text() const;        ///< "cosine 0.99876 (needs >= 0.999)"
+};
+
 /// Adds the comparison of one output `got` with its fp32 `ref` to `m`.
 void accumulate_metrics(const Tensor& got, const Tensor& ref, AccuracyMetrics& m);
-/// Sets m.score and m.holds for `budget`.
+/// Each term of `budget` on `m`, in the order of AccuracyBudget::text().
+std::vector<BudgetTermResult> judge_terms(const AccuracyBudget& budget, const AccuracyMetrics& m);
+/// Sets m.score and m.holds for `budget`: the largest ratio of judge_terms(), +inf on NaN / Inf.
 void judge(const AccuracyBudget& budget, AccuracyMetrics& m);
 
 }  // namespace ferry

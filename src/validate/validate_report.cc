@@ -67,6 +67,25 @@ std::vector<std::string> comparison_cells(const Comparison& c) {
 const std::vector<std::string> kMetricHeader = {"dtype",  "shape", "max_abs", "mean_abs",  "max_rel", "rmse",
                                                 "cosine", "top1",  "top5",    "worst/tol", "status"};
 
+/// An output's row: the elementwise cells, and under a budget the count beyond the
+/// tolerance (information), the budget terms' values and the budget's verdict.
+std::vector<std::string> result_cells(const Comparison& c, const std::optional<BudgetCheck>& b, bool budget_rule) {
+  std::vector<std::string> cells = comparison_cells(c);
+  if (!budget_rule) return cells;
+  const TensorMetrics& m = c.metrics;
+  cells.pop_back();
+  cells.push_back(m.numel > 0 ? std::to_string(m.out_of_tolerance) + "/" + std::to_string(m.numel) : "-");
+  cells.push_back(b ? b->values() : "-");
+  cells.push_back((b ? b->pass : c.pass) ? "ok" : "FAIL");
+  return cells;
+}
+
+std::vector<std::string> metric_header(bool budget_rule) {
+  std::vector<std::string> h = kMetricHeader;
+  if (budget_rule) h.insert(h.end() - 1, {"beyond tol", "budget"});
+  return h;
+}
+
 std::string tolerance_line(const ToleranceTable& t) {
   std::string s;
   for (DType d : kTolDtypes) {
@@ -134,6 +153,22 @@ Json comparison_json(const Comparison& c) {
   return j;
 }
 
+/// The comparison; judged by a budget, "pass" and "problem" are the budget's, the elementwise
+/// ones move to "elementwise_pass" / "elementwise_problem", and "budget" holds the terms.
+Json verdict_json(const Comparison& c, const std::optional<BudgetCheck>& b) {
+  Json j = comparison_json(c);
+  if (!b) {
+    j["budget"] = nullptr;
+    return j;
+  }
+  j["elementwise_pass"] = c.pass;
+  j["elementwise_problem"] = c.problem.empty() ? Json(nullptr) : Json(c.problem);
+  j["pass"] = b->pass;
+  j["problem"] = b->problem.empty() ? Json(nullptr) : Json(b->problem);
+  j["budget"] = budget_check_json(*b);
+  return j;
+}
+
 Json layer_json(const LayerResult& l, size_t index) {
   Json j;
   j["index"] = index;
@@ -165,9 +200,13 @@ std::string format_report(const ValidationReport& r) {
   if (!r.reference_producer.empty() && r.reference_producer != r.reference_spec)
     out << " (" << r.reference_producer << ")";
   out << "\n";
-  out << "tolerance  |got - ref| <= atol + rtol*|ref|: " << tolerance_line(r.tolerances) << "\n";
+  if (r.budget) out << "verdict    " << r.budget->describe() << "\n";
+  out << "tolerance  " << (r.budget ? "elementwise, for information: " : "") << "|got - ref| <= atol + rtol*|ref|: "
+      << tolerance_line(r.tolerances) << "\n";
+  const bool by_budget = r.budget.has_value();
   int64_t failed_samples = 0, diverged_samples = 0;
   size_t outputs_total = 0, outputs_failed = 0;
+  bool budget_failed = false;
   for (const SampleResult& s : r.samples) {
     failed_samples += !s.pass;
     bool random = false;  // the seed matters only when some input is random
@@ -180,24 +219,28 @@ std::string format_report(const ValidationReport& r) {
     if (!in_rows.empty()) out << "  inputs\n" << render(in_rows, "    ");
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> header = {"output"};
-    header.insert(header.end(), kMetricHeader.begin(), kMetricHeader.end());
+    for (const std::string& h : metric_header(by_budget)) header.push_back(h);
     rows.push_back(header);
     std::vector<std::string> problems;
     for (const OutputResult& o : s.outputs) {
       ++outputs_total;
-      outputs_failed += !o.cmp.pass;
+      outputs_failed += !o.pass();
+      budget_failed |= o.budget && !o.budget->pass;
       std::vector<std::string> row = {o.name};
-      auto cells = comparison_cells(o.cmp);
+      auto cells = result_cells(o.cmp, o.budget, by_budget);
       row.insert(row.end(), cells.begin(), cells.end());
       rows.push_back(row);
-      if (!o.cmp.pass) problems.push_back("output '" + o.name + "': " + o.cmp.problem);
+      if (!o.pass()) problems.push_back("output '" + o.name + "': " + (o.budget ? o.budget->problem : o.cmp.problem));
+      else if (o.budget && !o.cmp.pass)
+        problems.push_back("output '" + o.name + "': " + o.cmp.problem + " (elementwise, for information)");
     }
     out << render(rows, "  ");
     for (const std::string& p : problems) out << "  " << p << "\n";
     if (s.per_layer) {
       const PerLayerResult& pl = *s.per_layer;
       out << "  per-layer: " << pl.layers.size() << " of " << pl.node_outputs
-          << " node outputs compared with a reference tensor";
+          << " node outputs compared with a reference tensor"
+          << (by_budget ? " (elementwise, for information: the outputs' budget decides)" : "");
       if (const LayerResult* d = pl.first_divergence()) {
         ++diverged_samples;
         out << "\n  first divergent " << describe_layer(*d) << "\n";
@@ -225,15 +268,19 @@ std::string format_report(const ValidationReport& r) {
   for (const std::string& n : r.notes) out << "note: " << n << "\n";
   out << "\n";
   const size_t n = r.samples.size();
+  const std::string within = by_budget ? "within the accuracy budget " + r.budget->budget.text() : "within tolerance";
   if (r.pass()) {
     out << "PASS: " << outputs_total << " output comparison" << (outputs_total == 1 ? "" : "s") << " over " << n
-        << " sample" << (n == 1 ? "" : "s") << " within tolerance\n";
+        << " sample" << (n == 1 ? "" : "s") << " " << within << "\n";
   } else {
     out << "FAIL: " << failed_samples << " of " << n << " sample" << (n == 1 ? "" : "s") << " failed ("
-        << outputs_failed << " of " << outputs_total << " output comparisons out of tolerance";
-    if (diverged_samples)
+        << outputs_failed << " of " << outputs_total << " output comparisons "
+        << (by_budget ? "beyond the accuracy budget" : "out of tolerance");
+    if (diverged_samples && !by_budget)
       out << "; an intermediate diverged in " << diverged_samples << " sample" << (diverged_samples == 1 ? "" : "s");
     out << ")\n";
+    if (by_budget && budget_failed && !r.budget->advice(r.model).empty())
+      out << "what to do: " << r.budget->advice(r.model) << "\n";
   }
   return out.str();
 }
@@ -248,6 +295,7 @@ Json report_json(const ValidationReport& r, const std::string& ferry_version) {
   for (DType d : kTolDtypes)
     tols[dtype_name(d)] = {{"atol", number(r.tolerances.get(d).atol)}, {"rtol", number(r.tolerances.get(d).rtol)}};
   j["tolerances"] = tols;
+  j["verdict"] = r.budget ? budget_rule_json(*r.budget, r.model) : Json({{"rule", "elementwise"}});
   j["per_layer"] = r.per_layer;
   j["pass"] = r.pass();
   j["notes"] = r.notes;
@@ -266,7 +314,7 @@ Json report_json(const ValidationReport& r, const std::string& ferry_version) {
     for (const OutputResult& o : s.outputs) {
       Json oj;
       oj["name"] = o.name;
-      oj.update(comparison_json(o.cmp));
+      oj.update(verdict_json(o.cmp, o.budget));
       outputs.push_back(oj);
     }
     sj["outputs"] = outputs;

@@ -4,10 +4,12 @@
 //   {"ferry_version", "model", "subject",
 //    "reference": {"spec", "producer"},
 //    "tolerances": {"f32": {"atol", "rtol"}, ...},
+//    "verdict": {"rule": "elementwise"} | {"rule": "accuracy_budget", "budget", "terms", "from",
+//                                           "precision", "advice"},
 //    "per_layer": bool, "pass": bool, "notes": [...],
 //    "samples": [{"index", "seed", "pass", "notes",
 //                 "inputs": [{"name", "type", "source"}],
-//                 "outputs": [COMPARISON + {"name"}],
+//                 "outputs": [COMPARISON + {"name", "budget": null | BUDGET}],
 //                 "per_layer": null | {"node_outputs", "compared", "unmatched", "notes",
 //                                      "first_divergence": null | LAYER,
 //                                      "layers": [LAYER...]}}]}
@@ -15,6 +17,9 @@
 //                "reference_shape", "atol", "rtol", "metrics": {...} | null}
 //   LAYER: COMPARISON + {"index", "node", "op", "provenance", "tensor",
 //                        "reference_tensor", "matched_by"}
+//   BUDGET (validate/budget_verdict.h): {"pass", "problem", "score", "nonfinite_mismatch",
+//            "terms": [{"term", "value", "ratio", "pass"}]}; an output judged by it takes its
+//            "pass" / "problem" from it, the elementwise ones in "elementwise_pass" / "elementwise_problem"
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -16,6 +16,7 @@
 #include "ferry/status.h"
 #include "ir/graph.h"
 #include "runtime/random_inputs.h"
+#include "validate/budget_verdict.h"
 #include "validate/metrics.h"
 #include "validate/per_layer.h"
 #include "validate/reference_provider.h"
@@ -35,6 +36,9 @@ struct ValidateOptions {
   /// Symbolic-dim overrides for random inputs (--shape).
   std::map<std::string, std::vector<int64_t>> shapes;
   ToleranceTable tolerances;
+  /// When set, the verdict on each floating output is this accuracy budget instead of
+  /// `tolerances` (validate/budget_verdict.h); the elementwise comparison is informational.
+  std::optional<BudgetRule> budget;
   /// Write each sample's reference tensors here as a golden directory ("" = no);
   /// with several samples, into DIR/sample_<k>.
   std::string save_reference_dir;
@@ -48,7 +52,9 @@ struct InputDescription {
 
 struct OutputResult {
   std::string name;
-  Comparison cmp;
+  Comparison cmp;                     ///< elementwise, under the tolerances
+  std::optional<BudgetCheck> budget;  ///< set when the accuracy budget decides this output
+  bool pass() const { return budget ? budget->pass : cmp.pass; }
 };
 
 struct SampleResult {
@@ -67,6 +73,7 @@ struct ValidationReport {
   std::string reference_producer;  ///< what the reference says it is ("onnxruntime 1.17.0")
   std::string subject;
   ToleranceTable tolerances;
+  std::optional<BudgetRule> budget;  ///< the verdict's rule when not elementwise
   bool per_layer = false;
   std::vector<SampleResult> samples;
   std::vector<std::string> notes;  ///< e.g. intermediates the reference could not expose

@@ -58,5 +58,27 @@ TEST(AccuracyBudget, MetricsAndScore) {
   EXPECT_NE(inf.text().find("NaN/Inf"), std::string::npos);
 }
 
+TEST(AccuracyBudget, EachTermWithItsValue) {
+  auto b = parse_accuracy_budget("cosine>=0.9999999,max_rel<=0.01,top1>=0.5");
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  EXPECT_EQ(b->text(), "cosine>=0.9999999,max_rel<=0.01,top1>=0.5") << "a bound near 1 keeps its digits";
+  AccuracyMetrics m;
+  m.cosine = 0.9999996;
+  m.max_rel = 0.02;
+  const std::vector<BudgetTermResult> terms = judge_terms(*b, m);
+  ASSERT_EQ(terms.size(), 3u);
+  EXPECT_EQ(terms[0].term(), "cosine>=0.9999999");
+  EXPECT_EQ(terms[0].text(), "cosine 0.9999996 (needs >= 0.9999999)");
+  EXPECT_NEAR(terms[0].ratio, 4, 1e-6);
+  EXPECT_FALSE(terms[0].holds());
+  EXPECT_EQ(terms[1].value_text(), "max_rel 0.02");
+  EXPECT_NEAR(terms[1].ratio, 2, 1e-9);
+  EXPECT_FALSE(terms[2].value.has_value()) << "no classifier output: top1 not measured";
+  EXPECT_TRUE(terms[2].holds());
+  judge(*b, m);
+  EXPECT_NEAR(m.score, 4, 1e-6) << "the score is the largest term's ratio";
+  EXPECT_FALSE(m.holds);
+}
+
 }  // namespace
 }  // namespace ferry

@@ -1,22 +1,28 @@
 // ferry validate MODEL [--reference R] [--per-layer] [--inputs FILE.npz|DIR | --samples N]
 //                      [--seed N] [--shape NAME=DIMS]... [--atol X] [--rtol X] [--tol DTYPE=ATOL,RTOL]...
 //                      [--json FILE] [--save-reference DIR] [--no-optimize] [--backend cpu|reference]
+//                      [--precision MODE] [--keep-fp32 NODE]... [--force NODE=MODE]... [--accuracy-budget TERMS]
 // Runs the model in ferry (the graph optimized for --backend's target, unless
 // --no-optimize, on that backend) and in a
 // reference (the model as written) on the same inputs and compares every
 // output (and with --per-layer every intermediate tensor) within per-dtype
-// tolerances. Exit 0 pass, 3 mismatch (docs/validate.md).
+// tolerances; when ferry's side runs nodes below fp32 and no --atol / --rtol / --tol
+// is given, each floating output passes by the accuracy budget instead
+// (validate/budget_verdict.h). Exit 0 pass, 3 mismatch (docs/validate.md).
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli_common.h"
 #include "session_util.h"
 #include "frontends/frontend.h"
 #include "ops/shape_inference.h"
 #include "passes/pipeline.h"
+#include "precision/accuracy_budget.h"
+#include "validate/budget_verdict.h"
 #include "validate/input_files.h"
 #include "ferry/model.h"
 #include "validate/reference_provider.h"
@@ -44,6 +50,7 @@ struct ValidateCliOptions {
   double atol = 0, rtol = 0;
   bool has_atol = false, has_rtol = false;  // given on the command line
   std::vector<std::string> tols;
+  std::string accuracy_budget;  ///< "" = the guard's default for the lowest precision in use
   std::string json;
   std::string save_reference;
   PrecisionFlags precision;
@@ -56,6 +63,23 @@ Result<std::unique_ptr<Graph>> load_graph(const std::string& path, const std::st
   // The interpreter infers shapes itself; graph-level shapes only guide random inputs.
   if (!shapes_inferred_by_load(*g)) (void)infer_shapes(*g);
   return g;
+}
+
+/// The accuracy budget that decides a lowered model's outputs, or none (elementwise): the
+/// user's --accuracy-budget, else, when a node runs below fp32 and no elementwise tolerance
+/// was given, the guard's default for the lowest precision in use.
+std::optional<BudgetRule> budget_rule(const ValidateCliOptions& o, const PrecisionReport& precision) {
+  BudgetRule rule;
+  rule.precision = lowest_precision(precision);
+  rule.mode = precision.mode;
+  rule.given = !o.accuracy_budget.empty();
+  if (rule.given) {
+    rule.budget = *parse_accuracy_budget(o.accuracy_budget);  // checked before loading
+    return rule;
+  }
+  if (rule.precision == DType::f32 || o.has_atol || o.has_rtol || !o.tols.empty()) return std::nullopt;
+  rule.budget = default_accuracy_budget(rule.precision);
+  return rule;
 }
 
 int validate_model(const ValidateCliOptions& o) {
@@ -80,6 +104,12 @@ int validate_model(const ValidateCliOptions& o) {
   }
   for (const std::string& t : o.tols)
     if (Status st = vo.tolerances.apply_override(t); !st.ok()) return usage_error(cmd, "--tol " + st.message());
+  if (!o.accuracy_budget.empty()) {
+    if (o.has_atol || o.has_rtol || !o.tols.empty())
+      return usage_error(cmd, "--accuracy-budget and --atol / --rtol / --tol exclude each other "
+                              "(budget or elementwise)");
+    if (auto b = parse_accuracy_budget(o.accuracy_budget); !b.ok()) return usage_error(cmd, b.status().message());
+  }
   for (const std::string& text : o.shapes) {
     size_t eq = text.rfind('=');  // dims never contain '=', names might
     if (eq == std::string::npos || eq == 0)
@@ -118,6 +148,7 @@ int validate_model(const ValidateCliOptions& o) {
   auto session = model->compile(co);
   if (!session.ok()) return compile_error(cmd, o.model, session.status());
   if (session->precision().mode != "fp32") std::cerr << "note: " << precision_note(session->precision()) << "\n";
+  vo.budget = budget_rule(o, session->precision());
 
   if (!o.inputs.empty()) {
     std::vector<std::string> names;
@@ -166,6 +197,10 @@ Action add_validate_command(CLI::App& app) {
       "--per-layer compares every tensor the backend computes). An element passes when\n"
       "|got - ref| <= atol + rtol*|ref|; defaults per dtype: f32 1e-3/1e-3, f16 1e-2/1e-2, bf16 5e-2/5e-2,\n"
       "f64 1e-9/1e-7, integers and bool exact. NaN or Inf where the reference differs always fails.\n"
+      "When ferry's side runs nodes below fp32 (--precision bf16|fp16|int8|auto, or the model's saved\n"
+      "decisions) and no --atol / --rtol / --tol is given, each floating output passes by the accuracy\n"
+      "budget instead (the default of the lowest precision in use, as `ferry convert`'s guard uses it,\n"
+      "or --accuracy-budget); the elementwise counts are printed for information.\n"
       "Details: docs/validate.md.");
   sub->add_option("MODEL", opts->model, "model: .onnx, text IR, TensorFlow frozen .pb or SavedModel directory, .pt2")
       ->required()
@@ -202,6 +237,12 @@ Action add_validate_command(CLI::App& app) {
   sub->add_option("--tol", opts->tols, "DTYPE=ATOL,RTOL: tolerance for one dtype, e.g. f16=1e-2,1e-2 (repeatable)")
       ->type_name("DTYPE=A,R")
       ->allow_extra_args(false);
+  sub->add_option("--accuracy-budget", opts->accuracy_budget,
+                  "what a lowered model's outputs must keep against the fp32 reference, e.g.\n"
+                  "cosine>=0.999,max_rel<=1e-2 (terms: cosine>=, max_rel<=, max_abs<=, top1>=; default per mode:\n"
+                  "bf16 cosine>=0.999, fp16 cosine>=0.999,max_rel<=0.01, int8 cosine>=0.99); the verdict on\n"
+                  "every floating output, also of an fp32 model; excludes --atol / --rtol / --tol")
+      ->type_name("TERMS");
   sub->add_option("--json", opts->json, "write the full report as JSON to FILE ('-': stdout, no table)")
       ->type_name("FILE");
   sub->add_option("--save-reference", opts->save_reference,
