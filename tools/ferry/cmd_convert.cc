@@ -219,6 +219,17 @@ std::map<std::string, int64_t> op_histogram(const Graph& g) {
   return h;
 }
 
+/// A narrowing's check `rec` recorded as a repair: -1 to go on, else the exit code (an error
+/// computing it, with `context`; a failed check, `failed` followed by its detail, stops convert).
+int record_narrowing(const ConvertOptions& o, Result<RepairRecord> rec, const std::string& context,
+                     const std::string& failed, ImportReport* imported) {
+  if (!rec.ok()) return model_error(o.model, rec.status().with_context(context));
+  imported->repairs.push_back(*rec);
+  if (rec->check != "failed") return -1;
+  std::cout << repair_report_table(imported->repairs) << std::flush;
+  return model_error(o.model, internal_error(failed + rec->check_detail));
+}
+
 /// --narrow-f64: the graph computed in f32, the error against f64 measured and recorded as a
 /// repair; -1 to go on, else the exit code (the error over the tolerance stops convert).
 int narrow_if_asked(Graph& g, const ConvertOptions& o, RandomInputOptions input_options, ImportReport* imported) {
@@ -232,14 +243,9 @@ int narrow_if_asked(Graph& g, const ConvertOptions& o, RandomInputOptions input_
     return -1;
   }
   input_options.seed = o.seed;
-  auto rec = repair::check_narrowing(**original, g, *counts, input_options);
-  if (!rec.ok()) return model_error(o.model, rec.status().with_context("--narrow-f64: measuring the error"));
-  imported->repairs.push_back(*rec);
-  if (rec->check == "failed") {
-    std::cout << repair_report_table(imported->repairs) << std::flush;
-    return model_error(o.model, internal_error("--narrow-f64: float32 is not close enough to float64: " + rec->check_detail));
-  }
-  return -1;
+  return record_narrowing(o, repair::check_narrowing(**original, g, *counts, input_options),
+                          "--narrow-f64: measuring the error", "--narrow-f64: float32 is not close enough to float64: ",
+                          imported);
 }
 
 /// --narrow-int64: int64 values proven within int32 computed in int32, the outputs checked
@@ -256,15 +262,9 @@ int narrow_int64_if_asked(Graph& g, const ConvertOptions& o, RandomInputOptions 
     return -1;
   }
   input_options.seed = o.seed;
-  auto rec = repair::check_int64_narrowing(**original, g, *counts, input_options);
-  if (!rec.ok()) return model_error(o.model, rec.status().with_context("--narrow-int64: checking the outputs"));
-  imported->repairs.push_back(*rec);
-  if (rec->check == "failed") {
-    std::cout << repair_report_table(imported->repairs) << std::flush;
-    return model_error(o.model,
-                       internal_error("--narrow-int64: the int32 graph's outputs differ: " + rec->check_detail));
-  }
-  return -1;
+  return record_narrowing(o, repair::check_int64_narrowing(**original, g, *counts, input_options),
+                          "--narrow-int64: checking the outputs", "--narrow-int64: the int32 graph's outputs differ: ",
+                          imported);
 }
 
 int run_convert(const ConvertOptions& o) {
