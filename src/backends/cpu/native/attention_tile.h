@@ -310,26 +310,24 @@ FERRY_INLINE void prefetch_rows(const float* base, int64_t ss, int64_t n, int64_
     for (int64_t x = 0; x < e; x += 16) __builtin_prefetch(base + r * ss + x);
 }
 
-/// An integer vector of W lanes: mask[j] = f(j) (constant, so __builtin_shuffle picks a permute).
-template <int W, class F, int... J>
-FERRY_INLINE auto lane_mask(F f, std::integer_sequence<int, J...>) {
-  typedef int32_t vi __attribute__((vector_size(4 * W)));
-  return vi{f(J)...};
+/// Swaps the off-diagonal S-blocks of rows a and c (c = a's row + S in a 2S x 2S block):
+/// a[j] = c[j - S] where j has bit S, c[j] = a[j + S] where it has not. __builtin_shufflevector
+/// (GCC >= 12 and clang) with constant lanes becomes one two-source permute each.
+template <int W, int S, int... J>
+FERRY_INLINE void swap_blocks(vf<W>& a, vf<W>& c, std::integer_sequence<int, J...>) {
+  const vf<W> a0 = a, c0 = c;
+  a = __builtin_shufflevector(a0, c0, ((J & S) ? W + J - S : J)...);
+  c = __builtin_shufflevector(a0, c0, ((J & S) ? W + J : J + S)...);
 }
 
 /// Transposes the W x W block held in x[0..W) (x[r] is row r) in log2(W) stages of two-source
-/// permutes: each stage swaps the off-diagonal blocks of size s in every 2s x 2s block.
+/// permutes: each stage swaps the off-diagonal blocks of size S in every 2S x 2S block.
 template <int W, int S = W / 2>
 FERRY_INLINE void transpose_square(vf<W> (&x)[W]) {
   if constexpr (S >= 1) {
-    const auto lo = lane_mask<W>([](int j) { return j & S ? W + j - S : j; }, std::make_integer_sequence<int, W>());
-    const auto hi = lane_mask<W>([](int j) { return j & S ? W + j : j + S; }, std::make_integer_sequence<int, W>());
 #pragma GCC unroll 16
     for (int r = 0; r < W; ++r)
-      if (!(r & S)) {
-        const vf<W> a = x[r], c = x[r + S];
-        x[r] = __builtin_shuffle(a, c, lo), x[r + S] = __builtin_shuffle(a, c, hi);
-      }
+      if (!(r & S)) swap_blocks<W, S>(x[r], x[r + S], std::make_integer_sequence<int, W>());
     transpose_square<W, S / 2>(x);
   }
 }
