@@ -14,6 +14,7 @@
 #include "backends/cpu/onednn/onednn_common.h"
 #include "ir/activation.h"
 #include "ir/op_attrs.h"
+#include "passes/fusion_util.h"
 
 namespace ferry {
 namespace {
@@ -229,17 +230,13 @@ Result<onednn::Made> concat_copy_step(const StepRequest& r) {
 
 namespace {
 
-/// `v`'s per-channel values over `channels` channels of a 4-D output (one value: every
-/// channel), or nullopt: a constant f32 whose dims are 1 but for the channel axis.
+/// `v`'s values per channel of a 4-D output of `channels` channels (passes/fusion_util.h), when
+/// `v` is an f32 constant; else nullopt.
 std::optional<std::vector<float>> per_channel(const Value* v, int64_t channels) {
   if (!v || !v->is_constant() || v->constant()->dtype() != DType::f32) return std::nullopt;
-  const Tensor& t = *v->constant();
-  const int64_t n = t.numel(), rank = t.rank();
-  if (rank > 4 || (n != 1 && n != channels)) return std::nullopt;
-  for (int64_t d = 0; d < rank; ++d)  // dim d aligns with output axis d + 4 - rank
-    if (t.dim(d) != 1 && d + 4 - rank != 1) return std::nullopt;
-  const float* p = t.data<float>();
-  return n == 1 ? std::vector<float>(size_t(channels), p[0]) : std::vector<float>(p, p + n);
+  const std::optional<std::vector<double>> d = per_channel_values(*v->constant(), 4, 1, channels);
+  if (!d) return std::nullopt;
+  return std::vector<float>(d->begin(), d->end());  // f32 values: exact both ways
 }
 
 }  // namespace

@@ -122,6 +122,9 @@ class Scheduler {
   Status finish_outputs();
   /// Ends the segment before order[end]: the values order[end..] and the graph outputs read.
   Status carry_from(const std::vector<const Node*>& order, size_t end);
+  /// The node scheduled after the current one (null: the last): a step may compute both only when
+  /// no segment can end between them.
+  void set_next(const Node* next) { next_ = next; }
 
  private:
   int add_slot(Slot s);
@@ -140,15 +143,6 @@ class Scheduler {
   Status schedule_made(Made made, std::vector<int> ins, const Node& n, const std::vector<OutputInfo>& outs,
                        bool all_outputs, const Value* out0 = nullptr);
   Result<bool> try_concat_affine(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
-  std::unordered_set<const Node*> fused_away_;  ///< nodes another node's step computes (try_concat_affine)
-
- public:
-  /// The node scheduled after the current one (null: the last): a step may compute both only when
-  /// no segment can end between them.
-  void set_next(const Node* next) { next_ = next; }
-
- private:
-  const Node* next_ = nullptr;
   Result<bool> try_step_table(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_int8(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   Result<bool> try_requantized_mul(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
@@ -186,6 +180,8 @@ class Scheduler {
   std::unordered_map<const Value*, size_t> absorbed_;  ///< per DequantizeLinear output: int8 steps reading its x_q
                                                        ///< (per rounded bf16 input: bf16 steps reading its x)
   std::unordered_map<int, onednn::Int8Requant> requant_slots_;  ///< slots an int8 step wrote requantized (u8 / s8)
+  std::unordered_set<const Node*> fused_away_;  ///< nodes another node's step computes (try_concat_affine)
+  const Node* next_ = nullptr;                  ///< set_next
 };
 
 bool slot_is_plain(const Slot& s) { return s.layout.is_zero() || onednn::is_plain(s.layout); }
