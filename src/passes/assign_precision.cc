@@ -34,12 +34,20 @@ std::string prec_accelerated_ops_text(const PrecisionSupport& s) {
   return products + " with constant weights only" + (others.empty() ? "" : ", and " + others);
 }
 
+/// s accelerates n's op, but not a grouped convolution like n (PrecisionSupport::grouped_conv_declined).
+bool grouped_declined(const PrecisionSupport& s, const Node& n) {
+  return !s.grouped_conv_declined.empty() && is_grouped_conv(n) &&
+         std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), n.op()) != s.accelerated_ops.end();
+}
+
 std::string exec_reason(const PrecisionSupport& s, const Node& n) {
   const std::string d = precision_name(s.dtype);
   if (s.exec == PrecisionExec::emulated && s.dtype == DType::i8) return "emulated: " + s.why;
   const std::string rounded =
       " (outputs and weights rounded to " + d + ", fp32 compute: accuracy as on hardware, no speedup)";
   if (s.exec == PrecisionExec::emulated) return "emulated: " + s.why + rounded;
+  if (s.exec == PrecisionExec::accelerated && !accelerated_for(s, n) && grouped_declined(s, n))
+    return "emulated: " + s.grouped_conv_declined + rounded;
   if (s.exec == PrecisionExec::accelerated && !accelerated_for(s, n))
     return "emulated: " + d + " steps run " + prec_accelerated_ops_text(s) + rounded;
   return d + " " + precision_exec_name(s.exec) + " (" + s.why + ")";
@@ -117,6 +125,7 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
                                                  "--precision int8" : "";
       why += std::string(why.empty() ? "" : "; ") + precision_name(p) + ": " +
              (s.exec == PrecisionExec::emulated ? s.why + " (only emulated, no faster than fp32)"
+              : grouped_declined(s, n)            ? s.grouped_conv_declined
               : s.exec == PrecisionExec::accelerated ? "accelerated for " + prec_accelerated_ops_text(s) + never
                                                      : s.why);
     }

@@ -30,8 +30,16 @@ bool accelerated_for(const PrecisionSupport& s, const Node& n) {
   if (std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), n.op()) == s.accelerated_ops.end()) return false;
   const std::vector<Op>& products = int8_ops();
   if (std::find(products.begin(), products.end(), n.op()) == products.end()) return true;
+  if (!s.grouped_conv_declined.empty() && is_grouped_conv(n)) return false;
   const Value* w = n.num_inputs() > 1 ? n.input(1) : nullptr;
   return w && w->is_constant() && w->dtype() == DType::f32;
+}
+
+bool is_grouped_conv(const Node& n) {
+  if (n.op() != Op::Conv && n.op() != Op::FusedConv) return false;
+  if (n.attr_int("group") <= 1 || n.num_inputs() < 2 || !n.input(1)) return false;
+  const Shape& w = n.input(1)->shape();
+  return w.rank_known() && w.rank() >= 3 && w[1].is_static() && w[1].value() > 1;
 }
 
 const std::vector<Op>& int8_ops() {
@@ -51,9 +59,9 @@ PrecisionSupport TargetPrecisions::of(DType dtype) const {
 TargetPrecisions reference_precisions() {
   const char* why = "the reference interpreter computes in fp32";
   return {"reference",
-          {{DType::bf16, PrecisionExec::emulated, why, {}, {}},
-           {DType::f16, PrecisionExec::emulated, why, {}, {}},
-           {DType::i8, PrecisionExec::emulated, std::string(why) + " (int8: fake quantization)", {}, int8_ops()}}};
+          {{DType::bf16, PrecisionExec::emulated, why, {}, {}, ""},
+           {DType::f16, PrecisionExec::emulated, why, {}, {}, ""},
+           {DType::i8, PrecisionExec::emulated, std::string(why) + " (int8: fake quantization)", {}, int8_ops(), ""}}};
 }
 
 }  // namespace ferry

@@ -37,6 +37,10 @@ struct PrecisionSupport {
   std::vector<Op> accelerated_ops;
   /// The ops it is offered for (int8: the matrix products); empty: every floating op.
   std::vector<Op> ops;
+  /// Non-empty: grouped convolutions that are not depthwise (each group more than one input
+  /// channel, RegNet's and ResNeXt's) are not accelerated, for this reason (the CPU backend on
+  /// a host where oneDNN has no AMX kernel for them and its other bf16 one is slower than fp32).
+  std::string grouped_conv_declined;
 };
 
 struct TargetPrecisions {
@@ -51,6 +55,10 @@ struct TargetPrecisions {
 /// are an f32 constant, which the steps convert once. Every other node at s's precision
 /// is emulated (precision/emulate_precision.h writes each form accordingly).
 bool accelerated_for(const PrecisionSupport& s, const Node& n);
+
+/// Whether n is a Conv / FusedConv whose groups take more than one input channel each
+/// (its weights [M, C/group, ...] with C/group > 1 and group > 1): not depthwise, not plain.
+bool is_grouped_conv(const Node& n);
 
 /// The ops int8 is offered for: Conv, MatMul, Gemm and their fused forms.
 const std::vector<Op>& int8_ops();

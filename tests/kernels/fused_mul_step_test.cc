@@ -88,10 +88,13 @@ TEST(FusedMulStep, ConcatAffineFormsMatchTheReference) {
       ASSERT_EQ(r.steps_of("Concat").size(), 1u) << label << r.plan_text;
       const bool affine = r.steps_of("Concat")[0]->kernel.rfind("concat_affine_f32_", 0) == 0;
       EXPECT_EQ(r.steps_of("FusedMul").size(), affine ? 0u : 1u) << label << r.plan_text;
-      if (c.cat_is_output) EXPECT_FALSE(affine) << label << r.plan_text;
+      if (c.cat_is_output) {
+        EXPECT_FALSE(affine) << label << r.plan_text;
+      }
       // Channels-last (AVX-512 hosts' brgconv) takes any channel count.
-      if (!c.cat_is_output && r.steps_of("Concat")[0]->kernel.find("_acdb") != std::string::npos)
+      if (!c.cat_is_output && r.steps_of("Concat")[0]->kernel.find("_acdb") != std::string::npos) {
         EXPECT_TRUE(affine) << label << r.plan_text;
+      }
     }
 }
 

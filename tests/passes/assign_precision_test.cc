@@ -190,8 +190,8 @@ TEST(AssignPrecision, SavedDecisionsAreReadBack) {
 
 TEST(AssignPrecision, SavedDecisionsSayHowThisHostRunsThem) {
   // Converted where MatMul runs on bf16 steps, loaded where bf16 is emulated (and back).
-  TargetPrecisions fast{"cpu", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}}}};
-  TargetPrecisions slow{"cpu", {{DType::bf16, PrecisionExec::emulated, "no bf16 hardware", {}, {}}}};
+  TargetPrecisions fast{"cpu", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}, ""}}};
+  TargetPrecisions slow{"cpu", {{DType::bf16, PrecisionExec::emulated, "no bf16 hardware", {}, {}, ""}}};
   auto g = parse_ir(kMlp);
   auto r = assign_precision(*g, fast, {.mode = "bf16"});
   ASSERT_TRUE(r.ok());
@@ -208,6 +208,50 @@ TEST(AssignPrecision, SavedDecisionsSayHowThisHostRunsThem) {
   auto same = assign_precision(*fresh, fast, {.saved = saved});
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(decision(*same, "mm").reason.find("; here "), std::string::npos) << decision(*same, "mm").reason;
+}
+
+TEST(AssignPrecision, AutoKeepsGroupedConvsFp32WhereTheTargetDeclinesThem) {
+  // RegNet's grouped 3x3 (8 channels per group) beside a depthwise and a plain conv.
+  const char* convs = R"(graph g (%x: f32[1,16,8,8]) -> (%y) {
+  %wg = const f32[16,8,3,3] splat(0.1)
+  %wd = const f32[16,1,3,3] splat(0.1)
+  %wp = const f32[16,16,1,1] splat(0.1)
+  %a = Conv(%x, %wg) {group=2, pads=[1,1,1,1]} @grouped
+  %b = Conv(%a, %wd) {group=16, pads=[1,1,1,1]} @depthwise
+  %y = Conv(%b, %wp) @plain
+})";
+  PrecisionSupport bf16{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::Conv}, {}, ""};
+  auto g = parse_ir(convs);
+  auto all = assign_precision(*g, TargetPrecisions{"cpu", {bf16}}, {.mode = "auto"});
+  ASSERT_TRUE(all.ok()) << all.status().to_string();
+  for (const char* n : {"grouped", "depthwise", "plain"}) EXPECT_EQ(decision(*all, n).precision, DType::bf16) << n;
+
+  bf16.grouped_conv_declined = "grouped convs are slow here";
+  auto r = assign_precision(*g, TargetPrecisions{"cpu", {bf16}}, {.mode = "auto"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(decision(*r, "grouped").precision, DType::f32);
+  EXPECT_NE(decision(*r, "grouped").reason.find("bf16: grouped convs are slow here"), std::string::npos)
+      << decision(*r, "grouped").reason;
+  EXPECT_EQ(decision(*r, "depthwise").precision, DType::bf16);
+  EXPECT_EQ(decision(*r, "plain").precision, DType::bf16);
+  // Asked for bf16 explicitly, the grouped conv is lowered but emulated, and says why.
+  auto forced = assign_precision(*g, TargetPrecisions{"cpu", {bf16}}, {.mode = "bf16"});
+  ASSERT_TRUE(forced.ok());
+  EXPECT_EQ(decision(*forced, "grouped").exec, "emulated");
+  EXPECT_NE(decision(*forced, "grouped").reason.find("emulated: grouped convs are slow here"), std::string::npos)
+      << decision(*forced, "grouped").reason;
+  EXPECT_EQ(decision(*forced, "plain").exec, "accelerated");
+}
+
+TEST(AssignPrecision, CpuTargetDeclinesGroupedConvsOnlyWhereOneDnnHasNoAmxKernelForThem) {
+  const PrecisionSupport s = cpu_precisions(host_isa()).of(DType::bf16);
+  const std::string plain = onednn_conv_impl(DType::bf16), grouped = onednn_grouped_conv_impl(DType::bf16);
+  const bool amx_plain = plain.find("amx") != std::string::npos, amx_grouped = grouped.find("amx") != std::string::npos;
+  if (s.exec != PrecisionExec::accelerated) GTEST_SKIP() << "no bf16 acceleration here: " << s.why;
+  EXPECT_EQ(!s.grouped_conv_declined.empty(), amx_plain && !amx_grouped) << plain << " / " << grouped;
+  if (!s.grouped_conv_declined.empty()) {
+    EXPECT_NE(s.grouped_conv_declined.find(grouped), std::string::npos);
+  }
 }
 
 }  // namespace

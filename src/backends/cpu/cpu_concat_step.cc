@@ -106,7 +106,7 @@ class ConcatCopyStep : public Step {
   }
   /// Channel-blocked: per image, operand i's run is C_i / B blocks of [pixels x B].
   Status run_affine_blocked(const float* const* src, float* y) const {
-    const int64_t n = int64_t(runs_.size()), tile = pixels_ * block_, tiles = row_ / tile;
+    const int64_t tile = pixels_ * block_, tiles = row_ / tile;
 #pragma omp parallel for schedule(static) if (outer_ * row_ * 4 >= kConcatStepParallelBytes)
     for (int64_t t = 0; t < outer_ * tiles; ++t) {
       const int64_t o = t / tiles, k = t % tiles;  // image o, channel block k of the output

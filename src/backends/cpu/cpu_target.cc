@@ -166,6 +166,15 @@ PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>
   s.exec = PrecisionExec::accelerated;
   s.accelerated_ops = {Op::MatMul, Op::FusedMatMul};
   if (conv_ok) s.accelerated_ops.insert(s.accelerated_ops.begin(), {Op::Conv, Op::FusedConv});
+  // Grouped convolutions with several channels per group (RegNet's 8): oneDNN 2.6 runs them on
+  // `jit_bf16` even where its plain convs use AMX, and on the Xeon that kernel is slower than
+  // fp32 (RegNetY-400MF's 104-channel 3x3: 0.76 against 0.52 ms; the model 1.26x / 1.28x
+  // faster at batch 1 / 8 with them fp32, bench/RESULTS.md 2026-12-07). Where the plain conv
+  // has no AMX kernel either (Zen 5's avx512_bf16) nothing was measured: the rule stays off.
+  const std::string grouped = onednn_grouped_conv_impl(dtype);
+  if (conv_ok && conv.find("amx") != std::string::npos && grouped.find("amx") == std::string::npos)
+    s.grouped_conv_declined = "a grouped convolution (several channels per group) stays fp32: oneDNN's " + d +
+                              " kernel for it is '" + grouped + "', not AMX, and slower than fp32 on this CPU";
   const char* attention = cpu_bf16_attention_kernel(isa);
   if (attention) s.accelerated_ops.push_back(Op::Attention);
   s.why = "oneDNN bf16 steps on " + std::string(present->flag) + ": matmul " + impl + ", conv " +
@@ -232,6 +241,32 @@ std::string probe_conv_impl(DType dtype) {
 
 }  // namespace
 
+namespace {
+
+/// oneDNN's implementation of a 3x3 convolution with 13 groups of 8 channels (RegNet's width).
+std::string probe_grouped_conv_impl(DType dtype) {
+  auto dt = onednn::dnnl_type(dtype);
+  if (!dt) return "none: no oneDNN type for " + std::string(dtype_name(dtype));
+  try {
+    using dnnl::memory;
+    using tag = memory::format_tag;
+    const memory::desc src({1, 104, 28, 28}, *dt, tag::any), w({13, 8, 8, 3, 3}, *dt, tag::any),
+        dst({1, 104, 28, 28}, memory::data_type::f32, tag::any);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, w,
+                                      memory::desc(), dst, {1, 1}, {1, 1}, {1, 1});
+    return dnnl::convolution_forward::primitive_desc(d, onednn::engine()).impl_info_str();
+  } catch (const dnnl::error& e) {
+    return std::string("none: ") + e.what();
+  }
+}
+
+}  // namespace
+
+std::string onednn_grouped_conv_impl(DType dtype) {
+  static const std::string bf16 = probe_grouped_conv_impl(DType::bf16);
+  return dtype == DType::bf16 ? bf16 : probe_grouped_conv_impl(dtype);
+}
+
 std::string onednn_conv_impl(DType dtype) {
   static const std::string bf16 = probe_conv_impl(DType::bf16), f16 = probe_conv_impl(DType::f16);
   return dtype == DType::bf16 ? bf16 : dtype == DType::f16 ? f16 : probe_conv_impl(dtype);
@@ -287,7 +322,7 @@ PrecisionSupport int8_support() {
   for (const char* flag : {"amx_int8", "avx512_vnni", "avx_vnni"})
     if (!hw && cpu_flag_usable(flag)) hw = flag;
   const std::string mm = onednn_int8_matmul_impl(), conv = onednn_int8_conv_impl();
-  PrecisionSupport s{DType::i8, PrecisionExec::emulated, "", {}, int8_ops()};
+  PrecisionSupport s{DType::i8, PrecisionExec::emulated, "", {}, int8_ops(), ""};
   const std::string what = "per-channel s8 weights, calibrated u8 activations";
   if (host_has_int8_dot_product() && int8_jit_impl(mm) && int8_jit_impl(conv)) {
     s.exec = PrecisionExec::accelerated;
@@ -320,7 +355,7 @@ namespace {
 /// no fp16 compute steps (docs/precision.md says why). `why` names the hardware and oneDNN's
 /// answer, so a host with avx512_fp16 is not told it is capped.
 PrecisionSupport f16_support() {
-  PrecisionSupport s{DType::f16, PrecisionExec::emulated, "", {}, {}};
+  PrecisionSupport s{DType::f16, PrecisionExec::emulated, "", {}, {}, ""};
   const std::string storage = "fp16 storage (weights and outputs rounded to fp16), fp32 compute: accuracy as on fp16 "
                               "hardware, no speedup";
   if (!cpu_flag_usable("avx512_fp16")) {
