@@ -7,6 +7,8 @@
 //   Conv(x, W, b) + t           ==>  Conv(x, W, b + t)        likewise ConvTranspose; x - t: b - t
 //   MatMul(a, W) * s            ==>  MatMul(a, W')            W'[..., n] = W[..., n] * s[n]
 //   (MatMul(a, W) + t) * s      ==>  MatMul(a, W') + t * s    (Gemm + BatchNorm1d after canonicalization)
+//   T_P(MatMul(a, W) [+ t]) * s ==>  T_P(MatMul(a, W) [+ t] * T_Pinv(s)), then the above: ConvNeXt's
+//                                    layer scale, applied after its block's Transpose back to NCHW
 //
 // s, t: constants that vary at most along the output channel (axis 1 of a
 // conv's output, the last axis of a MatMul's) and broadcast to the output
@@ -22,6 +24,7 @@
 #include "ir/op_attrs.h"
 #include "ops/conv_util.h"
 #include "passes/fusion_util.h"
+#include "passes/permutation.h"
 #include "passes/passes.h"
 #include "passes/pattern_driver.h"
 
@@ -161,9 +164,50 @@ bool fold_mul_after_matmul_add(Rewriter& rw, Node& mul) {
   return true;
 }
 
+/// The MatMul under y = MatMul(..) or y = MatMul(..) + t (t constant), or null.
+const Node* matmul_under(const Value* y) {
+  const Node* p = y->producer();
+  if (p && p->op() == Op::Add) {
+    const int j = core_operand(*p);
+    if (j < 0 || !constant_of(p->input(size_t(1 - j)))) return nullptr;
+    p = p->input(size_t(j))->producer();
+  }
+  return p && p->op() == Op::MatMul ? p : nullptr;
+}
+
+// T_P(y) * s  ==>  T_P(y * s'), s' = T_Pinv(s)   (ConvNeXt's layer scale after its channels-last
+// block: y = MatMul(..) [+ t], s per output column of it; the folds above then take it).
+bool mul_through_transpose(Rewriter& rw, Node& mul) {
+  for (size_t i = 0; i < 2; ++i) {
+    Node* t = producer_of(mul.input(i), Op::Transpose);
+    const Tensor* c = constant_of(mul.input(1 - i));
+    if (!t || !c || !is_floating(c->dtype()) || !has_one_use(rw.graph(), t->output(0))) continue;
+    const Node* mm = matmul_under(t->input(0));
+    auto p = transpose_perm(*t);
+    const Shape& y = t->input(0)->shape();
+    if (!mm || !p || !y.rank_known() || c->rank() > int64_t(p->size()) || !has_one_use(rw.graph(), t->input(0)))
+      continue;
+    const Tensor* w = constant_of(mm->input(1));
+    const int64_t r = int64_t(p->size());
+    Tensor moved = permute_tensor(align_rank(*c, r), invert(*p));
+    if (!w || w->rank() < 2 || !per_channel_values(moved, r, r - 1, w->dim(w->rank() - 1))) continue;
+    Value* s = rw.constant(std::move(moved), mul.name() + "/permuted");
+    Node* scaled = rw.create(Op::Mul, {t->input(0), s}, 1, {}, {&mul}, mul.name());
+    AttrMap perm;
+    perm.set("perm", *p);
+    // back computes the Mul's output, scaled its transpose (as transpose_sinking.cc writes them).
+    Node* back = rw.create(Op::Transpose, {scaled->output(0)}, 1, std::move(perm), {&mul}, t->name());
+    if (mul.output(0)->source_perm().empty()) scaled->output(0)->set_source_perm(invert(*p));
+    rw.replace_uses(mul.output(0), back->output(0));
+    return true;
+  }
+  return false;
+}
+
 // x * s, s * x: scale the weights (and the bias).
 bool fold_mul(Rewriter& rw, Node& mul) {
   const int i = core_operand(mul);
+  if (i < 0 && mul_through_transpose(rw, mul)) return true;
   if (i < 0) return fold_mul_after_matmul_add(rw, mul);
   Node* c = mul.input(size_t(i))->producer();
   if (!constant_of(mul.input(size_t(1 - i)))) {

@@ -3,6 +3,7 @@
 //
 //   MatMul(a, b) + c               ==>  FusedMatMul(a, b, c')        c varies only along the last axis
 //   MatMul(a, b) + z               ==>  FusedMatMul(a, b, _, z)      any other z that broadcasts into the output
+//   T_P(MatMul(a, b)) + z          ==>  T_P(FusedMatMul(a, b, _, T_Pinv(z)))   z of the Add's shape
 //   act(MatMul(a, b))              ==>  FusedMatMul(a, b) {activation=act, alpha, beta}
 //   y * Sigmoid(y), y = MatMul(..) ==>  FusedMatMul(..) {activation=SiLU}
 //   (each also onto a FusedMatMul that has no activation yet; each only when the
@@ -20,6 +21,7 @@
 #include "passes/fusion_util.h"
 #include "passes/passes.h"
 #include "passes/pattern_driver.h"
+#include "passes/permutation.h"
 
 namespace ferry {
 namespace {
@@ -40,7 +42,47 @@ Value* as_bias(Rewriter& rw, Value* c, const Shape& out) {
   return s.rank_known() && s.rank() == 1 && s[0].is_static() && s[0].value() == n ? c : nullptr;
 }
 
+/// T_Pinv(z) as a new Transpose. Even where z = T_P(u) it does not read u: u would then have a
+/// reader outside its group and per-layer validation would take it for its source tensor (the
+/// two Transposes are views of one buffer on the CPU target). It stands for no source tensor.
+Value* untransposed(Rewriter& rw, Value* z, const Perm& p) {
+  AttrMap attrs;
+  attrs.set("perm", invert(p));
+  return rw.create(Op::Transpose, {z}, 1, std::move(attrs), {}, z->name() + "/untransposed")->output(0);
+}
+
+// T_P(H(..)) + z  ==>  T_P(FusedMatMul(.., T_Pinv(z))): ConvNeXt's residual after its block's
+// Transpose back to NCHW. z of the Add's own shape (no broadcast), not a constant. On the CPU
+// target T_Pinv(z) of a channels-last z (a convolution's output, or the previous block's T_P)
+// is a view: the FusedMatMul adds it in its sum post-op and no step of its own remains.
+bool residual_through_transpose(Rewriter& rw, Node& add, const Target& target) {
+  for (size_t i = 0; i < 2; ++i) {
+    Node* t = producer_of(add.input(i), Op::Transpose);
+    Node* host = t ? epilogue_host(t->input(0), HostFamily::kMatMul) : nullptr;
+    Value* z = add.input(1 - i);
+    auto p = t ? transpose_perm(*t) : std::nullopt;
+    if (!host || !p || constant_of(z) || host->has_input(3) || !has_one_use(rw.graph(), t->output(0)) ||
+        !z->shape().is_static() || !(z->shape() == add.output(0)->shape()) || z->dtype() != add.output(0)->dtype())
+      continue;
+    if (!fused_op_blocker(*host, target).empty() || !epilogue_blocker(rw.graph(), *host, *t).empty()) continue;
+    std::vector<Value*> inputs = host->inputs();
+    inputs.resize(4, nullptr);
+    inputs[3] = untransposed(rw, z, *p);
+    Node* fused = rebuild_fused(rw, *host, std::move(inputs), {}, {host, &add});
+    AttrMap attrs;
+    attrs.set("perm", *p);
+    // back computes the Add's output: with the fused node's provenance, it is the value
+    // per-layer validation compares with the Add's source tensor (the fused output, read only
+    // by back, stands for none).
+    Node* back = rw.create(Op::Transpose, {fused->output(0)}, 1, std::move(attrs), {fused}, t->name());
+    rw.replace_uses(add.output(0), back->output(0));
+    return true;
+  }
+  return false;
+}
+
 bool bias_or_residual(Rewriter& rw, Node& add, const Target& target) {
+  if (residual_through_transpose(rw, add, target)) return true;
   for (size_t i = 0; i < 2; ++i) {
     Node* host = epilogue_host(add.input(i), HostFamily::kMatMul);
     if (!host || host->has_input(2) || !epilogue_blocker(rw.graph(), *host, add).empty()) continue;

@@ -138,7 +138,26 @@ def matmul_epilogues(GraphBuilder, rng):
     return g
 
 
+def convnext_stage(GraphBuilder, rng):
+    """Two ConvNeXt blocks after a downsampling conv: depthwise 7x7, Transpose to NHWC, LayerNorm,
+    pointwise MatMuls with Gelu, Transpose back, layer scale, residual (torchvision's CNBlock)."""
+    g = GraphBuilder("convnext_stage", opset=20)
+    x = g.input("x", [1, 4, 12, 12])
+    r = g.op("Conv", [x, g.const(rand(rng, 8, 4, 2, 2)), g.const(rand(rng, 8))], strides=[2, 2])
+    for _ in range(2):
+        d = g.op("Conv", [r, g.const(rand(rng, 8, 1, 7, 7)), g.const(rand(rng, 8))], group=8, pads=[3, 3, 3, 3])
+        t = g.op("Transpose", [d], perm=[0, 2, 3, 1])
+        n = g.op("LayerNormalization", [t, g.const(rand(rng, 8)), g.const(rand(rng, 8))], axis=-1, epsilon=1e-6)
+        h = g.op("Gelu", [g.op("Add", [g.op("MatMul", [n, g.const(rand(rng, 8, 32))]), g.const(rand(rng, 32))])])
+        m = g.op("Add", [g.op("MatMul", [h, g.const(rand(rng, 32, 8))]), g.const(rand(rng, 8))])
+        back = g.op("Transpose", [m], perm=[0, 3, 1, 2])
+        r = g.op("Add", [g.op("Mul", [g.const(rng.uniform(0.5, 2, (8, 1, 1)).astype(np.float32)), back]), r])
+    g.output(r, "y")
+    return g
+
+
 GRAPHS = {
+    "convnext_stage": (convnext_stage, {"FusedMatMul": 4}, {"Mul", "FusedMul", "Add", "MatMul", "Gelu"}),
     "conv_block_chain": (conv_block_chain, {"FusedConv": 5},
                          {"BatchNormalization", "Relu", "Clip", "HardSwish", "LeakyRelu", "Add", "Mul", "Conv"}),
     "conv_bn_each_activation": (conv_bn_activations_separate, {"FusedConv": 9},

@@ -168,8 +168,11 @@ TEST(CalibrateInt8, ObservesAFusedConvsResidualAndTheEmulationReadsItQuantized) 
   ASSERT_NE(rd, nullptr);
   EXPECT_FLOAT_EQ(float(rd->res_scale), 4.0f / 255.0f) << "d = x (identity weights): [-1, 3]";
   EXPECT_EQ(rd->res_zero_point, 64);
-  for (const NodePrecision& d : r->nodes)
-    if (d.node != "r") EXPECT_EQ(d.res_scale, 0) << d.node << " has no residual";
+  for (const NodePrecision& d : r->nodes) {
+    if (d.node != "r") {
+      EXPECT_EQ(d.res_scale, 0) << d.node << " has no residual";
+    }
+  }
   auto lowered = parse_calib(kDownsample);
   std::map<std::string, ActivationQuant> act = activation_quant(*r);
   ASSERT_TRUE(lower_emulated_precision(*lowered, lowered_nodes(*r), reference_precisions(), nullptr, &act).ok());
