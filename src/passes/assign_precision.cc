@@ -34,10 +34,10 @@ std::string prec_accelerated_ops_text(const PrecisionSupport& s) {
   return products + " with constant weights only" + (others.empty() ? "" : ", and " + others);
 }
 
-/// s accelerates n's op, but not a grouped convolution like n (PrecisionSupport::grouped_conv_declined).
+/// s accelerates n, a grouped convolution, but not faster than fp32 (PrecisionSupport::
+/// grouped_conv_declined): auto keeps it fp32; an explicit mode still runs it on its bf16 step.
 bool grouped_declined(const PrecisionSupport& s, const Node& n) {
-  return !s.grouped_conv_declined.empty() && is_grouped_conv(n) &&
-         std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), n.op()) != s.accelerated_ops.end();
+  return !s.grouped_conv_declined.empty() && is_grouped_conv(n) && accelerated_for(s, n);
 }
 
 std::string exec_reason(const PrecisionSupport& s, const Node& n) {
@@ -46,8 +46,6 @@ std::string exec_reason(const PrecisionSupport& s, const Node& n) {
   const std::string rounded =
       " (outputs and weights rounded to " + d + ", fp32 compute: accuracy as on hardware, no speedup)";
   if (s.exec == PrecisionExec::emulated) return "emulated: " + s.why + rounded;
-  if (s.exec == PrecisionExec::accelerated && !accelerated_for(s, n) && grouped_declined(s, n))
-    return "emulated: " + s.grouped_conv_declined + rounded;
   if (s.exec == PrecisionExec::accelerated && !accelerated_for(s, n))
     return "emulated: " + d + " steps run " + prec_accelerated_ops_text(s) + rounded;
   return d + " " + precision_exec_name(s.exec) + " (" + s.why + ")";
@@ -119,7 +117,7 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
     // data (auto has none but seeded random inputs) and it costs accuracy (docs/precision.md).
     for (DType p : {DType::i8, DType::bf16, DType::f16}) {
       const PrecisionSupport s = t.of(p);
-      if (p != DType::i8 && accelerated_for(s, n) && offered_for(s, n))
+      if (p != DType::i8 && accelerated_for(s, n) && offered_for(s, n) && !grouped_declined(s, n))
         return set_decision(n, d, p, t, std::string("auto: ") + exec_reason(s, n));
       const std::string never = p == DType::i8 ? ", but auto never picks int8 (it needs calibration data): "
                                                  "--precision int8" : "";

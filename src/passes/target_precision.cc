@@ -30,7 +30,6 @@ bool accelerated_for(const PrecisionSupport& s, const Node& n) {
   if (std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), n.op()) == s.accelerated_ops.end()) return false;
   const std::vector<Op>& products = int8_ops();
   if (std::find(products.begin(), products.end(), n.op()) == products.end()) return true;
-  if (!s.grouped_conv_declined.empty() && is_grouped_conv(n)) return false;
   const Value* w = n.num_inputs() > 1 ? n.input(1) : nullptr;
   return w && w->is_constant() && w->dtype() == DType::f32;
 }

@@ -38,8 +38,9 @@ struct PrecisionSupport {
   /// The ops it is offered for (int8: the matrix products); empty: every floating op.
   std::vector<Op> ops;
   /// Non-empty: grouped convolutions that are not depthwise (each group more than one input
-  /// channel, RegNet's and ResNeXt's) are not accelerated, for this reason (the CPU backend on
-  /// a host where oneDNN has no AMX kernel for them and its other bf16 one is slower than fp32).
+  /// channel, RegNet's and ResNeXt's) run on a bf16 step slower than fp32, for this reason (the
+  /// CPU backend where oneDNN has an AMX kernel for plain convs but not for them): `auto`
+  /// keeps them fp32; an explicit bf16 still runs them on that step (faster than emulation).
   std::string grouped_conv_declined;
 };
 

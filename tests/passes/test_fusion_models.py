@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -37,11 +38,12 @@ from common import make_inputs  # noqa: E402
 RTOL = 1e-4
 
 
-def ferry(*args, timeout=600):
+def ferry(*args, timeout=600, env=None):
     binary = models.ferry_binary()
     if binary is None:
         models.unavailable("ferry binary not found (set FERRY_BIN)")
-    return subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def onnx_modules():
@@ -224,6 +226,38 @@ def test_fused_graph_converts_runs_and_matches_onnxruntime(name, tmp_path):
     rep = json.loads(report.read_text())
     passes = {p["name"] for p in rep["passes"]}
     assert {"fuse_affine_into_conv", "fuse_conv_epilogue", "fuse_matmul_epilogue"} <= passes
+
+
+@pytest.mark.parametrize("caps", [{}, {"ONEDNN_MAX_CPU_ISA": "AVX2", "FERRY_CPU_MAX_ISA": "avx2"}],
+                         ids=["host", "avx2_caps"])
+def test_convnext_stage_runs_without_a_step_for_its_transposes(caps, tmp_path):
+    """ConvNeXt's NCHW <-> NHWC Transposes are views on the cpu target: of the channels-last conv
+    output on AVX-512, of a reorder of the nChw8c one into channels-last under the AVX2 caps (not a
+    reorder to plain plus a transpose copy); the layer scale and residual are in the MatMul (no
+    FusedMul step). Outputs match ONNX Runtime either way."""
+    GraphBuilder = onnx_modules()
+    import onnx
+    import onnxruntime as ort
+
+    proto, specs, _ = convnext_stage(GraphBuilder, np.random.default_rng(0)).build()
+    src = tmp_path / "convnext_stage.onnx"
+    onnx.save(proto, str(src))
+    trace = tmp_path / "trace.json"
+    proc = ferry("bench", src, "--warmup", "0", "--iters", "1", "--threads", "2", "--profile", trace, env=caps)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    steps = [(e["cat"], e["args"]["kernel"]) for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    assert not [s for s in steps if s[0] in ("Transpose", "FusedMul", "Mul", "Add")], steps
+    assert [s for s in steps if s[0] == "FusedMatMul"], steps
+
+    feeds = make_inputs(specs, seed=0)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    want = ort.InferenceSession(str(src), opts, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.save(tmp_path / "x.npy", feeds["x"])
+    proc = ferry("run", src, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "out", env=caps)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = np.load(tmp_path / "out" / "y.npy")
+    assert np.max(np.abs(got.astype(np.float64) - want) / np.maximum(1.0, np.abs(want))) <= RTOL
 
 
 # --- op counts on the model set ---------------------------------------------------------------------

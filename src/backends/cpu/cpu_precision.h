@@ -6,9 +6,9 @@
 //         allowing it (FERRY_CPU_MAX_ISA / --isa, and oneDNN's ONEDNN_MAX_CPU_ISA), a oneDNN
 //         matmul implementation that is not ref:* (probed by its impl name); then ferry's
 //         bf16 steps run MatMul / FusedMatMul with constant weights, and Conv / FusedConv
-//         when oneDNN's bf16 conv is jit / brgemm too (accelerated_ops), grouped ones (not
-//         depthwise) only where oneDNN has an AMX kernel for them if it has one for plain
-//         convs (grouped_conv_declined); else emulated;
+//         when oneDNN's bf16 conv is jit / brgemm too (accelerated_ops); else emulated;
+//         `auto` keeps grouped convs (not depthwise) fp32 where oneDNN has an AMX kernel for
+//         plain convs but not for them (grouped_conv_declined: slower than fp32);
 //   f16   emulated everywhere: fp16 storage, fp32 compute (oneDNN 2.6 has no AVX512-FP16
 //         kernels, ferry no fp16 compute steps); `why` names the hardware and oneDNN's answer;
 //   int8  Conv / MatMul / Gemm written as QDQ (precision/emulate_precision.h), run on oneDNN
@@ -46,8 +46,8 @@ std::string onednn_matmul_impl(DType dtype);
 std::string onednn_conv_impl(DType dtype);
 
 /// oneDNN's implementation of a 3x3 convolution in 13 groups of 8 channels, `dtype` source and
-/// weights, f32 destination: bf16 grouped convs are not accelerated where this is not AMX but
-/// the plain one is (PrecisionSupport::grouped_conv_declined).
+/// weights, f32 destination: `auto` keeps grouped convs fp32 where this is not AMX but the
+/// plain one is (PrecisionSupport::grouped_conv_declined).
 std::string onednn_grouped_conv_impl(DType dtype);
 
 /// oneDNN's implementation of a small u8 x s8 -> f32 matmul on this host ("brg:avx2", ...).

@@ -798,9 +798,23 @@ bool Scheduler::try_transpose_view(const Node& n, const std::vector<int>& ins, c
   auto xs = onednn::dense_strides(x.layout.is_zero() ? plain_md(x) : x.layout);
   const size_t r = x.dims.size();
   const std::optional<std::vector<int64_t>>& attr = n.attrs<TransposeAttrs>().perm;
-  if (!xs || r < 2 || (attr && attr->size() != r)) return false;
+  if (r < 2 || (attr && attr->size() != r)) return false;
   std::vector<int64_t> perm(r), ys(r);
   for (size_t j = 0; j < r; ++j) perm[j] = attr ? (*attr)[j] : int64_t(r - 1 - j);
+  if (!xs) {
+    // A channel-blocked x (nChw8c under AVX2) moved to channels-last ([0, 2, .., 1], ConvNeXt's
+    // NCHW -> NHWC after its depthwise conv): one reorder into acdb, and the view of that,
+    // instead of a reorder to plain and a transpose copy.
+    static const dnnl::memory::format_tag kLast[] = {dnnl::memory::format_tag::acdb, dnnl::memory::format_tag::acdeb};
+    bool to_last = (r == 4 || r == 5) && perm[0] == 0 && perm[r - 1] == 1;
+    for (size_t j = 1; j + 1 < r; ++j) to_last &= perm[j] == int64_t(j + 1);
+    if (!to_last) return false;
+    auto cl = in_layout(ins[0], memory::desc(onednn::to_dims(x.dims), *dt, kLast[r - 4]));
+    if (!cl.ok()) return false;
+    std::vector<int> via = ins;
+    via[0] = *cl;
+    return try_transpose_view(n, via, outs);
+  }
   for (size_t j = 0; j < r; ++j) ys[j] = (*xs)[size_t(perm[j])];
   const std::vector<int64_t> yd = outs[0].shape.static_dims();
   const memory::desc ymd(onednn::to_dims(yd), *dt, onednn::to_dims(ys));
