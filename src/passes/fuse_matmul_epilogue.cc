@@ -42,19 +42,25 @@ Value* as_bias(Rewriter& rw, Value* c, const Shape& out) {
   return s.rank_known() && s.rank() == 1 && s[0].is_static() && s[0].value() == n ? c : nullptr;
 }
 
-/// T_Pinv(z) as a new Transpose. Even where z = T_P(u) it does not read u: u would then have a
-/// reader outside its group and per-layer validation would take it for its source tensor (the
-/// two Transposes are views of one buffer on the CPU target). It stands for no source tensor.
+/// T_Pinv(z): u when z = T_P(u) (the previous block's output, once rewritten), else a new
+/// Transpose of z. When u is read here, outside the group it was made from, per-layer validation
+/// takes u for the source tensor z stood for (u's Value::source_perm transposes the comparison),
+/// so z's Transpose stands for none from now on (it would match an earlier source of the group).
 Value* untransposed(Rewriter& rw, Value* z, const Perm& p) {
+  if (Node* t = producer_of(z, Op::Transpose); t && transpose_perm(*t) == p) {
+    t->provenance().clear();
+    return t->input(0);
+  }
   AttrMap attrs;
   attrs.set("perm", invert(p));
   return rw.create(Op::Transpose, {z}, 1, std::move(attrs), {}, z->name() + "/untransposed")->output(0);
 }
 
 // T_P(H(..)) + z  ==>  T_P(FusedMatMul(.., T_Pinv(z))): ConvNeXt's residual after its block's
-// Transpose back to NCHW. z of the Add's own shape (no broadcast), not a constant. On the CPU
-// target T_Pinv(z) of a channels-last z (a convolution's output, or the previous block's T_P)
-// is a view: the FusedMatMul adds it in its sum post-op and no step of its own remains.
+// Transpose back to NCHW. z of the Add's own shape (no broadcast), not a constant. A stage's
+// residual stream then stays channels-last: only its first z (the downsampling conv's output)
+// gets a Transpose, a view of that channels-last tensor on the CPU target; the FusedMatMul adds
+// z in its sum post-op and no step of its own remains.
 bool residual_through_transpose(Rewriter& rw, Node& add, const Target& target) {
   for (size_t i = 0; i < 2; ++i) {
     Node* t = producer_of(add.input(i), Op::Transpose);
@@ -72,9 +78,10 @@ bool residual_through_transpose(Rewriter& rw, Node& add, const Target& target) {
     AttrMap attrs;
     attrs.set("perm", *p);
     // back computes the Add's output: with the fused node's provenance, it is the value
-    // per-layer validation compares with the Add's source tensor (the fused output, read only
-    // by back, stands for none).
+    // per-layer validation compares with the Add's source tensor while only back reads the fused
+    // output; once the next block reads that too (untransposed), the fused output is.
     Node* back = rw.create(Op::Transpose, {fused->output(0)}, 1, std::move(attrs), {fused}, t->name());
+    if (add.output(0)->source_perm().empty()) fused->output(0)->set_source_perm(invert(*p));
     rw.replace_uses(add.output(0), back->output(0));
     return true;
   }

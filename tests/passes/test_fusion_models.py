@@ -234,7 +234,7 @@ def test_convnext_stage_runs_without_a_step_for_its_transposes(caps, tmp_path):
     """ConvNeXt's NCHW <-> NHWC Transposes are views on the cpu target: of the channels-last conv
     output on AVX-512, of a reorder of the nChw8c one into channels-last under the AVX2 caps (not a
     reorder to plain plus a transpose copy); the layer scale and residual are in the MatMul (no
-    FusedMul step). Outputs match ONNX Runtime either way."""
+    FusedMul step). Outputs match ONNX Runtime either way, layer by layer too."""
     GraphBuilder = onnx_modules()
     import onnx
     import onnxruntime as ort
@@ -258,6 +258,9 @@ def test_convnext_stage_runs_without_a_step_for_its_transposes(caps, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = np.load(tmp_path / "out" / "y.npy")
     assert np.max(np.abs(got.astype(np.float64) - want) / np.maximum(1.0, np.abs(want))) <= RTOL
+    # Layer by layer too: the values the rewrites made stand for the right source tensors.
+    proc = ferry("validate", src, "--per-layer", env=caps)
+    assert proc.returncode == 0 and "all within tolerance" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
 
 
 # --- op counts on the model set ---------------------------------------------------------------------
