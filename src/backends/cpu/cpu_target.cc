@@ -223,42 +223,28 @@ std::string onednn_matmul_impl(DType dtype) {
 
 namespace {
 
-std::string probe_conv_impl(DType dtype) {
+/// oneDNN's implementation of a 3x3 stride-1 "same" convolution of `src` ([1, C, H, W]) with
+/// weights `w` ([C, C, 3, 3], or [G, C/G, C/G, 3, 3] grouped), `dtype` source and weights, f32
+/// destination.
+std::string probe_conv(DType dtype, const dnnl::memory::dims& src, const dnnl::memory::dims& w) {
   auto dt = onednn::dnnl_type(dtype);
   if (!dt) return "none: no oneDNN type for " + std::string(dtype_name(dtype));
   try {
     using dnnl::memory;
     using tag = memory::format_tag;
-    const memory::desc src({1, 64, 14, 14}, *dt, tag::any), w({64, 64, 3, 3}, *dt, tag::any),
-        dst({1, 64, 14, 14}, memory::data_type::f32, tag::any);
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, w,
-                                      memory::desc(), dst, {1, 1}, {0, 0}, {1, 1}, {1, 1});
-    return dnnl::convolution_forward::primitive_desc(d, onednn::engine()).impl_info_str();
-  } catch (const dnnl::error& e) {
-    return std::string("none: ") + e.what();
-  }
-}
-
-}  // namespace
-
-namespace {
-
-/// oneDNN's implementation of a 3x3 convolution with 13 groups of 8 channels (RegNet's width).
-std::string probe_grouped_conv_impl(DType dtype) {
-  auto dt = onednn::dnnl_type(dtype);
-  if (!dt) return "none: no oneDNN type for " + std::string(dtype_name(dtype));
-  try {
-    using dnnl::memory;
-    using tag = memory::format_tag;
-    const memory::desc src({1, 104, 28, 28}, *dt, tag::any), w({13, 8, 8, 3, 3}, *dt, tag::any),
-        dst({1, 104, 28, 28}, memory::data_type::f32, tag::any);
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, w,
+    const memory::desc s(src, *dt, tag::any), k(w, *dt, tag::any), dst(src, memory::data_type::f32, tag::any);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s, k,
                                       memory::desc(), dst, {1, 1}, {1, 1}, {1, 1});
     return dnnl::convolution_forward::primitive_desc(d, onednn::engine()).impl_info_str();
   } catch (const dnnl::error& e) {
     return std::string("none: ") + e.what();
   }
 }
+
+std::string probe_conv_impl(DType dtype) { return probe_conv(dtype, {1, 64, 14, 14}, {64, 64, 3, 3}); }
+
+/// 13 groups of 8 channels (RegNet's group width).
+std::string probe_grouped_conv_impl(DType dtype) { return probe_conv(dtype, {1, 104, 28, 28}, {13, 8, 8, 3, 3}); }
 
 }  // namespace
 
