@@ -37,17 +37,13 @@ import precision_bench as pb  # noqa: E402  (ferry_time, ferry_output, errors, o
 import run_bench as rb  # noqa: E402  (the suite's models, inputs and timers)
 
 
-def shape_args(specs):
-    return [a for s in specs for a in ("--shape", f"{s['name']}={'x'.join(str(d) for d in s['shape'])}")]
-
-
 def converted(name, out_dir, samples):
     """The guarded `auto` conversion of `name` (cached in out_dir) and its guard line."""
     out = Path(out_dir) / f"{name}_auto.onnx"
     report = Path(out_dir) / f"{name}_auto.json"
     if not (out.exists() and report.exists()):
         cmd = [rb.ferry_bin(), "convert", str(rb.model_path(name, 8)), "-o", str(out), "--report", str(report),
-               "--precision", "auto", "--samples", str(samples)] + shape_args(rb.input_specs(name, 1))
+               "--precision", "auto", "--samples", str(samples)] + rb.shape_args(rb.input_specs(name, 1))
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"ferry convert {name} failed: {r.stderr.strip()[-400:]}")

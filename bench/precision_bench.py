@@ -47,9 +47,7 @@ PRECISIONS = ["fp32", "bf16", "auto"]
 def ferry_time(path, specs, threads, warmup, iters, precision):
     """p50 ms of `ferry bench`; precision None: the model's saved decisions (a converted model)."""
     cmd = [rb.ferry_bin(), "bench", str(path), "--json", "--threads", str(threads), "--warmup", str(warmup),
-           "--iters", str(iters)] + (["--precision", precision] if precision else [])
-    for s in specs:
-        cmd += ["--shape", f"{s['name']}={'x'.join(str(d) for d in s['shape'])}"]
+           "--iters", str(iters)] + (["--precision", precision] if precision else []) + rb.shape_args(specs)
     env = dict(os.environ)
     env.pop("OMP_WAIT_POLICY", None)
     if not rb.SPIN:

@@ -73,10 +73,7 @@ def suite_models(names: list[str]) -> list[tuple[str, Path, list[str]]]:
     out = []
     for n in names:
         path = run_bench.model_path(n, 1)
-        shapes: list[str] = []
-        for s in run_bench.input_specs(n, 1):
-            shapes += ["--shape", f"{s['name']}={'x'.join(str(d) for d in s['shape'])}"]
-        out.append((n, path, shapes))
+        out.append((n, path, run_bench.shape_args(run_bench.input_specs(n, 1))))
     return out
 
 

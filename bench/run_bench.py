@@ -210,11 +210,14 @@ def time_ort(sess, feeds, warmup, iters):
     return lat
 
 
+def shape_args(specs):
+    """`--shape NAME=DIMS` for each input spec (the ferry CLI's form)."""
+    return [a for s in specs for a in ("--shape", f"{s['name']}={'x'.join(str(d) for d in s['shape'])}")]
+
+
 def time_ferry(path, specs, batch, threads, warmup, iters):
     cmd = [ferry_bin(), "bench", str(path), "--json", "--threads", str(threads), "--warmup", str(warmup),
-           "--iters", str(iters), "--conv-algorithm", CONV_ALGORITHM]
-    for s in specs:
-        cmd += ["--shape", f"{s['name']}={'x'.join(str(d) for d in s['shape'])}"]
+           "--iters", str(iters), "--conv-algorithm", CONV_ALGORITHM] + shape_args(specs)
     env = dict(os.environ)
     env.pop("GOMP_SPINCOUNT", None)
     env.pop("OMP_WAIT_POLICY", None)
