@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "analysis/model_stats.h"
 #include "ir/graph_clone.h"
 #include "precision/calibrate_int8.h"
 #include "precision/emulate_precision.h"
@@ -126,6 +127,47 @@ Result<NodePrecision*> guard_pick_node(PrecisionReport& r, const std::map<std::s
   return best;
 }
 
+/// A node the greedy loop raised to fp32, with what it had before.
+struct GuardRaise {
+  std::string node;
+  DType precision;
+  std::string exec, reason;
+};
+
+/// The FLOPs of `node` in `g` (0 when unknown): the refinement's order.
+int64_t guard_node_flops(const Graph& g, const std::string& node) {
+  const Node* n = g.find_node(node);
+  return n ? estimate_node_flops(*n, nullptr).value_or(0) : 0;
+}
+
+/// The greedy loop raises the most sensitive node first, so an early raise can be unnecessary
+/// once later ones hold the budget. Tries each raised node at its lowered precision again, the
+/// costliest (FLOPs) first, and keeps it there when the budget still holds; one run each.
+/// Returns how many were lowered again.
+Result<size_t> guard_relower(const Graph& g, PrecisionReport& report, std::vector<GuardRaise> raises,
+                             GuardRunner& runner, std::map<std::string, DType>& lowered, AccuracyMetrics& cur) {
+  std::stable_sort(raises.begin(), raises.end(), [&](const GuardRaise& a, const GuardRaise& b) {
+    return guard_node_flops(g, a.node) > guard_node_flops(g, b.node);
+  });
+  size_t relowered = 0;
+  for (const GuardRaise& r : raises) {
+    lowered[r.node] = r.precision;
+    FERRY_ASSIGN_OR_RETURN(AccuracyMetrics m, runner.evaluate(lowered));
+    if (!m.holds) {
+      lowered.erase(r.node);
+      continue;
+    }
+    NodePrecision* d = guard_decision(report, r.node);
+    d->precision = r.precision;
+    d->exec = r.exec;
+    d->reason = r.reason + "; raised by the accuracy guard, then lowered again: the budget holds without it once "
+                "later raises were made (" + m.text() + ")";
+    cur = m;
+    ++relowered;
+  }
+  return relowered;
+}
+
 }  // namespace
 
 Status run_accuracy_guard(const Graph& g, const TargetPrecisions& target, PrecisionReport& report,
@@ -149,6 +191,7 @@ Status run_accuracy_guard(const Graph& g, const TargetPrecisions& target, Precis
   const AccuracyMetrics all_lowered = cur;
   const size_t candidates = lowered.size();
   size_t raised = 0, to_bf16 = 0;
+  std::vector<GuardRaise> raises;  // fp32 raises the refinement may undo
   const PrecisionSupport bf16 = target.of(DType::bf16);
   while (!cur.holds) {
     FERRY_ASSIGN_OR_RETURN(NodePrecision * d, guard_pick_node(report, lowered, cur, options));
@@ -168,6 +211,7 @@ Status run_accuracy_guard(const Graph& g, const TargetPrecisions& target, Precis
       alone[d->node] = m;
       ++to_bf16;
     } else {
+      if (cur.nonfinite_node != d->node) raises.push_back({d->node, d->precision, d->exec, d->reason});
       d->reason = "fp32: " + why;
       d->precision = DType::f32;
       d->exec = "native";
@@ -176,11 +220,14 @@ Status run_accuracy_guard(const Graph& g, const TargetPrecisions& target, Precis
     }
     FERRY_ASSIGN_OR_RETURN(cur, runner.evaluate(lowered));
   }
+  FERRY_ASSIGN_OR_RETURN(size_t relowered, guard_relower(g, report, raises, runner, lowered, cur));
+  raised -= relowered;
   for (NodePrecision& d : report.nodes)
     if (lowered.count(d.node)) d.reason += "; guard: sensitivity " + guard_score_text(d.sensitivity.value_or(0));
   report.guard_summary = "budget " + options.budget.text() + " holds on " + options.samples_from + ": " + cur.text() +
                          "; raised " + std::to_string(raised) + " of " + std::to_string(candidates) +
                          " lowered nodes to fp32" + (to_bf16 ? ", " + std::to_string(to_bf16) + " int8 nodes to bf16" : "") +
+                         (relowered ? " (" + std::to_string(relowered) + " more raised, then lowered again: the later raises made them unnecessary)" : "") +
                          " (everything lowered: " + all_lowered.text() +
                          "); sensitivity = budget score with the node lowered alone (1 = at the budget)";
   return Status::Ok();

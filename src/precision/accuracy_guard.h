@@ -10,6 +10,10 @@
 //      node is raised to bf16 where the target accelerates bf16 for it (the issue's "fp32,
 //      or bf16 for int8": on AMX / AVX512_BF16 faster than fp32), its sensitivity measured
 //      again at bf16 (it may be raised to fp32 later); elsewhere, or for a NaN/Inf, to fp32.
+//   4. refinement: a node raised early may be unnecessary once later ones hold the budget
+//      (sensitivities are measured one node at a time and do not add up); each node raised
+//      to fp32 (not for a NaN/Inf) is tried at its lowered precision again, the costliest
+//      (FLOPs) first, and stays lowered where the budget still holds: one run per node.
 // Nodes pinned by --keep-fp32 / --force are never raised: a NaN/Inf in a forced node, or a
 // budget that fails with only pinned nodes left lowered, is an error naming them.
 // The runs are on GuardOptions::runner: the CLI and the API pass the backend's (the emulated
