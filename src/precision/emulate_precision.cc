@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "ir/activation.h"
 #include "ir/op_attrs.h"
@@ -214,6 +215,42 @@ std::map<const Node*, ActivationQuant> emul_quantized_residuals(const Graph& g, 
   return out;
 }
 
+/// Whether n (at precision p) is a node the target runs on p hardware (Conv / MatMul family).
+bool emul_accelerated(const std::map<std::string, DType>& precision, const TargetPrecisions& target, const Node& n,
+                      DType p) {
+  auto it = precision.find(n.name());
+  return it != precision.end() && it->second == p && accelerated_for(target.of(p), n) && n.op() != Op::Attention;
+}
+
+/// The accelerated bf16 / fp16 FusedConvs that read their residual Z rounded to p, i.e. whose
+/// residual stream is stored in p (see emulate_precision.h): Z is computed by an accelerated
+/// node at p, is no graph output, has y's shape, and every reader of Z is an accelerated node
+/// at p reading it as input 0 or as such a residual.
+std::set<const Node*> emul_rounded_residuals(const Graph& g, const std::vector<Node*>& order,
+                                             const std::map<std::string, DType>& precision,
+                                             const TargetPrecisions& target) {
+  auto candidate = [&](const Node& n, DType p) {
+    if (n.op() != Op::FusedConv || n.num_inputs() < 4 || !n.input(3) || !emul_accelerated(precision, target, n, p))
+      return false;
+    const Value* z = n.input(3);
+    return !z->is_constant() && z->dtype() == DType::f32 && z->shape() == n.output(0)->shape() && z->producer() &&
+           !g.is_graph_output(z) && emul_accelerated(precision, target, *z->producer(), p);
+  };
+  std::set<const Node*> out;
+  for (const Node* n : order) {
+    auto it = precision.find(n->name());
+    if (it == precision.end() || (it->second != DType::bf16 && it->second != DType::f16)) continue;
+    const DType p = it->second;
+    if (!candidate(*n, p)) continue;
+    bool all = true;
+    for (const Use& u : n->input(3)->uses())
+      all = all && emul_accelerated(precision, target, *u.node, p) &&
+            (u.index == 0 || (u.index == 3 && candidate(*u.node, p)));
+    if (all) out.insert(n);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, DType>& precision,
@@ -223,6 +260,7 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
   FERRY_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topo_order());
   const std::map<const Node*, ActivationQuant> residuals =
       act ? emul_quantized_residuals(g, order, precision, *act) : std::map<const Node*, ActivationQuant>{};
+  const std::set<const Node*> rounded_residuals = emul_rounded_residuals(g, order, precision, target);
   EmulRoundedConstants cache;
   EmulRoundedInputs inputs;
   int64_t lowered = 0;
@@ -251,6 +289,7 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
       // The hardware step rounds x at its reorder and W once, and writes f32.
       FERRY_TRY(emul_round_weights(g, *n, p, cache, true).with_context("rounding the weights of " + n->describe()));
       emul_round_input(g, *n, p, inputs, owner);
+      if (rounded_residuals.count(n)) emul_round_input(g, *n, p, inputs, owner, 3);
       ++lowered;
       continue;
     }

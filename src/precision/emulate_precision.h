@@ -63,6 +63,16 @@ struct ActivationQuant {
 /// int8 step reads it in u8 (a sum post-op in its u8 destination): no QuantizeLinear pass and
 /// no f32 residual remain (onednn/onednn_int8.h). A step that writes y in f32 (the last block,
 /// read by a pooling) dequantizes Z first: one pass, as the QuantizeLinear it replaces.
+///
+///   y = act(Conv(x, W) + Z)   an accelerated bf16 / fp16 FusedConv whose residual stream is
+///                             stored in that precision too
+///     ==>  y = act(Conv(Cast(Cast(x)), round_p(W)) + Cast(Cast(Z, to=p), to=f32))
+/// when Z has y's shape, is computed by an accelerated node at p, is no graph output, and every
+/// reader of Z is an accelerated node at p reading it as input 0 or as such a residual (ResNet's
+/// and MobileNetV2's blocks, as OpenVINO runs them in bf16). Every reader then rounds Z alike,
+/// so Z's producer writes it in bf16 and the CPU's bf16 step reads it there (a sum post-op into
+/// its bf16 destination): no f32 residual and no reorder f32 -> bf16 between the blocks. A step
+/// that writes y in f32 (the last block, read by a pooling) reads Z widened to f32.
 Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, DType>& precision,
                                          const TargetPrecisions& target,
                                          std::map<const Node*, const Node*>* owner = nullptr,

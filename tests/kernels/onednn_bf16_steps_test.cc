@@ -218,6 +218,41 @@ TEST(OnednnBf16Steps, ChainsWriteBf16BetweenSteps) {
   check_bf16("matmul chain", build, {{"a", a}}, false, 1);
 }
 
+// A residual stream between bf16 steps is stored in bf16 too (emulate_precision.h: every reader
+// of Z rounds it): two ResNet-style blocks y1 = relu(conv(relu(conv(y0))) + y0), y2 likewise.
+// The stem, the blocks' first convs and the first block's output (a sum post-op into a bf16
+// destination, Z read from its bf16 slot) write bf16; the second block's output (the graph
+// output) writes f32, its Z read widened. Before, every Z read was f32: two steps wrote bf16.
+TEST(OnednnBf16Steps, ResidualStreamStaysBf16) {
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
+  const PrecisionSupport s = cpu_precisions(host_isa()).of(DType::bf16);
+  if (std::find(s.accelerated_ops.begin(), s.accelerated_ops.end(), Op::Conv) == s.accelerated_ops.end())
+    GTEST_SKIP() << "the CPU target runs no bf16 Conv here: " << s.why;
+  Tensor x = randn({2, 8, 10, 10}, 520), w0 = randn({32, 8, 3, 3}, 521), b0 = randn({32}, 522);
+  std::vector<Tensor> wa, wb;
+  for (int k = 0; k < 2; ++k) {
+    wa.push_back(randn({16, 32, 1, 1}, 523 + 2 * k));
+    wb.push_back(randn({32, 16, 3, 3}, 524 + 2 * k));
+  }
+  auto build = [&](Graph& g) {
+    Value* y = g.add_node(Op::Conv, {g.add_input("x", DType::f32, x.shape()), g.add_constant("w0", w0), g.add_constant("b0", b0)},
+                          1, attrs({{"pads", ints({1, 1, 1, 1})}}), "stem")->output(0);
+    y = g.add_node(Op::Relu, {y}, 1, {}, "stem_relu")->output(0);
+    for (int k = 0; k < 2; ++k) {
+      const std::string b = "block" + std::to_string(k);
+      Value* a = g.add_node(Op::Conv, {y, g.add_constant(b + "_wa", wa[size_t(k)])}, 1, {}, b + "_a")->output(0);
+      a = g.add_node(Op::Relu, {a}, 1, {}, b + "_a_relu")->output(0);
+      Value* c = g.add_node(Op::Conv, {a, g.add_constant(b + "_wb", wb[size_t(k)])}, 1,
+                            attrs({{"pads", ints({1, 1, 1, 1})}}), b + "_b")->output(0);
+      c = g.add_node(Op::Add, {c, y}, 1, {}, b + "_sum")->output(0);
+      y = g.add_node(Op::Relu, {c}, 1, {}, b + "_relu")->output(0);
+    }
+    g.set_outputs({y});
+  };
+  check_bf16("residual stream", build, {{"x", x}}, true, 4);
+}
+
 // A step that writes bf16 applies Gelu / Sigmoid / Tanh / SiLU as oneDNN's post-op
 // (cpu_epilogue.h bf16_output_post_ops: an approximation within ~2e-4 of f(x), below the bf16
 // rounding after it), so these chains write bf16 too. Against the emulation (exact activation,

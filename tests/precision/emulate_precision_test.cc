@@ -156,5 +156,51 @@ TEST(EmulatePrecision, AnInputAlreadyRoundedIsNotRoundedAgain) {
   EXPECT_EQ(mm->input(0)->producer()->op(), Op::Cast);
 }
 
+
+// The bf16 residual stream: a FusedConv's Z is read rounded (the same Cast pair as its other
+// accelerated readers) where Z's producer and every reader of Z run bf16 on hardware: r1's
+// (Z = a: read by c1 and r1) and r2's (Z = r1), although r2's output goes to a pool. Not r0's
+// (Z is the graph input: no accelerated producer) nor rb's (b is read by a Relu, emulated).
+TEST(EmulatePrecision, ResidualStreamIsRoundedWhereItsProducerAndReadersAreAccelerated) {
+  auto g = parse_checked(R"(graph g (%x: f32[1,4,3,3]) -> (%p, %y0, %rb, %e) {
+    %w = const f32[4,4,1,1] [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1]
+    %w0b = const f32[4] [0, 0, 0, 0]
+    %ab = const f32[4] [0.0029296875, 0.0029296875, 0.0029296875, 0.0029296875]
+    %y0 = FusedConv(%x, %w, %w0b, %x) {activation="Relu"} @r0
+    %a = Conv(%x, %w, %ab) @a
+    %h1 = Conv(%a, %w) @c1
+    %r1 = FusedConv(%h1, %w, %w0b, %a) {activation="Relu"} @r1
+    %h2 = Conv(%r1, %w) @c2
+    %r2 = FusedConv(%h2, %w, %w0b, %r1) {activation="Relu"} @r2
+    %p = GlobalAveragePool(%r2) @pool
+    %b = Conv(%x, %w) @b
+    %hb = Conv(%b, %w) @cb
+    %rb = FusedConv(%hb, %w, %w0b, %b) {activation="Relu"} @rb
+    %e = Relu(%b) @e
+  })");
+  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::Conv, Op::FusedConv}, {}, ""}}};
+  auto r = assign_precision(*g, t, {.mode = "bf16"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(lower_emulated_precision(*g, lowered_nodes(*r), t).ok());
+  auto z_of = [&](const char* node) { return g->find_node(node)->input(3); };
+  auto rounded_from = [](const Value* v) -> const Value* {
+    const Node* up = v->producer();
+    if (!up || up->op() != Op::Cast || !up->input(0)->producer() || up->input(0)->producer()->op() != Op::Cast) return nullptr;
+    return up->input(0)->producer()->input(0);
+  };
+  ASSERT_NE(rounded_from(z_of("r1")), nullptr);
+  EXPECT_EQ(rounded_from(z_of("r1"))->name(), "a");
+  EXPECT_EQ(z_of("r1"), g->find_node("c1")->input(0)) << "one Cast pair for a, shared with c1's input";
+  ASSERT_NE(rounded_from(z_of("r2")), nullptr);
+  EXPECT_EQ(rounded_from(z_of("r2"))->name(), "r1");
+  EXPECT_EQ(z_of("r0")->name(), "x") << "the graph input: no accelerated producer";
+  EXPECT_EQ(z_of("rb")->name(), "b") << "b has an emulated reader (e)";
+  // x = 1: a = 1 + 3/1024 (its bias; no bf16 value), h1 = round(a) = 1, r1 = relu(h1 + round(a))
+  // = 2 (had Z been read unrounded: r1 = 2.0029, r2 = 4.0029), r2 = round(r1) + round(r1) = 4.
+  auto out = interpret(*g, {{"x", Tensor::from_vector(std::vector<float>(36, 1.0f), {1, 4, 3, 3})}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], 4.0f) << "the pool of r2, every residual read rounded";
+}
+
 }  // namespace
 }  // namespace ferry

@@ -159,6 +159,7 @@ class Scheduler {
   bool bf16_accelerated(Op op);
   bool bf16_attention(const Node& n);
   bool bf16_readers_only(const Node& n);
+  int bf16_slot_of_rounded(const Value* v) const;
   std::optional<std::vector<Op>> bf16_ops_;  ///< the CPU target's accelerated bf16 ops at opt_.isa
   void erase_unread_reorder(int slot);
   size_t step_writing(int slot) const;
@@ -692,6 +693,22 @@ bool Scheduler::bf16_attention(const Node& n) {
   return true;
 }
 
+/// `md` with f32 elements in the same layout (a bf16 slot's layout for its f32 copy).
+memory::desc with_f32(const memory::desc& md) {
+  dnnl_memory_desc_t d = md.data;
+  d.data_type = dnnl_f32;
+  return memory::desc(d);
+}
+
+/// The bf16 slot holding x when `v` is Cast(Cast(x, to=bf16), to=f32) and a bf16 step wrote x
+/// in bf16 (try_bf16's bf16 output); -1 otherwise.
+int Scheduler::bf16_slot_of_rounded(const Value* v) const {
+  const Value* x = bf16_rounded_source(v);
+  auto xs = x ? slot_of_.find(x) : slot_of_.end();
+  if (xs == slot_of_.end() || sig_.slots[size_t(xs->second)].dtype != DType::bf16) return -1;
+  return xs->second;
+}
+
 /// Whether n's output 0 is read only through Cast(Cast(y, to=bf16), to=f32) pairs, each by bf16
 /// step candidates as their input 0 (and nothing else reads y or the pairs): then the step may
 /// write y in bf16, which is exactly what those readers round it to.
@@ -709,11 +726,13 @@ bool Scheduler::bf16_readers_only(const Node& n) {
       if (h.node->op() != Op::Cast || r->dtype() != DType::f32 || r->uses().empty() || g_.is_graph_output(r)) return false;
       for (const Use& q : r->uses()) {
         const Node& reader = *q.node;
-        if (q.index != 0 || !bf16_accelerated(reader.op()) || reader.num_inputs() < 2 || !reader.input(1) ||
-            !reader.input(1)->is_constant())
+        // input 0, or the residual Z of a FusedConv (emulate_precision.h: a bf16 residual stream)
+        const bool residual = q.index == 3 && reader.op() == Op::FusedConv;
+        if ((q.index != 0 && !residual) || !bf16_accelerated(reader.op()) || reader.num_inputs() < 2 ||
+            !reader.input(1) || !reader.input(1)->is_constant())
           return false;
-        for (size_t i = 1; i < reader.num_inputs(); ++i)
-          if (reader.input(i) == r) return false;
+        for (size_t i = 0; i < reader.num_inputs(); ++i)
+          if (reader.input(i) == r && i != size_t(q.index)) return false;
       }
     }
   }
@@ -746,12 +765,27 @@ Result<bool> Scheduler::try_bf16(const Node& n, const std::vector<int>& ins, con
   // makers decline it for a sum post-op or an own-kernel epilogue: f32 then.
   std::vector<OutputInfo> step_outs = outs;
   Result<Made> made = unsupported("f32 output");
+  // A residual Z read rounded (a bf16 residual stream) whose producer wrote it in bf16: the sum
+  // post-op reads it there, into a bf16 destination; an f32 destination reads Z widened.
+  const int zb = n.op() == Op::FusedConv && ins.size() > 3 && ins[3] >= 0 ? bf16_slot_of_rounded(n.input(3)) : -1;
   if (bf16_readers_only(n)) {
-    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::bf16});
+    std::vector<Operand> bops = ops;
+    if (zb >= 0) bops[3] = operand_of(zb);
+    made = row->make({n, bops, out_dims, opt_.blocked_layouts, opt_.isa, DType::bf16});
     if (made.ok()) step_outs[0].dtype = DType::bf16;
   }
-  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
-    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa});
+  const bool z_bf16 = made.ok() && zb >= 0;
+  std::optional<memory::desc> z_widened;  // an f32 destination reads the bf16 Z through one reorder
+  if (!made.ok() && made.status().code() == StatusCode::kUnsupported) {
+    std::vector<Operand> fops = ops;
+    if (zb >= 0) {
+      fops[3] = operand_of(zb);
+      fops[3].dtype = DType::f32;
+      fops[3].layout = with_f32(fops[3].layout);
+      z_widened = fops[3].layout;
+    }
+    made = row->make({n, fops, out_dims, opt_.blocked_layouts, opt_.isa});
+  }
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;  // the Casts and the fp32 step
     return std::move(made).status().with_context("node " + n.describe());
@@ -762,8 +796,12 @@ Result<bool> Scheduler::try_bf16(const Node& n, const std::vector<int>& ins, con
   if (!m.want.empty()) m.want[0] = std::nullopt;
   std::vector<int> step_ins = ins;
   step_ins[0] = xb;
+  if (z_bf16) step_ins[3] = zb;
+  if (z_widened) { FERRY_ASSIGN_OR_RETURN(step_ins[3], in_layout(zb, *z_widened, DType::f32)); }
   if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
   if (++absorbed_[rounded] == rounded->uses().size() && !g_.is_graph_output(rounded)) erase_dead_bf16_casts(rounded);
+  if (const Value* rz = z_bf16 || z_widened ? n.input(3) : nullptr; rz && ++absorbed_[rz] == rz->uses().size() && !g_.is_graph_output(rz))
+    erase_dead_bf16_casts(rz);
   FERRY_TRY(schedule_made(std::move(m), step_ins, n, step_outs, false));
   return true;
 }

@@ -233,8 +233,11 @@ Result<Made> make_conv(const Node& n, const std::vector<Operand>& ops, const std
   FERRY_ASSIGN_OR_RETURN(int sum_k, sum_operand(post));
   if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant))
     return unsupported("sum operand shape");
-  if (dst != DType::f32 && (!bf16 || dst != DType::bf16 || sum_k >= 0))
-    return unsupported("oneDNN conv: a bf16 output only from a bf16 conv without a sum");
+  if (dst != DType::f32 && (!bf16 || dst != DType::bf16))
+    return unsupported("oneDNN conv: a bf16 output only from a bf16 conv");
+  // The sum post-op accumulates into the destination, which starts as a copy of Z: same dtype.
+  if (sum_k >= 0 && ops[size_t(sum_k)].dtype != dst)
+    return unsupported("oneDNN conv: a sum operand in another dtype than the destination");
   const dt dst_dt = dst == DType::bf16 ? dt::bf16 : dt::f32;
   // A grouped (not depthwise) convolution between channels-last neighbours stays channels-last:
   // oneDNN's `any` picks nChw8c for it (jit:avx512_core), within ~30% of its channels-last
