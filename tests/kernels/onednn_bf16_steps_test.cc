@@ -44,7 +44,8 @@ std::pair<double, double> bf16_test_diff(const Tensor& a, const Tensor& b) {
 /// the steps (Conv / FusedConv or MatMul / FusedMatMul, each named *_bf16*) and the numbers
 /// as the file comment says.
 void check_bf16(const std::string& label, const std::function<void(Graph&)>& build,
-                const std::map<std::string, Tensor>& feeds, bool conv, int bf16_outputs = 0, double rtol = 1e-4) {
+                const std::map<std::string, Tensor>& feeds, bool conv, int bf16_outputs = 0, double rtol = 1e-4,
+                std::vector<StepInfo>* blocked_steps = nullptr, const std::string& mode = "bf16") {
   auto is_product = [&](const std::string& op) {
     return conv ? op == "Conv" || op == "FusedConv" : op == "MatMul" || op == "FusedMatMul";
   };
@@ -57,7 +58,7 @@ void check_bf16(const std::string& label, const std::function<void(Graph&)>& bui
     ASSERT_TRUE(fp32.ok()) << what << ": " << fp32.status().to_string();
     ASSERT_TRUE(optimize(*g, cpu_target(), {}, nullptr).ok()) << what;
     const TargetPrecisions t = cpu_precisions(host_isa());
-    auto report = assign_precision(*g, t, {.mode = "bf16"});
+    auto report = assign_precision(*g, t, {.mode = mode});
     ASSERT_TRUE(report.ok()) << what << ": " << report.status().to_string();
     int accelerated = 0;
     for (const NodePrecision& n : report->nodes)
@@ -87,6 +88,7 @@ void check_bf16(const std::string& label, const std::function<void(Graph&)>& bui
       EXPECT_FALSE(st.op == "Cast" && st.nodes.find("/x_to_") != std::string::npos)
           << what << ": the input rounding " << st.nodes << " runs instead of the bf16 step's reorder";
     }
+    if (blocked && blocked_steps) *blocked_steps = plan->steps;
     EXPECT_EQ(bf16_steps, accelerated) << what << text;
     EXPECT_EQ(bf16_written, bf16_outputs) << what << ": steps writing bf16 for bf16 readers" << text;
     for (int rep = 0; rep < 2; ++rep) {
@@ -251,6 +253,40 @@ TEST(OnednnBf16Steps, ResidualStreamStaysBf16) {
     g.set_outputs({y});
   };
   check_bf16("residual stream", build, {{"x", x}}, true, 4);
+}
+
+// DenseNet's concat, batch-norm affine and ReLU before a bf16 1x1 conv: the concat step applies
+// the affine as it copies (try_concat_affine) and, its only reader being the bf16 conv, writes
+// bf16 (rounded as the conv's input Cast would): no f32 -> bf16 reorder in front of the conv.
+// (The graph input x is reordered into bf16 for the first convs, as always.)
+TEST(OnednnBf16Steps, ConcatAffineWritesBf16ForABf16Reader) {
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
+  Tensor x = randn({2, 16, 8, 8}, 530), wa = randn({16, 16, 3, 3}, 531), wb = randn({32, 16, 1, 1}, 532),
+         sc = randn({1, 48, 1, 1}, 533), sh = randn({1, 48, 1, 1}, 534), wc = randn({24, 48, 1, 1}, 535);
+  auto build = [&](Graph& g) {
+    Value* in = g.add_input("x", DType::f32, x.shape());
+    Value* a = g.add_node(Op::Conv, {in, g.add_constant("wa", wa)}, 1, attrs({{"pads", ints({1, 1, 1, 1})}}), "a")->output(0);
+    Value* b = g.add_node(Op::Conv, {in, g.add_constant("wb", wb)}, 1, {}, "b")->output(0);
+    Value* y = g.add_node(Op::Concat, {a, b}, 1, attrs({{"axis", int64_t(1)}}), "cat")->output(0);
+    y = g.add_node(Op::Mul, {y, g.add_constant("sc", sc)}, 1, {}, "bn_scale")->output(0);
+    y = g.add_node(Op::Add, {y, g.add_constant("sh", sh)}, 1, {}, "bn_shift")->output(0);
+    y = g.add_node(Op::Relu, {y}, 1, {}, "relu")->output(0);
+    y = g.add_node(Op::Conv, {y, g.add_constant("wc", wc)}, 1, {}, "c")->output(0);
+    g.set_outputs({y});
+  };
+  std::vector<StepInfo> steps;
+  // `auto`: the products bf16, the concat and its affine fp32 (nothing faster), as in DenseNet.
+  check_bf16("concat affine", build, {{"x", x}}, true, 0, 1e-4, &steps, "auto");
+  std::string text;
+  bool affine_bf16 = false;
+  for (const StepInfo& st : steps) {
+    text += "\n  " + st.op + " " + st.kernel + " " + st.shapes;
+    affine_bf16 |= st.kernel.find("concat_affine") != std::string::npos && st.shapes.find("-> bf16[") != std::string::npos;
+    EXPECT_FALSE(st.op == "Reorder" && st.shapes.find("f32[2,48,8,8] -> bf16") != std::string::npos)
+        << "the conv's input is reordered into bf16" << text;
+  }
+  EXPECT_TRUE(affine_bf16) << "the concat's affine step writes bf16" << text;
 }
 
 // A step that writes bf16 applies Gelu / Sigmoid / Tanh / SiLU as oneDNN's post-op

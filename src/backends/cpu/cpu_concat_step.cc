@@ -29,8 +29,10 @@ class ConcatCopyStep : public Step {
   }
   /// Copies act(x * scale + shift) per channel; `block` 0: channels-last (a run is C_i channels),
   /// else channel-blocked (per image, a run is C_i / block blocks of `pixels` x block).
-  void set_affine(ChannelAffine a, int64_t block, int64_t pixels, Isa isa, std::string name) {
+  /// `bf16_out`: the output in bf16 (its readers are all bf16 steps).
+  void set_affine(ChannelAffine a, int64_t block, int64_t pixels, Isa isa, std::string name, bool bf16_out) {
     affine_ = std::move(a), block_ = block, pixels_ = pixels, kernel_ = channel_affine_kernel(isa);
+    if (bf16_out) kernel_bf16_ = channel_affine_bf16_kernel(isa);
     name_ = std::move(name);
   }
   std::string kernel_name() const override { return name_; }
@@ -52,7 +54,12 @@ class ConcatCopyStep : public Step {
       float* y = reinterpret_cast<float*>(io_->outputs[0]->raw());
       const float* const* src = src_.data();
       const int64_t* runs = s_.runs_.data();
-      if (s_.kernel_) return s_.block_ ? s_.run_affine_blocked(src, y) : s_.run_affine_channels_last(src, y);
+      if (s_.kernel_bf16_) {
+        uint16_t* y16 = reinterpret_cast<uint16_t*>(io_->outputs[0]->raw());
+        return s_.block_ ? s_.run_affine_blocked(s_.kernel_bf16_, src, y16)
+                         : s_.run_affine_channels_last(s_.kernel_bf16_, src, y16);
+      }
+      if (s_.kernel_) return s_.block_ ? s_.run_affine_blocked(s_.kernel_, src, y) : s_.run_affine_channels_last(s_.kernel_, src, y);
       if (outer < 64 && outer * row * 4 >= kConcatStepParallelBytes) {
         // Few long rows (a concat along the leading axes): pieces of 16k floats of each run.
         constexpr int64_t kPiece = 1 << 14;
@@ -93,19 +100,21 @@ class ConcatCopyStep : public Step {
   };
   /// Channels-last: row o of operand i (C_i channels) goes to columns [at_i, at_i + C_i) of
   /// output row o; blocks of rows over the threads.
-  Status run_affine_channels_last(const float* const* src, float* y) const {
+  template <class Fn, class T>
+  Status run_affine_channels_last(Fn kernel, const float* const* src, T* y) const {
     const int64_t n = int64_t(runs_.size()), rows = 64, blocks = (outer_ + rows - 1) / rows;
 #pragma omp parallel for schedule(static) if (outer_ * row_ * 4 >= kConcatStepParallelBytes)
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t o0 = b * rows, m = std::min(rows, outer_ - o0);
       for (int64_t i = 0, at = 0; i < n; at += runs_[size_t(i)], ++i)
-        kernel_(src[i] + o0 * runs_[size_t(i)], runs_[size_t(i)], y + o0 * row_ + at, row_, m, runs_[size_t(i)],
+        kernel(src[i] + o0 * runs_[size_t(i)], runs_[size_t(i)], y + o0 * row_ + at, row_, m, runs_[size_t(i)],
                 affine_.scale.data() + at, affine_.shift.data() + at, affine_.relu);
     }
     return Status::Ok();
   }
   /// Channel-blocked: per image, operand i's run is C_i / B blocks of [pixels x B].
-  Status run_affine_blocked(const float* const* src, float* y) const {
+  template <class Fn, class T>
+  Status run_affine_blocked(Fn kernel, const float* const* src, T* y) const {
     const int64_t tile = pixels_ * block_, tiles = row_ / tile;
 #pragma omp parallel for schedule(static) if (outer_ * row_ * 4 >= kConcatStepParallelBytes)
     for (int64_t t = 0; t < outer_ * tiles; ++t) {
@@ -113,7 +122,7 @@ class ConcatCopyStep : public Step {
       int64_t i = 0, first = 0;                    // operand i holds output blocks [first, first + runs_[i] / tile)
       while (k >= first + runs_[size_t(i)] / tile) first += runs_[size_t(i)] / tile, ++i;
       const float* x = src[i] + o * runs_[size_t(i)] + (k - first) * tile;
-      kernel_(x, block_, y + o * row_ + k * tile, block_, pixels_, block_, affine_.scale.data() + k * block_,
+      kernel(x, block_, y + o * row_ + k * tile, block_, pixels_, block_, affine_.scale.data() + k * block_,
               affine_.shift.data() + k * block_, affine_.relu);
     }
     return Status::Ok();
@@ -125,6 +134,7 @@ class ConcatCopyStep : public Step {
   ChannelAffine affine_;
   int64_t block_ = 0, pixels_ = 0;
   ChannelAffineFn kernel_ = nullptr;
+  ChannelAffineBf16Fn kernel_bf16_ = nullptr;
 };
 
 }  // namespace
@@ -263,8 +273,16 @@ Result<onednn::Made> concat_affine_step(const StepRequest& r, ChannelAffine affi
   if (!plan.channels_last && !plan.block) return unsupported("concat affine: channels-last or channel-blocked operands");
   if (d.size() != 4 || int64_t(affine.scale.size()) != d[1] || int64_t(affine.shift.size()) != d[1])
     return unsupported("concat affine: one scale and shift per channel of a 4-D output");
-  const std::string name = "concat_affine_f32_" + onednn::layout_name(plan.made.out) + (affine.relu ? "+relu" : "");
-  plan.step->set_affine(std::move(affine), plan.block, d[2] * d[3], r.isa, name);
+  const bool bf16 = r.out_dtype == DType::bf16;
+  if (r.out_dtype != DType::f32 && !bf16) return unsupported("concat affine: an f32 or bf16 output");
+  const std::string name = "concat_affine_f32_" + onednn::layout_name(plan.made.out) + (affine.relu ? "+relu" : "") +
+                           (bf16 ? "+dst_bf16" : "");
+  if (bf16) {  // the same layout in bf16
+    dnnl_memory_desc_t c = plan.made.out.data;
+    c.data_type = dnnl_bf16;
+    plan.made.out = dnnl::memory::desc(c);
+  }
+  plan.step->set_affine(std::move(affine), plan.block, d[2] * d[3], r.isa, name, bf16);
   return std::move(plan.made);
 }
 

@@ -1009,12 +1009,20 @@ Result<bool> Scheduler::try_concat_affine(const Node& n, const std::vector<int>&
   if (!reader || reader->first != next_) return false;
   std::vector<Operand> ops;
   for (int s : ins) ops.push_back(operand_of(s));
-  Result<Made> made = concat_affine_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, std::move(reader->second));
+  // In bf16 where every reader of the affine's output is a bf16 step (DenseNet's 1x1 convs).
+  std::vector<OutputInfo> step_outs = outs;
+  Result<Made> made = unsupported("f32 output");
+  if (bf16_readers_only(*reader->first)) {
+    made = concat_affine_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::bf16}, reader->second);
+    if (made.ok()) step_outs[0].dtype = DType::bf16;
+  }
+  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
+    made = concat_affine_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, std::move(reader->second));
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;
     return std::move(made).status().with_context("node " + n.describe());
   }
-  FERRY_TRY(schedule_made(std::move(made).value(), ins, n, outs, false, reader->first->output(0)));
+  FERRY_TRY(schedule_made(std::move(made).value(), ins, n, step_outs, false, reader->first->output(0)));
   fused_away_.insert(reader->first);
   return true;
 }

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/native/bf16_round.h"
 #include "backends/cpu/native/simd_math.h"
 #include "ops/registry.h"
 
@@ -69,14 +70,9 @@ bool cast_is_bf16_pair(DType from, DType to) {
   return (from == DType::f32 && to == DType::bf16) || (from == DType::bf16 && to == DType::f32);
 }
 
-/// ir/dtype.cc's f32_to_bf16 (nearest even, NaN quiet), here inline so the loop vectorizes;
-/// OnednnBf16Steps.CastStepsRoundLikeTheInterpreter checks them bit for bit.
-inline uint16_t cast_f32_to_bf16_bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t rounded = (x + 0x7fff + ((x >> 16) & 1)) >> 16;
-  return uint16_t((x & 0x7fffffff) > 0x7f800000 ? (x >> 16) | 0x40 : rounded);
-}
+/// ir/dtype.cc's f32_to_bf16 (nearest even, NaN quiet), inline so the loop vectorizes
+/// (native/bf16_round.h); OnednnBf16Steps.CastStepsRoundLikeTheInterpreter checks them bit for bit.
+inline uint16_t cast_f32_to_bf16_bits(float f) { return bf16_bits(f); }
 
 inline float cast_bf16_bits_to_f32(uint16_t b) {
   const uint32_t u = uint32_t(b) << 16;
@@ -121,17 +117,9 @@ FERRY_TARGET_AVX2 void cast_bf16_f32_chunk_avx2(const uint16_t* in, float* out, 
 }
 
 FERRY_TARGET_AVX512 void cast_f32_bf16_chunk_avx512(const float* in, uint16_t* out, int64_t n) {
-  const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff);
-  const __m512i abs = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000), quiet = _mm512_set1_epi32(0x40);
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512i x = _mm512_loadu_si512(in + i);
-    const __m512i hi = _mm512_srli_epi32(x, 16);
-    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, bias), _mm512_and_si512(hi, one)), 16);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, abs), inf);
-    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, quiet));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtepi32_epi16(r));
-  }
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), bf16_bits_avx512(_mm512_loadu_ps(in + i)));
   cast_f32_bf16_chunk_generic(in + i, out + i, n - i);
 }
 

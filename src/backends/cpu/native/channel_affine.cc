@@ -3,6 +3,7 @@
 
 #include <immintrin.h>
 
+#include "backends/cpu/native/bf16_round.h"
 #include "backends/cpu/native/simd_math.h"
 
 namespace ferry {
@@ -49,7 +50,34 @@ FERRY_TARGET_AVX512 void affine__avx512(const float* x, int64_t ldx, float* y, i
     }
 }
 
+void affine_bf16__generic(const float* x, int64_t ldx, uint16_t* y, int64_t ldy, int64_t rows, int64_t cols,
+                          const float* s, const float* b, bool relu) {
+  for (int64_t r = 0; r < rows; ++r, x += ldx, y += ldy)
+    for (int64_t c = 0; c < cols; ++c) {
+      const float p = x[c] * s[c];
+      const float v = p + b[c];
+      y[c] = bf16_bits(relu && v < 0.f ? 0.f : v);
+    }
+}
+
+FERRY_TARGET_AVX512 void affine_bf16__avx512(const float* x, int64_t ldx, uint16_t* y, int64_t ldy, int64_t rows,
+                                             int64_t cols, const float* s, const float* b, bool relu) {
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t r = 0; r < rows; ++r, x += ldx, y += ldy)
+    for (int64_t c = 0; c < cols; c += 16) {
+      const __mmask16 m = cols - c >= 16 ? __mmask16(0xffff) : __mmask16((1u << (cols - c)) - 1);
+      __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + c), _mm512_maskz_loadu_ps(m, s + c)),
+                               _mm512_maskz_loadu_ps(m, b + c));
+      if (relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);  // NaN stays NaN
+      _mm256_mask_storeu_epi16(y + c, m, bf16_bits_avx512(v));
+    }
+}
+
 }  // namespace
+
+ChannelAffineBf16Fn channel_affine_bf16_kernel(Isa isa) {
+  return isa >= Isa::avx512 ? affine_bf16__avx512 : affine_bf16__generic;
+}
 
 ChannelAffineFn channel_affine_kernel(Isa isa) {
   if (isa >= Isa::avx512) return affine__avx512;

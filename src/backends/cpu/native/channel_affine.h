@@ -17,4 +17,12 @@ using ChannelAffineFn = void (*)(const float* x, int64_t ldx, float* y, int64_t 
 /// The kernel for the best of `isa` this build has (AVX-512, AVX2 or plain C++).
 ChannelAffineFn channel_affine_kernel(Isa isa);
 
+/// As ChannelAffineFn with y in bf16: the f32 result rounded as native/bf16_round.h rounds
+/// (what a bf16 reader's Cast computes), for a step whose readers are all bf16 steps.
+using ChannelAffineBf16Fn = void (*)(const float* x, int64_t ldx, uint16_t* y, int64_t ldy, int64_t rows, int64_t cols,
+                                     const float* s, const float* b, bool relu);
+
+/// AVX-512 or plain C++ (the CPU's bf16 steps need AVX-512 at least).
+ChannelAffineBf16Fn channel_affine_bf16_kernel(Isa isa);
+
 }  // namespace ferry
