@@ -289,6 +289,41 @@ TEST(OnednnBf16Steps, ConcatAffineWritesBf16ForABf16Reader) {
   EXPECT_TRUE(affine_bf16) << "the concat's affine step writes bf16" << text;
 }
 
+// A squeeze-excitation block before a bf16 projection (MobileNetV3, EfficientNet, RegNetY):
+// x * sigmoid(fc(pool(x))) is written in bf16 by ferry's channel scale (oneDNN's binary has no
+// jit kernel from f32 into bf16), rounded as the projection's input Cast would: no reorder
+// into bf16 in front of the projection.
+TEST(OnednnBf16Steps, GateProductWritesBf16ForABf16Reader) {
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
+  Tensor x = randn({2, 24, 7, 7}, 540), w0 = randn({32, 24, 1, 1}, 541), w1 = randn({8, 32, 1, 1}, 542),
+         w2 = randn({32, 8, 1, 1}, 543), wp = randn({16, 32, 1, 1}, 544);
+  auto build = [&](Graph& g) {
+    Value* in = g.add_input("x", DType::f32, x.shape());
+    Value* a = g.add_node(Op::Conv, {in, g.add_constant("w0", w0)}, 1, {}, "expand")->output(0);
+    a = g.add_node(Op::Relu, {a}, 1, {}, "expand_relu")->output(0);
+    Value* s = g.add_node(Op::GlobalAveragePool, {a}, 1, {}, "pool")->output(0);
+    s = g.add_node(Op::Conv, {s, g.add_constant("w1", w1)}, 1, {}, "fc1")->output(0);
+    s = g.add_node(Op::Relu, {s}, 1, {}, "fc1_relu")->output(0);
+    s = g.add_node(Op::Conv, {s, g.add_constant("w2", w2)}, 1, {}, "fc2")->output(0);
+    s = g.add_node(Op::Sigmoid, {s}, 1, {}, "gate")->output(0);
+    Value* y = g.add_node(Op::Mul, {s, a}, 1, {}, "scale")->output(0);  // the gate first, as torchvision exports it
+    y = g.add_node(Op::Conv, {y, g.add_constant("wp", wp)}, 1, {}, "project")->output(0);
+    g.set_outputs({y});
+  };
+  std::vector<StepInfo> steps;
+  check_bf16("squeeze-excitation", build, {{"x", x}}, true, 1, 1e-4, &steps, "auto");  // fc1 writes bf16 for fc2
+  std::string text;
+  bool scale_bf16 = false;
+  for (const StepInfo& st : steps) {
+    text += "\n  " + st.op + " " + st.kernel + " " + st.shapes;
+    scale_bf16 |= st.kernel.find("channel_scale") != std::string::npos && st.shapes.find("-> bf16[") != std::string::npos;
+    EXPECT_FALSE(st.op == "Reorder" && st.shapes.find("f32[2,32,7,7] -> bf16") != std::string::npos)
+        << "the projection's input is reordered into bf16" << text;
+  }
+  EXPECT_TRUE(scale_bf16) << "the gate product writes bf16" << text;
+}
+
 // A step that writes bf16 applies Gelu / Sigmoid / Tanh / SiLU as oneDNN's post-op
 // (cpu_epilogue.h bf16_output_post_ops: an approximation within ~2e-4 of f(x), below the bf16
 // rounding after it), so these chains write bf16 too. Against the emulation (exact activation,

@@ -409,8 +409,15 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   std::vector<std::vector<int64_t>> all_out_dims;
   if (row->all_outputs)
     for (const OutputInfo& o : outs) all_out_dims.push_back(o.shape.static_dims());
-  Result<Made> made =
-      row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, all_out_dims, opt_.conv_algorithm});
+  // bf16 where every reader is a bf16 step (an SE block's gate product before its projection).
+  std::vector<OutputInfo> step_outs = outs;
+  Result<Made> made = unsupported("f32 output");
+  if (row->bf16_out && bf16_readers_only(n)) {
+    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::bf16, all_out_dims, opt_.conv_algorithm});
+    if (made.ok()) step_outs[0].dtype = DType::bf16;
+  }
+  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
+    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, all_out_dims, opt_.conv_algorithm});
   // An operand in a layout the step does not take (a Transpose view read channels-last by a
   // matmul, or a residual Add's channels-last output read by a LayerNorm), where no own kernel of
   // the kernel table would take the op instead: the step reads it plain, through one reorder,
@@ -433,7 +440,7 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
     return std::move(made).status().with_context("node " + n.describe());
   }
   if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
-  FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, outs, row->all_outputs));
+  FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, step_outs, row->all_outputs));
   return true;
 }
 

@@ -117,9 +117,11 @@ Result<Made> fused_mul(const StepRequest& r) {
   });
 }
 
-/// Binary ops on a blocked input stay blocked in oneDNN; plain ones go to ferry's kernels.
+/// Binary ops on a blocked input stay blocked in oneDNN; plain ones go to ferry's kernels. A
+/// bf16 output (a Mul by a per-image, per-channel gate): ferry's channel scale.
 Result<Made> binary(const StepRequest& r) {
   if (r.ops.size() != 2 || !any_blocked(r.ops)) return unsupported("plain operands: own kernel");
+  if (r.out_dtype == DType::bf16) return channel_scale_bf16_step(r);
   return onednn::make_binary(r.node, r.ops, r.out_dims);
 }
 
@@ -368,7 +370,7 @@ const std::vector<StepRow>& step_table() {
       {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias)"},
       {Op::Add, binary, -1, "oneDNN binary on blocked operands"},
       {Op::Sub, binary, -1, "oneDNN binary on blocked operands"},
-      {Op::Mul, binary, -1, "oneDNN binary on blocked operands"},
+      {Op::Mul, binary, -1, "oneDNN binary on blocked operands; own channel scale for a bf16 output (a per-channel gate before bf16 steps)", false, false, true},
       {Op::Div, binary, -1, "oneDNN binary on blocked operands"},
       {Op::Max, binary, -1, "oneDNN binary on blocked operands"},
       {Op::Min, binary, -1, "oneDNN binary on blocked operands"},

@@ -28,8 +28,9 @@ struct StepRequest {
   const std::vector<int64_t>& out_dims;     ///< output 0
   bool blocked;                              ///< blocked activation layouts allowed
   Isa isa;                                   ///< ferry's own kernels up to this ISA
-  /// Output 0's element type for the Conv / MatMul makers: bf16 for a bf16 step whose
-  /// readers are all bf16 steps (cpu_schedule.cc, try_bf16); f32 otherwise.
+  /// Output 0's element type for the Conv / MatMul makers and the rows with bf16_out: bf16
+  /// where the step's readers are all bf16 steps (cpu_schedule.cc, try_bf16 / try_step_table);
+  /// f32 otherwise.
   DType out_dtype = DType::f32;
   std::vector<std::vector<int64_t>> all_out_dims = {};  ///< every output's dims (all-outputs rows)
   ConvAlgorithm conv_algorithm = ConvAlgorithm::kAuto;   ///< fp32 3x3 convs: Winograd or direct (conv_algorithm.h)
@@ -44,6 +45,9 @@ struct StepRow {
   const char* what; ///< for docs/backend.md and reports
   bool all_outputs = false;  ///< the step writes every output of the node (plain); else output 0 only
   bool any_out_dtype = false;  ///< output 0 need not be f32 (QuantizeLinear's u8)
+  /// The maker writes output 0 in bf16 when asked (StepRequest::out_dtype): try_step_table asks
+  /// where every reader is a bf16 step (cpu_schedule.cc, bf16_readers_only).
+  bool bf16_out = false;
 };
 
 /// The int8 step of a Conv / FusedConv / MatMul / FusedMatMul whose input 0 is
@@ -62,6 +66,11 @@ Result<onednn::Made> depth_to_space_step(const StepRequest& r);
 /// ferry's row convolution (native/row_conv.h); unsupported for every other shape
 /// (cpu_row_conv_step.cc says which), which then goes to oneDNN.
 Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float alpha);
+
+/// Mul(x, g) with g [N or 1, C, 1, 1] (a squeeze-excitation gate) over a channels-last x,
+/// written in bf16 (StepRequest::out_dtype; cpu_channel_scale_step.cc):
+/// what oneDNN's binary runs only on its reference kernel; unsupported otherwise.
+Result<onednn::Made> channel_scale_bf16_step(const StepRequest& r);
 
 /// Concat over plain, channels-last or channel-blocked (nChw8c / 16c, whole blocks, along
 /// the channels) operands as one parallel copy (cpu_concat_step.cc); other blocked leads go
