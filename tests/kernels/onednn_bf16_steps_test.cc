@@ -324,6 +324,35 @@ TEST(OnednnBf16Steps, GateProductWritesBf16ForABf16Reader) {
   EXPECT_TRUE(scale_bf16) << "the gate product writes bf16" << text;
 }
 
+// A LayerNorm whose readers are all bf16 matmuls (a transformer's QKV / MLP input) is written
+// in bf16 by ferry's kernel (oneDNN 2.6's layer normalization writes its source's type): no
+// reorder into bf16 between them. The LayerNorm's summation order is not the reference's, so a
+// value may land one bf16 step away from the emulation's: 2e-3 relative.
+TEST(OnednnBf16Steps, LayerNormWritesBf16ForBf16Readers) {
+  std::string why;
+  if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
+  Tensor x = randn({2, 10, 96}, 550), s = randn({96}, 551), b = randn({96}, 552), wq = randn({96, 64}, 553),
+         wv = randn({96, 48}, 554);
+  auto build = [&](Graph& g) {
+    Value* in = g.add_input("x", DType::f32, x.shape());
+    Value* y = g.add_node(Op::LayerNormalization, {in, g.add_constant("s", s), g.add_constant("b", b)}, 1,
+                          attrs({{"axis", int64_t(-1)}, {"epsilon", 1e-5}}), "ln")->output(0);
+    Value* q = g.add_node(Op::MatMul, {y, g.add_constant("wq", wq)}, 1, {}, "q")->output(0);
+    Value* v = g.add_node(Op::MatMul, {y, g.add_constant("wv", wv)}, 1, {}, "v")->output(0);
+    g.set_outputs({q, v});
+  };
+  std::vector<StepInfo> steps;
+  check_bf16("layer norm", build, {{"x", x}}, false, 0, 2e-3, &steps, "auto");
+  std::string text;
+  bool ln_bf16 = false;
+  for (const StepInfo& st : steps) {
+    text += "\n  " + st.op + " " + st.kernel + " " + st.shapes;
+    ln_bf16 |= st.op == "LayerNormalization" && st.shapes.find("-> bf16[") != std::string::npos;
+    EXPECT_NE(st.op, "Reorder") << "a reorder into bf16 remains" << text;
+  }
+  EXPECT_TRUE(ln_bf16) << "the LayerNorm writes bf16" << text;
+}
+
 // A step that writes bf16 applies Gelu / Sigmoid / Tanh / SiLU as oneDNN's post-op
 // (cpu_epilogue.h bf16_output_post_ops: an approximation within ~2e-4 of f(x), below the bf16
 // rounding after it), so these chains write bf16 too. Against the emulation (exact activation,

@@ -101,7 +101,10 @@ Result<Made> concat(const StepRequest& r) {
   return onednn::make_concat(r.node, r.ops, r.out_dims, r.blocked);
 }
 Result<Made> softmax(const StepRequest& r) { return onednn::make_softmax(r.node, r.ops); }
-Result<Made> layer_norm(const StepRequest& r) { return onednn::make_layer_norm(r.node, r.ops); }
+Result<Made> layer_norm(const StepRequest& r) {
+  if (r.out_dtype == DType::bf16) return layer_norm_bf16_step(r);
+  return onednn::make_layer_norm(r.node, r.ops);
+}
 
 /// FusedMul on a blocked or channels-last input: oneDNN's binary mul with Z and the activation
 /// as post-ops (an own activation kernel after it where oneDNN's would approximate); plain
@@ -367,7 +370,7 @@ const std::vector<StepRow>& step_table() {
       {Op::DequantizeLinear, dequantize_step, -1, "own kernel: per-tensor u8 / i8 -> f32 (scale and zero point constant or computed) over any dense layout"},
       {Op::Cast, cast_bf16_step, 1, "own kernel: f32 <-> bf16 (the bf16 rounding pairs) in the input's layout, blocked too", false, true},
       {Op::Softmax, softmax, 1, "oneDNN softmax (last axis)"},
-      {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias)"},
+      {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias); own kernel for a bf16 output (every reader a bf16 step)", false, false, true},
       {Op::Add, binary, -1, "oneDNN binary on blocked operands"},
       {Op::Sub, binary, -1, "oneDNN binary on blocked operands"},
       {Op::Mul, binary, -1, "oneDNN binary on blocked operands; own channel scale for a bf16 output (a per-channel gate before bf16 steps)", false, false, true},

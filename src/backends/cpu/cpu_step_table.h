@@ -72,6 +72,10 @@ Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float a
 /// what oneDNN's binary runs only on its reference kernel; unsupported otherwise.
 Result<onednn::Made> channel_scale_bf16_step(const StepRequest& r);
 
+/// LayerNormalization over the last axis of a plain f32 input, written in bf16
+/// (StepRequest::out_dtype; cpu_layer_norm_step.cc); unsupported otherwise.
+Result<onednn::Made> layer_norm_bf16_step(const StepRequest& r);
+
 /// Concat over plain, channels-last or channel-blocked (nChw8c / 16c, whole blocks, along
 /// the channels) operands as one parallel copy (cpu_concat_step.cc); other blocked leads go
 /// to oneDNN's concat, which keeps their format.

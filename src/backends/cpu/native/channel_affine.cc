@@ -60,8 +60,10 @@ void affine_bf16__generic(const float* x, int64_t ldx, uint16_t* y, int64_t ldy,
     }
 }
 
-FERRY_TARGET_AVX512 void affine_bf16__avx512(const float* x, int64_t ldx, uint16_t* y, int64_t ldy, int64_t rows,
-                                             int64_t cols, const float* s, const float* b, bool relu) {
+template <class ToBf16>
+FERRY_TARGET_AVX512 FERRY_INLINE void affine_bf16_rows(const float* x, int64_t ldx, uint16_t* y, int64_t ldy,
+                                                       int64_t rows, int64_t cols, const float* s, const float* b,
+                                                       bool relu, ToBf16 to_bf16) {
   const __m512 zero = _mm512_setzero_ps();
   for (int64_t r = 0; r < rows; ++r, x += ldx, y += ldy)
     for (int64_t c = 0; c < cols; c += 16) {
@@ -69,13 +71,26 @@ FERRY_TARGET_AVX512 void affine_bf16__avx512(const float* x, int64_t ldx, uint16
       __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + c), _mm512_maskz_loadu_ps(m, s + c)),
                                _mm512_maskz_loadu_ps(m, b + c));
       if (relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);  // NaN stays NaN
-      _mm256_mask_storeu_epi16(y + c, m, bf16_bits_avx512(v));
+      _mm256_mask_storeu_epi16(y + c, m, to_bf16(v));
     }
+}
+
+FERRY_TARGET_AVX512 void affine_bf16__avx512(const float* x, int64_t ldx, uint16_t* y, int64_t ldy, int64_t rows,
+                                             int64_t cols, const float* s, const float* b, bool relu) {
+  affine_bf16_rows(x, ldx, y, ldy, rows, cols, s, b, relu, [](__m512 v) FERRY_TARGET_AVX512 { return bf16_bits_avx512(v); });
+}
+
+FERRY_TARGET_AVX512_BF16 void affine_bf16__avx512bf16(const float* x, int64_t ldx, uint16_t* y, int64_t ldy,
+                                                      int64_t rows, int64_t cols, const float* s, const float* b,
+                                                      bool relu) {
+  affine_bf16_rows(x, ldx, y, ldy, rows, cols, s, b, relu,
+                   [](__m512 v) FERRY_TARGET_AVX512_BF16 { return bf16_bits_avx512bf16(v); });
 }
 
 }  // namespace
 
 ChannelAffineBf16Fn channel_affine_bf16_kernel(Isa isa) {
+  if (isa >= Isa::avx512 && host_has_avx512bf16()) return affine_bf16__avx512bf16;
   return isa >= Isa::avx512 ? affine_bf16__avx512 : affine_bf16__generic;
 }
 

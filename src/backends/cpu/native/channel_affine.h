@@ -18,7 +18,8 @@ using ChannelAffineFn = void (*)(const float* x, int64_t ldx, float* y, int64_t 
 ChannelAffineFn channel_affine_kernel(Isa isa);
 
 /// As ChannelAffineFn with y in bf16: the f32 result rounded as native/bf16_round.h rounds
-/// (what a bf16 reader's Cast computes), for a step whose readers are all bf16 steps.
+/// (what a bf16 reader's Cast computes; vcvtneps2bf16 where the CPU has it), for a step whose
+/// readers are all bf16 steps.
 using ChannelAffineBf16Fn = void (*)(const float* x, int64_t ldx, uint16_t* y, int64_t ldy, int64_t rows, int64_t cols,
                                      const float* s, const float* b, bool relu);
 
