@@ -14,6 +14,8 @@ output against ORT fp32 on the seed-0 input, for ferry and for OpenVINO bf16.
 
     .venv/bin/python bench/bf16_suite.py --convert-only
     .venv/bin/python bench/bf16_suite.py --rounds 6 --json bench/results_bf16_suite_xeon_amx.json
+    .venv/bin/python bench/bf16_suite.py --models resnet50 --accuracy-budget "cosine>=0.993" \
+        --convert-dir bench/models/guarded_cos993     # at about OpenVINO bf16's accuracy
 
 Where the CPU has no bf16 hardware, `auto` keeps fp32 (docs/precision.md) and OpenVINO ignores
 its bf16 hint: the table then compares fp32 with fp32 and says so in its header.
@@ -37,13 +39,15 @@ import precision_bench as pb  # noqa: E402  (ferry_time, ferry_output, errors, o
 import run_bench as rb  # noqa: E402  (the suite's models, inputs and timers)
 
 
-def converted(name, out_dir, samples):
+def converted(name, out_dir, samples, budget=None):
     """The guarded `auto` conversion of `name` (cached in out_dir) and its guard line."""
     out = Path(out_dir) / f"{name}_auto.onnx"
     report = Path(out_dir) / f"{name}_auto.json"
     if not (out.exists() and report.exists()):
         cmd = [rb.ferry_bin(), "convert", str(rb.model_path(name, 8)), "-o", str(out), "--report", str(report),
                "--precision", "auto", "--samples", str(samples)] + rb.shape_args(rb.input_specs(name, 1))
+        if budget:
+            cmd += ["--accuracy-budget", budget]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"ferry convert {name} failed: {r.stderr.strip()[-400:]}")
@@ -55,7 +59,7 @@ def measure(name, batch, args):
     from common import make_inputs
 
     path = rb.model_path(name, 8)
-    ferry_model, guard = converted(name, args.convert_dir, args.samples)
+    ferry_model, guard = converted(name, args.convert_dir, args.samples, args.accuracy_budget)
     specs = rb.input_specs(name, batch)
     feeds = make_inputs(specs, seed=0)
     sess = rb.ort_session(path, args.threads)
@@ -101,6 +105,9 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=10, help="timed runs per round at batch 1 (fewer at larger batches)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--samples", type=int, default=4, help="seeded calibration samples for the guard")
+    ap.add_argument("--accuracy-budget", metavar="TERMS",
+                    help="the guard's budget (ferry convert --accuracy-budget; default: its own): e.g. about "
+                         "OpenVINO bf16's measured cosine, for a comparison at equal accuracy (use its own --convert-dir)")
     ap.add_argument("--convert-dir", default=str(rb.REPO / "bench" / "models" / "guarded"),
                     help="where the converted models are kept and reused")
     ap.add_argument("--convert-only", action="store_true", help="convert every model and stop (no timing)")
@@ -111,7 +118,7 @@ def main(argv=None):
     Path(args.convert_dir).mkdir(parents=True, exist_ok=True)
     if args.convert_only:
         for m in args.models:
-            _, guard = converted(m, args.convert_dir, args.samples)
+            _, guard = converted(m, args.convert_dir, args.samples, args.accuracy_budget)
             print(f"{m}: {guard['summary']}; {guard['guard']}", flush=True)
         return
     before = rb.load_avg()[0]
