@@ -90,7 +90,8 @@ void check_bf16(const std::string& label, const std::function<void(Graph&)>& bui
     }
     if (blocked && blocked_steps) *blocked_steps = plan->steps;
     EXPECT_EQ(bf16_steps, accelerated) << what << text;
-    EXPECT_EQ(bf16_written, bf16_outputs) << what << ": steps writing bf16 for bf16 readers" << text;
+    if (bf16_outputs >= 0 || blocked)  // < 0: counted for the blocked layout only (as -bf16_outputs)
+      EXPECT_EQ(bf16_written, std::abs(bf16_outputs)) << what << ": steps writing bf16 for bf16 readers" << text;
     for (int rep = 0; rep < 2; ++rep) {
       auto got = (*s)->run(feeds);
       ASSERT_TRUE(got.ok()) << what << ": " << got.status().to_string() << text;
@@ -225,6 +226,10 @@ TEST(OnednnBf16Steps, ChainsWriteBf16BetweenSteps) {
 // The stem, the blocks' first convs and the first block's output (a sum post-op into a bf16
 // destination, Z read from its bf16 slot) write bf16; the second block's output (the graph
 // output) writes f32, its Z read widened. Before, every Z read was f32: two steps wrote bf16.
+// Counted in the blocked layout: in plain ones without AMX oneDNN's gemm kernel declines the
+// bf16 sum (it would round twice) and the block writes f32, reading Z widened. Tolerance 4e-3 of
+// max(1, |y|): Z is a computed value rounded to bf16 and added to y as it is, so where the f32
+// summation order moves it across a rounding boundary y moves by one bf16 step (2^-8 of Z).
 TEST(OnednnBf16Steps, ResidualStreamStaysBf16) {
   std::string why;
   if (!host_accelerates_bf16(&why)) GTEST_SKIP() << "this host's CPU target does not run bf16 on hardware: " << why;
@@ -252,7 +257,7 @@ TEST(OnednnBf16Steps, ResidualStreamStaysBf16) {
     }
     g.set_outputs({y});
   };
-  check_bf16("residual stream", build, {{"x", x}}, true, 4);
+  check_bf16("residual stream", build, {{"x", x}}, true, -4, 4e-3);
 }
 
 // DenseNet's concat, batch-norm affine and ReLU before a bf16 1x1 conv: the concat step applies

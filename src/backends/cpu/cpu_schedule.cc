@@ -707,13 +707,18 @@ memory::desc with_f32(const memory::desc& md) {
   return memory::desc(d);
 }
 
-/// The bf16 slot holding x when `v` is Cast(Cast(x, to=bf16), to=f32) and a bf16 step wrote x
-/// in bf16 (try_bf16's bf16 output); -1 otherwise.
+/// The bf16 slot holding x when `v` is Cast(Cast(x, to=bf16), to=f32): x's own where a bf16 step
+/// wrote it in bf16 (try_bf16's bf16 output), else a reorder of x into bf16 that another bf16
+/// step already reads (the same rounding); -1 otherwise.
 int Scheduler::bf16_slot_of_rounded(const Value* v) const {
   const Value* x = bf16_rounded_source(v);
   auto xs = x ? slot_of_.find(x) : slot_of_.end();
-  if (xs == slot_of_.end() || sig_.slots[size_t(xs->second)].dtype != DType::bf16) return -1;
-  return xs->second;
+  if (xs == slot_of_.end()) return -1;
+  const Slot& s = sig_.slots[size_t(xs->second)];
+  if (s.dtype == DType::bf16) return xs->second;
+  for (const auto& r : s.reorders)
+    if (sig_.slots[size_t(r.second)].dtype == DType::bf16) return r.second;
+  return -1;
 }
 
 /// Whether n's output 0 is read only through Cast(Cast(y, to=bf16), to=f32) pairs, each by bf16
