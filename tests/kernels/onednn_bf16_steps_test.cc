@@ -106,6 +106,20 @@ void check_bf16(const std::string& label, const std::function<void(Graph&)>& bui
   }
 }
 
+/// The blocked plan `steps` has a step whose kernel names `kernel` writing bf16, and no reorder
+/// of `f32_value` (its f32 type, "f32[2,48,8,8]") into bf16: the bf16 readers read that step's output.
+void expect_writes_bf16(const std::vector<StepInfo>& steps, const std::string& kernel, const std::string& f32_value) {
+  std::string text;
+  bool writes = false;
+  for (const StepInfo& st : steps) {
+    text += "\n  " + st.op + " " + st.kernel + " " + st.shapes;
+    writes |= st.kernel.find(kernel) != std::string::npos && st.shapes.find("-> bf16[") != std::string::npos;
+    EXPECT_FALSE(st.op == "Reorder" && st.shapes.find(f32_value + " -> bf16") != std::string::npos)
+        << f32_value << " is reordered into bf16" << text;
+  }
+  EXPECT_TRUE(writes) << "no " << kernel << " step writes bf16" << text;
+}
+
 struct Bf16ConvCase {
   std::vector<int64_t> x, w;
   int64_t group;
@@ -283,15 +297,7 @@ TEST(OnednnBf16Steps, ConcatAffineWritesBf16ForABf16Reader) {
   std::vector<StepInfo> steps;
   // `auto`: the products bf16, the concat and its affine fp32 (nothing faster), as in DenseNet.
   check_bf16("concat affine", build, {{"x", x}}, true, 0, 1e-4, &steps, "auto");
-  std::string text;
-  bool affine_bf16 = false;
-  for (const StepInfo& st : steps) {
-    text += "\n  " + st.op + " " + st.kernel + " " + st.shapes;
-    affine_bf16 |= st.kernel.find("concat_affine") != std::string::npos && st.shapes.find("-> bf16[") != std::string::npos;
-    EXPECT_FALSE(st.op == "Reorder" && st.shapes.find("f32[2,48,8,8] -> bf16") != std::string::npos)
-        << "the conv's input is reordered into bf16" << text;
-  }
-  EXPECT_TRUE(affine_bf16) << "the concat's affine step writes bf16" << text;
+  expect_writes_bf16(steps, "concat_affine", "f32[2,48,8,8]");
 }
 
 // A squeeze-excitation block before a bf16 projection (MobileNetV3, EfficientNet, RegNetY):
@@ -318,15 +324,7 @@ TEST(OnednnBf16Steps, GateProductWritesBf16ForABf16Reader) {
   };
   std::vector<StepInfo> steps;
   check_bf16("squeeze-excitation", build, {{"x", x}}, true, 1, 1e-4, &steps, "auto");  // fc1 writes bf16 for fc2
-  std::string text;
-  bool scale_bf16 = false;
-  for (const StepInfo& st : steps) {
-    text += "\n  " + st.op + " " + st.kernel + " " + st.shapes;
-    scale_bf16 |= st.kernel.find("channel_scale") != std::string::npos && st.shapes.find("-> bf16[") != std::string::npos;
-    EXPECT_FALSE(st.op == "Reorder" && st.shapes.find("f32[2,32,7,7] -> bf16") != std::string::npos)
-        << "the projection's input is reordered into bf16" << text;
-  }
-  EXPECT_TRUE(scale_bf16) << "the gate product writes bf16" << text;
+  expect_writes_bf16(steps, "channel_scale", "f32[2,32,7,7]");
 }
 
 // A LayerNorm whose readers are all bf16 matmuls (a transformer's QKV / MLP input) is written
@@ -348,14 +346,7 @@ TEST(OnednnBf16Steps, LayerNormWritesBf16ForBf16Readers) {
   };
   std::vector<StepInfo> steps;
   check_bf16("layer norm", build, {{"x", x}}, false, 0, 2e-3, &steps, "auto");
-  std::string text;
-  bool ln_bf16 = false;
-  for (const StepInfo& st : steps) {
-    text += "\n  " + st.op + " " + st.kernel + " " + st.shapes;
-    ln_bf16 |= st.op == "LayerNormalization" && st.shapes.find("-> bf16[") != std::string::npos;
-    EXPECT_NE(st.op, "Reorder") << "a reorder into bf16 remains" << text;
-  }
-  EXPECT_TRUE(ln_bf16) << "the LayerNorm writes bf16" << text;
+  expect_writes_bf16(steps, "layer_norm", "f32[2,10,96]");
 }
 
 // A step that writes bf16 applies Gelu / Sigmoid / Tanh / SiLU as oneDNN's post-op

@@ -37,8 +37,10 @@ FERRY_TARGET_AVX2 void affine__avx2(const float* x, int64_t ldx, float* y, int64
   }
 }
 
-FERRY_TARGET_AVX512 void affine__avx512(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
-                                        int64_t cols, const float* s, const float* b, bool relu) {
+/// The AVX-512 rows: act(x * s + b) per 16 columns, handed to `store(y + c, mask, v)`.
+template <class T, class Store>
+FERRY_TARGET_AVX512 FERRY_INLINE void affine_rows(const float* x, int64_t ldx, T* y, int64_t ldy, int64_t rows,
+                                                  int64_t cols, const float* s, const float* b, bool relu, Store store) {
   const __m512 zero = _mm512_setzero_ps();
   for (int64_t r = 0; r < rows; ++r, x += ldx, y += ldy)
     for (int64_t c = 0; c < cols; c += 16) {
@@ -46,8 +48,14 @@ FERRY_TARGET_AVX512 void affine__avx512(const float* x, int64_t ldx, float* y, i
       __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + c), _mm512_maskz_loadu_ps(m, s + c)),
                                _mm512_maskz_loadu_ps(m, b + c));
       if (relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);  // NaN stays NaN
-      _mm512_mask_storeu_ps(y + c, m, v);
+      store(y + c, m, v);
     }
+}
+
+FERRY_TARGET_AVX512 void affine__avx512(const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
+                                        int64_t cols, const float* s, const float* b, bool relu) {
+  affine_rows(x, ldx, y, ldy, rows, cols, s, b, relu,
+              [](float* p, __mmask16 m, __m512 v) FERRY_TARGET_AVX512 { _mm512_mask_storeu_ps(p, m, v); });
 }
 
 void affine_bf16__generic(const float* x, int64_t ldx, uint16_t* y, int64_t ldy, int64_t rows, int64_t cols,
@@ -60,31 +68,19 @@ void affine_bf16__generic(const float* x, int64_t ldx, uint16_t* y, int64_t ldy,
     }
 }
 
-template <class ToBf16>
-FERRY_TARGET_AVX512 FERRY_INLINE void affine_bf16_rows(const float* x, int64_t ldx, uint16_t* y, int64_t ldy,
-                                                       int64_t rows, int64_t cols, const float* s, const float* b,
-                                                       bool relu, ToBf16 to_bf16) {
-  const __m512 zero = _mm512_setzero_ps();
-  for (int64_t r = 0; r < rows; ++r, x += ldx, y += ldy)
-    for (int64_t c = 0; c < cols; c += 16) {
-      const __mmask16 m = cols - c >= 16 ? __mmask16(0xffff) : __mmask16((1u << (cols - c)) - 1);
-      __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + c), _mm512_maskz_loadu_ps(m, s + c)),
-                               _mm512_maskz_loadu_ps(m, b + c));
-      if (relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);  // NaN stays NaN
-      _mm256_mask_storeu_epi16(y + c, m, to_bf16(v));
-    }
-}
-
 FERRY_TARGET_AVX512 void affine_bf16__avx512(const float* x, int64_t ldx, uint16_t* y, int64_t ldy, int64_t rows,
                                              int64_t cols, const float* s, const float* b, bool relu) {
-  affine_bf16_rows(x, ldx, y, ldy, rows, cols, s, b, relu, [](__m512 v) FERRY_TARGET_AVX512 { return bf16_bits_avx512(v); });
+  affine_rows(x, ldx, y, ldy, rows, cols, s, b, relu, [](uint16_t* p, __mmask16 m, __m512 v) FERRY_TARGET_AVX512 {
+    _mm256_mask_storeu_epi16(p, m, bf16_bits_avx512(v));
+  });
 }
 
 FERRY_TARGET_AVX512_BF16 void affine_bf16__avx512bf16(const float* x, int64_t ldx, uint16_t* y, int64_t ldy,
                                                       int64_t rows, int64_t cols, const float* s, const float* b,
                                                       bool relu) {
-  affine_bf16_rows(x, ldx, y, ldy, rows, cols, s, b, relu,
-                   [](__m512 v) FERRY_TARGET_AVX512_BF16 { return bf16_bits_avx512bf16(v); });
+  affine_rows(x, ldx, y, ldy, rows, cols, s, b, relu, [](uint16_t* p, __mmask16 m, __m512 v) FERRY_TARGET_AVX512_BF16 {
+    _mm256_mask_storeu_epi16(p, m, bf16_bits_avx512bf16(v));
+  });
 }
 
 }  // namespace
