@@ -79,9 +79,7 @@ Result<onednn::Made> channel_scale_bf16_step(const StepRequest& r) {
   made.want.assign(2, std::nullopt);
   made.want[size_t(xi)] = x.layout;
   made.want[size_t(1 - xi)] = onednn::plain_desc(DType::f32, g.dims);
-  dnnl_memory_desc_t c = x.layout.data;
-  c.data_type = dnnl_bf16;
-  made.out = dnnl::memory::desc(c);
+  made.out = onednn::with_data_type(x.layout, dnnl::memory::data_type::bf16);
   made.step = std::make_unique<ChannelScaleStep>(d[0], g.dims[0], d[1], d[2] * d[3], xi, r.isa,
                                                  "channel_scale_f32_" + onednn::layout_name(x.layout) + "+dst_bf16");
   return made;

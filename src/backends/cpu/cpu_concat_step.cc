@@ -277,11 +277,7 @@ Result<onednn::Made> concat_affine_step(const StepRequest& r, ChannelAffine affi
   if (r.out_dtype != DType::f32 && !bf16) return unsupported("concat affine: an f32 or bf16 output");
   const std::string name = "concat_affine_f32_" + onednn::layout_name(plan.made.out) + (affine.relu ? "+relu" : "") +
                            (bf16 ? "+dst_bf16" : "");
-  if (bf16) {  // the same layout in bf16
-    dnnl_memory_desc_t c = plan.made.out.data;
-    c.data_type = dnnl_bf16;
-    plan.made.out = dnnl::memory::desc(c);
-  }
+  if (bf16) plan.made.out = onednn::with_data_type(plan.made.out, dnnl::memory::data_type::bf16);
   plan.step->set_affine(std::move(affine), plan.block, d[2] * d[3], r.isa, name, bf16);
   return std::move(plan.made);
 }

@@ -185,6 +185,18 @@ class Scheduler {
   const Node* next_ = nullptr;                  ///< set_next
 };
 
+/// `make(DType::bf16)` where `bf16` (every reader of the output is a bf16 step), else or where
+/// that declines `make(DType::f32)`; `outs[0].dtype` says which the step writes.
+template <class Make>
+Result<Made> made_in_bf16_or_f32(bool bf16, std::vector<OutputInfo>& outs, Make make) {
+  if (bf16) {
+    Result<Made> made = make(DType::bf16);
+    if (made.ok()) outs[0].dtype = DType::bf16;
+    if (made.ok() || made.status().code() != StatusCode::kUnsupported) return made;
+  }
+  return make(DType::f32);
+}
+
 bool slot_is_plain(const Slot& s) { return s.layout.is_zero() || onednn::is_plain(s.layout); }
 
 int Scheduler::add_slot(Slot s) {
@@ -411,13 +423,9 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
     for (const OutputInfo& o : outs) all_out_dims.push_back(o.shape.static_dims());
   // bf16 where every reader is a bf16 step (an SE block's gate product before its projection).
   std::vector<OutputInfo> step_outs = outs;
-  Result<Made> made = unsupported("f32 output");
-  if (row->bf16_out && bf16_readers_only(n)) {
-    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::bf16, all_out_dims, opt_.conv_algorithm});
-    if (made.ok()) step_outs[0].dtype = DType::bf16;
-  }
-  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
-    made = row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::f32, all_out_dims, opt_.conv_algorithm});
+  Result<Made> made = made_in_bf16_or_f32(row->bf16_out && bf16_readers_only(n), step_outs, [&](DType dst) {
+    return row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, dst, all_out_dims, opt_.conv_algorithm});
+  });
   // An operand in a layout the step does not take (a Transpose view read channels-last by a
   // matmul, or a residual Add's channels-last output read by a LayerNorm), where no own kernel of
   // the kernel table would take the op instead: the step reads it plain, through one reorder,
@@ -700,13 +708,6 @@ bool Scheduler::bf16_attention(const Node& n) {
   return true;
 }
 
-/// `md` with f32 elements in the same layout (a bf16 slot's layout for its f32 copy).
-memory::desc with_f32(const memory::desc& md) {
-  dnnl_memory_desc_t d = md.data;
-  d.data_type = dnnl_f32;
-  return memory::desc(d);
-}
-
 /// The bf16 slot holding x when `v` is Cast(Cast(x, to=bf16), to=f32): x's own where a bf16 step
 /// wrote it in bf16 (try_bf16's bf16 output), else a reorder of x into bf16 that another bf16
 /// step already reads (the same rounding); -1 otherwise.
@@ -722,8 +723,8 @@ int Scheduler::bf16_slot_of_rounded(const Value* v) const {
 }
 
 /// Whether n's output 0 is read only through Cast(Cast(y, to=bf16), to=f32) pairs, each by bf16
-/// step candidates as their input 0 (and nothing else reads y or the pairs): then the step may
-/// write y in bf16, which is exactly what those readers round it to.
+/// step candidates as their input 0 or as a FusedConv's residual Z (and nothing else reads y or
+/// the pairs): then the step may write y in bf16, which is exactly what those readers round it to.
 bool Scheduler::bf16_readers_only(const Node& n) {
   const Value* y = n.output(0);
   for (size_t i = 1; i < n.num_outputs(); ++i)
@@ -775,29 +776,20 @@ Result<bool> Scheduler::try_bf16(const Node& n, const std::vector<int>& ins, con
   const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
   // A bf16 output where every reader is a bf16 step (no reorder f32 -> bf16 between them);
   // makers decline it for a sum post-op or an own-kernel epilogue: f32 then.
-  std::vector<OutputInfo> step_outs = outs;
-  Result<Made> made = unsupported("f32 output");
   // A residual Z read rounded (a bf16 residual stream) whose producer wrote it in bf16: the sum
-  // post-op reads it there, into a bf16 destination; an f32 destination reads Z widened.
+  // post-op reads it there, into a bf16 destination; an f32 destination reads Z widened (one
+  // reorder into Z's layout in f32).
   const int zb = n.op() == Op::FusedConv && ins.size() > 3 && ins[3] >= 0 ? bf16_slot_of_rounded(n.input(3)) : -1;
-  if (bf16_readers_only(n)) {
-    std::vector<Operand> bops = ops;
-    if (zb >= 0) bops[3] = operand_of(zb);
-    made = row->make({n, bops, out_dims, opt_.blocked_layouts, opt_.isa, DType::bf16});
-    if (made.ok()) step_outs[0].dtype = DType::bf16;
-  }
-  const bool z_bf16 = made.ok() && zb >= 0;
-  std::optional<memory::desc> z_widened;  // an f32 destination reads the bf16 Z through one reorder
-  if (!made.ok() && made.status().code() == StatusCode::kUnsupported) {
-    std::vector<Operand> fops = ops;
+  std::vector<OutputInfo> step_outs = outs;
+  Result<Made> made = made_in_bf16_or_f32(bf16_readers_only(n), step_outs, [&](DType dst) {
+    std::vector<Operand> o = ops;
     if (zb >= 0) {
-      fops[3] = operand_of(zb);
-      fops[3].dtype = DType::f32;
-      fops[3].layout = with_f32(fops[3].layout);
-      z_widened = fops[3].layout;
+      o[3] = operand_of(zb);
+      o[3].dtype = dst;
+      o[3].layout = onednn::with_data_type(o[3].layout, *onednn::dnnl_type(dst));
     }
-    made = row->make({n, fops, out_dims, opt_.blocked_layouts, opt_.isa});
-  }
+    return row->make({n, o, out_dims, opt_.blocked_layouts, opt_.isa, dst});
+  });
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;  // the Casts and the fp32 step
     return std::move(made).status().with_context("node " + n.describe());
@@ -808,11 +800,14 @@ Result<bool> Scheduler::try_bf16(const Node& n, const std::vector<int>& ins, con
   if (!m.want.empty()) m.want[0] = std::nullopt;
   std::vector<int> step_ins = ins;
   step_ins[0] = xb;
-  if (z_bf16) step_ins[3] = zb;
-  if (z_widened) { FERRY_ASSIGN_OR_RETURN(step_ins[3], in_layout(zb, *z_widened, DType::f32)); }
+  if (zb >= 0) {
+    FERRY_ASSIGN_OR_RETURN(step_ins[3], in_layout(zb, onednn::with_data_type(operand_of(zb).layout,
+                                                                              *onednn::dnnl_type(step_outs[0].dtype)),
+                                                  step_outs[0].dtype));
+  }
   if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
   if (++absorbed_[rounded] == rounded->uses().size() && !g_.is_graph_output(rounded)) erase_dead_bf16_casts(rounded);
-  if (const Value* rz = z_bf16 || z_widened ? n.input(3) : nullptr; rz && ++absorbed_[rz] == rz->uses().size() && !g_.is_graph_output(rz))
+  if (const Value* rz = zb >= 0 ? n.input(3) : nullptr; rz && ++absorbed_[rz] == rz->uses().size() && !g_.is_graph_output(rz))
     erase_dead_bf16_casts(rz);
   FERRY_TRY(schedule_made(std::move(m), step_ins, n, step_outs, false));
   return true;
@@ -1023,13 +1018,9 @@ Result<bool> Scheduler::try_concat_affine(const Node& n, const std::vector<int>&
   for (int s : ins) ops.push_back(operand_of(s));
   // In bf16 where every reader of the affine's output is a bf16 step (DenseNet's 1x1 convs).
   std::vector<OutputInfo> step_outs = outs;
-  Result<Made> made = unsupported("f32 output");
-  if (bf16_readers_only(*reader->first)) {
-    made = concat_affine_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, DType::bf16}, reader->second);
-    if (made.ok()) step_outs[0].dtype = DType::bf16;
-  }
-  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
-    made = concat_affine_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa}, std::move(reader->second));
+  Result<Made> made = made_in_bf16_or_f32(bf16_readers_only(*reader->first), step_outs, [&](DType dst) {
+    return concat_affine_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, dst}, reader->second);
+  });
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;
     return std::move(made).status().with_context("node " + n.describe());

@@ -301,11 +301,10 @@ Result<Made> cast_bf16_step(const StepRequest& r) {
   const bool pair = to && (x.dtype == DType::f32 || x.dtype == DType::bf16) &&
                     (*to == DType::f32 || *to == DType::bf16) && !(x.dtype == DType::f32 && *to == DType::f32);
   if (!pair || x.constant || x.layout.is_zero()) return unsupported("cast: f32 <-> bf16 of a computed value only");
-  dnnl_memory_desc_t d = x.layout.data;
-  if (d.format_kind != dnnl_blocked || d.extra.flags != 0) return unsupported("cast: a blocked or plain layout");
-  d.data_type = *to == DType::bf16 ? dnnl_bf16 : dnnl_f32;
+  if (x.layout.data.format_kind != dnnl_blocked || x.layout.data.extra.flags != 0)
+    return unsupported("cast: a blocked or plain layout");
   Made made;
-  made.out = dnnl::memory::desc(d);
+  made.out = onednn::with_data_type(x.layout, *onednn::dnnl_type(*to));
   made.step = make_cast_bf16_step(x.dtype, *to, int64_t(x.layout.get_size() / dtype_size(x.dtype)),
                                   onednn::layout_name(x.layout), r.isa);
   made.want.assign(r.ops.size(), std::nullopt);

@@ -70,10 +70,6 @@ bool cast_is_bf16_pair(DType from, DType to) {
   return (from == DType::f32 && to == DType::bf16) || (from == DType::bf16 && to == DType::f32);
 }
 
-/// ir/dtype.cc's f32_to_bf16 (nearest even, NaN quiet), inline so the loop vectorizes
-/// (native/bf16_round.h); OnednnBf16Steps.CastStepsRoundLikeTheInterpreter checks them bit for bit.
-inline uint16_t cast_f32_to_bf16_bits(float f) { return bf16_bits(f); }
-
 inline float cast_bf16_bits_to_f32(uint16_t b) {
   const uint32_t u = uint32_t(b) << 16;
   float f;
@@ -84,7 +80,9 @@ inline float cast_bf16_bits_to_f32(uint16_t b) {
 // Plain loops (generic) and AVX2 / AVX-512 ones with the same integer rounding (not
 // vcvtneps2bf16, which flushes subnormals); separate functions, so omp bodies only call them.
 void cast_f32_bf16_chunk_generic(const float* in, uint16_t* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = cast_f32_to_bf16_bits(in[i]);
+  // ir/dtype.cc's f32_to_bf16 inline (native/bf16_round.h), so the loop vectorizes;
+  // OnednnBf16Steps.CastStepsRoundLikeTheInterpreter checks it bit for bit.
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_bits(in[i]);
 }
 
 void cast_bf16_f32_chunk_generic(const uint16_t* in, float* out, int64_t n) {

@@ -37,6 +37,12 @@ memory::desc plain_desc(DType t, const std::vector<int64_t>& dims) {
   return memory::desc(d, *dnnl_type(t), strides);
 }
 
+memory::desc with_data_type(const memory::desc& md, memory::data_type t) {
+  dnnl_memory_desc_t d = md.data;
+  d.data_type = memory::convert_to_c(t);
+  return memory::desc(d);
+}
+
 memory::desc channels_last_desc(memory::data_type t, const std::vector<int64_t>& dims) {
   using tag = memory::format_tag;
   return memory::desc(to_dims(dims), t, dims.size() == 4 ? tag::acdb : dims.size() == 5 ? tag::acdeb : tag::acb);

@@ -30,6 +30,8 @@ memory::dims to_dims(const std::vector<int64_t>& v);
 int64_t numel(const std::vector<int64_t>& dims);
 /// Row-major ("abcd...") desc of `dims`.
 memory::desc plain_desc(DType t, const std::vector<int64_t>& dims);
+/// `md`'s layout with elements of type `t` (strides and blocks in elements stay as they are).
+memory::desc with_data_type(const memory::desc& md, memory::data_type t);
 /// Channels-last desc of 3-D to 5-D `dims` (acb, acdb, acdeb: channels innermost).
 memory::desc channels_last_desc(memory::data_type t, const std::vector<int64_t>& dims);
 /// True when `md` is the row-major layout of its dims.

@@ -603,9 +603,7 @@ Result<Made> make_binary(const Node& n, const std::vector<Operand>& ops, const s
       FERRY_TRY(fill_binary_post_ops(post, ops, lead, out_dims, &po, &args, &made.want, &owned));
       attr.set_post_ops(po);
     }
-    dnnl_memory_desc_t dst_c = lead.data;  // lead's layout in the destination type
-    dst_c.data_type = memory::convert_to_c(dst_dt);
-    dnnl::binary::desc d(alg, lead, *s1_md, memory::desc(dst_c));
+    dnnl::binary::desc d(alg, lead, *s1_md, with_data_type(lead, dst_dt));  // lead's layout in the destination type
     dnnl::binary::primitive_desc pd(d, attr, engine());
     if (is_reference_impl(impl_name(pd)))
       return unsupported("oneDNN binary: only " + impl_name(pd) + " for " + layout_name(lead) + " " +
