@@ -132,8 +132,14 @@ void decide(Node& n, NodePrecision& d, const std::string& mode, const TargetPrec
   const DType p = *parse_precision(mode);
   const PrecisionSupport s = t.of(p);
   if (s.exec == PrecisionExec::none) return set_decision(n, d, DType::f32, t, "fp32: " + mode + " requested, but " + s.why);
-  if (!offered_for(s, n))
+  if (!offered_for(s, n)) {
+    // int8 covers the matrix products; the rest runs as auto would run it (the fused Attention in
+    // bf16 where the target accelerates that), not fp32 (the guard measures it with the rest).
+    const PrecisionSupport b = t.of(DType::bf16);
+    if (p == DType::i8 && accelerated_for(b, n) && offered_for(b, n) && !grouped_declined(b, n))
+      return set_decision(n, d, DType::bf16, t, "bf16: " + mode + " covers " + op_list(s.ops) + " only; " + exec_reason(b, n));
     return set_decision(n, d, DType::f32, t, "fp32: " + mode + " covers " + op_list(s.ops) + " only");
+  }
   set_decision(n, d, p, t, mode + " requested; " + exec_reason(s, n));
 }
 

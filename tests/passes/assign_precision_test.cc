@@ -101,6 +101,36 @@ TEST(AssignPrecision, Int8CoversTheMatrixProductsOnly) {
       << decision(*r, "relu").reason;
 }
 
+TEST(AssignPrecision, Int8RunsTheRestAsAutoWould) {
+  // A target with int8 for the matrix products and bf16 accelerated for MatMul and the fused
+  // Attention (the CPU's on AMX): int8 takes the projection, the Attention goes to bf16 (not
+  // fp32), the Softmax stays fp32 (bf16 only emulated for it).
+  auto g = parse_ir(R"(graph g (%x: f32[1,1,3,2]) -> (%y, %s) {
+    %w = const f32[2,2] splat(0.5)
+    %q = MatMul(%x, %w) @proj
+    %y = Attention(%q, %x, %x) @attn
+    %s = Softmax(%x) @softmax
+  })");
+  const std::vector<Op> products = {Op::Conv, Op::FusedConv, Op::MatMul, Op::FusedMatMul, Op::Gemm};
+  TargetPrecisions t{"test",
+                     {{DType::bf16, PrecisionExec::accelerated, "bf16 kernels", {Op::MatMul, Op::Attention}, {}, ""},
+                      {DType::i8, PrecisionExec::accelerated, "int8 kernels", products, products, ""}}};
+  auto r = assign_precision(*g, t, {.mode = "int8"});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(decision(*r, "proj").precision, DType::i8);
+  EXPECT_EQ(decision(*r, "attn").precision, DType::bf16);
+  EXPECT_EQ(decision(*r, "attn").exec, "accelerated");
+  EXPECT_EQ(decision(*r, "attn").reason.rfind("bf16: int8 covers Conv, FusedConv, MatMul, FusedMatMul, Gemm only; "
+                                              "bf16 accelerated (bf16 kernels)", 0),
+            0u)
+      << decision(*r, "attn").reason;
+  EXPECT_EQ(decision(*r, "softmax").precision, DType::f32) << decision(*r, "softmax").reason;
+  // Where bf16 is only emulated (the reference target), the rest stays fp32.
+  auto ref = assign_precision(*g, reference_precisions(), {.mode = "int8"});
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(decision(*ref, "attn").precision, DType::f32) << decision(*ref, "attn").reason;
+}
+
 TEST(AssignPrecision, OverridesPinNodes) {
   auto g = parse_ir(kMlp);
   auto r = assign_precision(*g, reference_precisions(),
