@@ -43,3 +43,10 @@ def ort_int8_saturates():
     ORT reads the CPU itself: ONEDNN_MAX_CPU_ISA does not cap it.
     """
     return not cpu_flags() & {"avx512_vnni", "avx_vnni", "amx_int8"}
+
+
+def ferry_dispatch_has_avx512(environ=os.environ):
+    """True when ferry's own kernels run their AVX-512 variants: the CPU has AVX-512 (F, BW) and
+    FERRY_CPU_MAX_ISA (ferry's dispatch cap; oneDNN's does not apply to them) allows avx512."""
+    cap = environ.get("FERRY_CPU_MAX_ISA", "").strip().lower()
+    return {"avx512f", "avx512bw"} <= cpu_flags() and cap not in ("reference", "generic", "avx2")

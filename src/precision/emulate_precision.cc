@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "ir/activation.h"
 #include "ir/op_attrs.h"
@@ -141,20 +143,33 @@ Node* emul_add_qdq_node(Graph& g, Op op, std::vector<Value*> in, DType out, cons
   return q;
 }
 
-/// n's input i -> DequantizeLinear(QuantizeLinear(input, s, z)) at `a` (u8); the constants and
-/// nodes are named after n and `tag` ("x": input 0, "z": a residual).
+/// The DequantizeLinear(QuantizeLinear(x, s, z)) outputs written so far, per x, s and z: the
+/// int8 readers of one value with one quantization (a LayerNorm read by the Q, K and V
+/// projections) share one pair, so the CPU quantizes x once.
+using EmulQdqCache = std::map<std::tuple<const Value*, double, int64_t>, Value*>;
+
+/// n's input i -> DequantizeLinear(QuantizeLinear(input, s, z)) at `a` (u8), or the pair `cache`
+/// holds for that input and quantization; the constants and nodes are named after n and `tag`
+/// ("x": input 0, "z": a residual).
 void emul_qdq_input(Graph& g, Node& n, size_t i, const ActivationQuant& a, const std::string& tag,
-                    std::map<const Node*, const Node*>* owner) {
+                    std::map<const Node*, const Node*>* owner, EmulQdqCache& cache) {
+  Value*& shared = cache[{n.input(i), double(a.scale), int64_t(a.zero_point)}];
+  if (shared) {
+    g.set_node_input(&n, i, shared);
+    return;
+  }
   Value* scale = g.add_constant(g.unique_name(n.name() + "/" + tag + "_scale"), Tensor::scalar(float(a.scale)));
   Value* zp = g.add_constant(g.unique_name(n.name() + "/" + tag + "_zero_point"), Tensor::scalar(uint8_t(a.zero_point)));
   Node* q = emul_add_qdq_node(g, Op::QuantizeLinear, {n.input(i), scale, zp}, DType::u8, n, "quantize_" + tag);
   Node* dq = emul_add_qdq_node(g, Op::DequantizeLinear, {q->output(0), scale, zp}, DType::f32, n, "dequantize_" + tag);
   g.set_node_input(&n, i, dq->output(0));
+  shared = dq->output(0);
   if (owner) (*owner)[q] = (*owner)[dq] = &n;
 }
 
 /// x -> DequantizeLinear(QuantizeLinear(x, s, z)) in front of n; W -> fq(W).
-Status emul_int8(Graph& g, Node& n, const ActivationQuant& a, std::map<const Node*, const Node*>* owner) {
+Status emul_int8(Graph& g, Node& n, const ActivationQuant& a, std::map<const Node*, const Node*>* owner,
+                 EmulQdqCache& cache) {
   Value* w = n.num_inputs() > 1 ? n.input(1) : nullptr;
   if (w && w->is_constant() && w->dtype() == DType::f32) {
     const Tensor& t = *w->constant();
@@ -164,7 +179,7 @@ Status emul_int8(Graph& g, Node& n, const ActivationQuant& a, std::map<const Nod
   }
   Value* x = n.input(0);
   if (!x || x->dtype() != DType::f32) return Status::Ok();
-  emul_qdq_input(g, n, 0, a, "x", owner);
+  emul_qdq_input(g, n, 0, a, "x", owner, cache);
   return Status::Ok();
 }
 
@@ -263,6 +278,7 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
   const std::set<const Node*> rounded_residuals = emul_rounded_residuals(g, order, precision, target);
   EmulRoundedConstants cache;
   EmulRoundedInputs inputs;
+  EmulQdqCache qdq;
   int64_t lowered = 0;
   for (Node* n : order) {
     auto it = precision.find(n->name());
@@ -274,8 +290,8 @@ Result<int64_t> lower_emulated_precision(Graph& g, const std::map<std::string, D
       auto a = act ? act->find(n->name()) : decltype(act->end()){};
       if (!act || a == act->end() || a->second.scale <= 0)
         return invalid_argument("node " + n->describe() + " is at int8 but has no calibrated activation scale");
-      FERRY_TRY(emul_int8(g, *n, a->second, owner).with_context("quantizing " + n->describe()));
-      if (auto z = residuals.find(n); z != residuals.end()) emul_qdq_input(g, *n, 3, z->second, "z", owner);
+      FERRY_TRY(emul_int8(g, *n, a->second, owner, qdq).with_context("quantizing " + n->describe()));
+      if (auto z = residuals.find(n); z != residuals.end()) emul_qdq_input(g, *n, 3, z->second, "z", owner, qdq);
       ++lowered;
       continue;
     }

@@ -202,5 +202,30 @@ TEST(EmulatePrecision, ResidualStreamIsRoundedWhereItsProducerAndReadersAreAccel
   EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], 4.0f) << "the pool of r2, every residual read rounded";
 }
 
+
+// Three int8 MatMuls read x (a transformer's Q, K and V projections after its LayerNorm): the two
+// with x's calibration share one QuantizeLinear -> DequantizeLinear pair (the CPU quantizes x once);
+// the third, calibrated differently, gets its own.
+TEST(EmulatePrecision, Int8ReadersOfOneValueShareItsQuantization) {
+  auto g = parse_checked(R"(graph g (%x: f32[2,4]) -> (%q, %k, %v) {
+    %w = const f32[4,4] splat(0.5)
+    %q = MatMul(%x, %w) @mq
+    %k = MatMul(%x, %w) @mk
+    %v = MatMul(%x, %w) @mv
+  })");
+  const std::map<std::string, DType> p = {{"mq", DType::i8}, {"mk", DType::i8}, {"mv", DType::i8}};
+  const std::map<std::string, ActivationQuant> act = {
+      {"mq", {0.02, 128}}, {"mk", {0.02, 128}}, {"mv", {0.03, 128}}};
+  ASSERT_TRUE(lower_emulated_precision(*g, p, reference_precisions(), nullptr, &act).ok());
+  EXPECT_EQ(count(*g, Op::QuantizeLinear), 2);
+  EXPECT_EQ(count(*g, Op::DequantizeLinear), 2);
+  EXPECT_EQ(g->find_node("mq")->input(0), g->find_node("mk")->input(0)) << "one pair for x at 0.02 / 128";
+  EXPECT_NE(g->find_node("mq")->input(0), g->find_node("mv")->input(0)) << "another for x at 0.03";
+  auto out = interpret(*g, {{"x", Tensor::from_vector(std::vector<float>{0.1f, -0.7f, 1.3f, 2.2f, 0.f, 0.4f, -1.f, 3.f},
+                                                      {2, 4})}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  for (int64_t i = 0; i < (*out)[0].numel(); ++i) EXPECT_EQ((*out)[0].get_double(i), (*out)[1].get_double(i));
+}
+
 }  // namespace
 }  // namespace ferry

@@ -26,7 +26,7 @@ import pytest
 import numpy as np  # noqa: E402  (missing packages fail, never skip: CI=true must not pass without them)
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-from onednn_isa import onednn_has_vnni
+from onednn_isa import ferry_dispatch_has_avx512, onednn_has_vnni
 
 STEP = 0.05  # every activation scale; zero points 128 (u8) / 0 (s8)
 
@@ -139,6 +139,55 @@ def gate_chain(path):
     c.nodes.append(helper.make_node("Mul", [a, "gate"], ["gated"], name="gate_mul"))
     c.q(c.conv(c.dq(c.q("gated")), "b", 16, 8, 1))
     return c.save(path, (1, 8, 10, 10)), 2
+
+
+def concat_affine_chain(path):
+    """DenseNet's layer: two int8 convs (3x3 and 1x1) concatenated, a batch-norm affine and ReLU
+    on the concatenation, read only by its QuantizeLinear (the next int8 conv's input)."""
+    c = Chain()
+    h = c.dq(c.q("x"))
+    a, b = c.conv(h, "a", 8, 16, 3), c.conv(h, "b", 8, 16, 1)
+    c.nodes.append(helper.make_node("Concat", [a, b], ["cat"], name="cat", axis=1))
+    c.inits["bn_s"] = c.rng.uniform(0.5, 1.5, (1, 32, 1, 1)).astype(np.float32)
+    c.inits["bn_b"] = c.rng.normal(0, 0.5, (1, 32, 1, 1)).astype(np.float32)
+    c.nodes.append(helper.make_node("Mul", ["cat", "bn_s"], ["bn_m"], name="bn_scale"))
+    c.nodes.append(helper.make_node("Add", ["bn_m", "bn_b"], ["bn_a"], name="bn_shift"))
+    c.nodes.append(helper.make_node("Relu", ["bn_a"], ["bn"], name="bn_relu"))
+    c.q(c.conv(c.dq(c.q("bn")), "next", 32, 8, 1))
+    return c.save(path, (1, 8, 12, 12)), 3
+
+
+def layer_norm_chain(path):
+    """A pre-norm transformer's LayerNorm read by two int8 projections, each through a QuantizeLinear
+    of the same scale and zero point (as a QDQ model quantizes one tensor per reader)."""
+    c = Chain()
+    c.inits["ln_s"] = c.rng.uniform(0.5, 1.5, 96).astype(np.float32)
+    c.inits["ln_b"] = c.rng.normal(0, 0.2, 96).astype(np.float32)
+    c.nodes.append(helper.make_node("LayerNormalization", ["x", "ln_s", "ln_b"], ["ln"], name="ln", axis=-1))
+    for name, n in (("mq", 48), ("mv", 40)):
+        c.nodes.append(helper.make_node("QuantizeLinear", ["ln", "s", "z"], [f"ln_q_{name}"], name=f"ln_quant_{name}"))
+        c.outputs.append((f"ln_q_{name}", TensorProto.UINT8))
+        c.q(c.matmul(c.dq(f"ln_q_{name}"), name, 96, n))
+    return c.save(path, (2, 10, 96)), 2
+
+
+@pytest.mark.parametrize("make,node,kernel", [(concat_affine_chain, "cat", "concat_affine"),
+                                              (layer_norm_chain, "ln", "layer_norm")], ids=["concat_affine", "layer_norm"])
+def test_own_steps_read_only_by_quantize_write_u8(ferry_api, ferry_cli, tmp_path, make, node, kernel):
+    """DenseNet's concat affine and a LayerNorm whose readers all quantize it to u8 write that u8
+    themselves (native/u8_round.h, AVX-512): no f32 output, no QuantizeLinear step; the bytes equal
+    the interpreter's QuantizeLinear up to one step on at most 0.5% of them (compare())."""
+    path = tmp_path / "m.onnx"
+    feed, n_int8 = make(path)
+    compare(ferry_api, path, feed)
+    ks = profile(ferry_cli, path, tmp_path)
+    by_node = {n.split(" ", 1)[-1]: k for n, k in ks}
+    assert len(int8_steps(ks)) == n_int8, ks
+    if not ferry_dispatch_has_avx512():
+        pytest.skip("the u8 outputs of own steps are AVX-512 kernels; this host (or FERRY_CPU_MAX_ISA) has none")
+    assert kernel in by_node[node] and by_node[node].endswith("+dst_u8"), ks
+    # the graph input's QuantizeLinear is the only one left (the layer norm chain has none)
+    assert sum(k.startswith("quantize_linear") for _, k in ks) == (1 if make is concat_affine_chain else 0), ks
 
 
 def test_a_mul_read_only_by_quantize_writes_u8(ferry_api, ferry_cli, tmp_path):

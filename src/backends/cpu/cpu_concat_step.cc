@@ -29,10 +29,13 @@ class ConcatCopyStep : public Step {
   }
   /// Copies act(x * scale + shift) per channel; `block` 0: channels-last (a run is C_i channels),
   /// else channel-blocked (per image, a run is C_i / block blocks of `pixels` x block).
-  /// `bf16_out`: the output in bf16 (its readers are all bf16 steps).
-  void set_affine(ChannelAffine a, int64_t block, int64_t pixels, Isa isa, std::string name, bool bf16_out) {
+  /// `out`: f32, bf16 (its readers are all bf16 steps) or u8 quantized by `q` (its readers all
+  /// QuantizeLinear so; the caller checked channel_affine_u8_kernel).
+  void set_affine(ChannelAffine a, int64_t block, int64_t pixels, Isa isa, std::string name, DType out,
+                  const onednn::Int8Requant* q) {
     affine_ = std::move(a), block_ = block, pixels_ = pixels, kernel_ = channel_affine_kernel(isa);
-    if (bf16_out) kernel_bf16_ = channel_affine_bf16_kernel(isa);
+    if (out == DType::bf16) kernel_bf16_ = channel_affine_bf16_kernel(isa);
+    if (out == DType::u8) kernel_u8_ = channel_affine_u8_kernel(isa), q_scale_ = q->scale, q_zero_ = float(q->zero_point);
     name_ = std::move(name);
   }
   std::string kernel_name() const override { return name_; }
@@ -54,6 +57,15 @@ class ConcatCopyStep : public Step {
       float* y = reinterpret_cast<float*>(io_->outputs[0]->raw());
       const float* const* src = src_.data();
       const int64_t* runs = s_.runs_.data();
+      if (s_.kernel_u8_) {
+        uint8_t* y8 = reinterpret_cast<uint8_t*>(io_->outputs[0]->raw());
+        const ConcatCopyStep& st = s_;
+        auto k = [&st](const float* x, int64_t ldx, uint8_t* y, int64_t ldy, int64_t rows, int64_t cols, const float* sc,
+                       const float* b, bool relu) {
+          st.kernel_u8_(x, ldx, y, ldy, rows, cols, sc, b, relu, st.q_scale_, st.q_zero_);
+        };
+        return s_.block_ ? s_.run_affine_blocked(k, src, y8) : s_.run_affine_channels_last(k, src, y8);
+      }
       if (s_.kernel_bf16_) {
         uint16_t* y16 = reinterpret_cast<uint16_t*>(io_->outputs[0]->raw());
         return s_.block_ ? s_.run_affine_blocked(s_.kernel_bf16_, src, y16)
@@ -135,6 +147,8 @@ class ConcatCopyStep : public Step {
   int64_t block_ = 0, pixels_ = 0;
   ChannelAffineFn kernel_ = nullptr;
   ChannelAffineBf16Fn kernel_bf16_ = nullptr;
+  ChannelAffineU8Fn kernel_u8_ = nullptr;
+  float q_scale_ = 0, q_zero_ = 0;
 };
 
 }  // namespace
@@ -273,12 +287,14 @@ Result<onednn::Made> concat_affine_step(const StepRequest& r, ChannelAffine affi
   if (!plan.channels_last && !plan.block) return unsupported("concat affine: channels-last or channel-blocked operands");
   if (d.size() != 4 || int64_t(affine.scale.size()) != d[1] || int64_t(affine.shift.size()) != d[1])
     return unsupported("concat affine: one scale and shift per channel of a 4-D output");
-  const bool bf16 = r.out_dtype == DType::bf16;
-  if (r.out_dtype != DType::f32 && !bf16) return unsupported("concat affine: an f32 or bf16 output");
+  const DType out = r.out_dtype;
+  const bool u8 = out == DType::u8 && r.requant && r.requant->dtype == DType::u8 && channel_affine_u8_kernel(r.isa);
+  if (out != DType::f32 && out != DType::bf16 && !u8)
+    return unsupported("concat affine: an f32, bf16 or (AVX-512) u8 output");
   const std::string name = "concat_affine_f32_" + onednn::layout_name(plan.made.out) + (affine.relu ? "+relu" : "") +
-                           (bf16 ? "+dst_bf16" : "");
-  if (bf16) plan.made.out = onednn::with_data_type(plan.made.out, dnnl::memory::data_type::bf16);
-  plan.step->set_affine(std::move(affine), plan.block, d[2] * d[3], r.isa, name, bf16);
+                           (out == DType::f32 ? "" : "+dst_" + std::string(out == DType::u8 ? "u8" : "bf16"));
+  if (out != DType::f32) plan.made.out = onednn::with_data_type(plan.made.out, *onednn::dnnl_type(out));
+  plan.step->set_affine(std::move(affine), plan.block, d[2] * d[3], r.isa, name, out, r.requant);
   return std::move(plan.made);
 }
 

@@ -185,16 +185,28 @@ class Scheduler {
   const Node* next_ = nullptr;                  ///< set_next
 };
 
-/// `make(DType::bf16)` where `bf16` (every reader of the output is a bf16 step), else or where
-/// that declines `make(DType::f32)`; `outs[0].dtype` says which the step writes.
+/// `make(low)` where `low` is not f32 (bf16: every reader of the output is a bf16 step; u8: every
+/// reader quantizes it to u8), else or where that declines `make(DType::f32)`; `outs[0].dtype`
+/// says which the step writes.
 template <class Make>
-Result<Made> made_in_bf16_or_f32(bool bf16, std::vector<OutputInfo>& outs, Make make) {
-  if (bf16) {
-    Result<Made> made = make(DType::bf16);
-    if (made.ok()) outs[0].dtype = DType::bf16;
+Result<Made> made_in_low_or_f32(DType low, std::vector<OutputInfo>& outs, Make make) {
+  if (low != DType::f32) {
+    Result<Made> made = make(low);
+    if (made.ok()) outs[0].dtype = low;
     if (made.ok() || made.status().code() != StatusCode::kUnsupported) return made;
   }
   return make(DType::f32);
+}
+
+template <class Make>
+Result<Made> made_in_bf16_or_f32(bool bf16, std::vector<OutputInfo>& outs, Make make) {
+  return made_in_low_or_f32(bf16 ? DType::bf16 : DType::f32, outs, make);
+}
+
+/// The u8 quantization every reader of n's output 0 applies (int8 steps' inputs), or nullopt.
+std::optional<onednn::Int8Requant> u8_requant_readers(const Graph& g, const Node& n) {
+  std::optional<onednn::Int8Requant> rq = int8_requant_readers(g, n);
+  return rq && rq->dtype == DType::u8 ? rq : std::nullopt;
 }
 
 bool slot_is_plain(const Slot& s) { return s.layout.is_zero() || onednn::is_plain(s.layout); }
@@ -421,10 +433,14 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   std::vector<std::vector<int64_t>> all_out_dims;
   if (row->all_outputs)
     for (const OutputInfo& o : outs) all_out_dims.push_back(o.shape.static_dims());
-  // bf16 where every reader is a bf16 step (an SE block's gate product before its projection).
+  // bf16 where every reader is a bf16 step (an SE block's gate product before its projection),
+  // u8 where every reader quantizes it for an int8 step (a transformer's LayerNorm).
   std::vector<OutputInfo> step_outs = outs;
-  Result<Made> made = made_in_bf16_or_f32(row->bf16_out && bf16_readers_only(n), step_outs, [&](DType dst) {
-    return row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, dst, all_out_dims, opt_.conv_algorithm});
+  const std::optional<onednn::Int8Requant> rq = row->u8_out ? u8_requant_readers(g_, n) : std::nullopt;
+  const DType low = rq ? DType::u8 : row->bf16_out && bf16_readers_only(n) ? DType::bf16 : DType::f32;
+  Result<Made> made = made_in_low_or_f32(low, step_outs, [&](DType dst) {
+    return row->make({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, dst, all_out_dims, opt_.conv_algorithm,
+                      dst == DType::u8 ? &*rq : nullptr});
   });
   // An operand in a layout the step does not take (a Transpose view read channels-last by a
   // matmul, or a residual Add's channels-last output read by a LayerNorm), where no own kernel of
@@ -449,6 +465,7 @@ Result<bool> Scheduler::try_step_table(const Node& n, const std::vector<int>& in
   }
   if (row->step_inputs >= 0 && step_ins.size() > size_t(row->step_inputs)) step_ins.resize(size_t(row->step_inputs));
   FERRY_TRY(schedule_made(std::move(made).value(), step_ins, n, step_outs, row->all_outputs));
+  if (step_outs[0].dtype == DType::u8) requant_slots_[slot_of_.at(n.output(0))] = *rq;
   return true;
 }
 
@@ -1016,16 +1033,22 @@ Result<bool> Scheduler::try_concat_affine(const Node& n, const std::vector<int>&
   if (!reader || reader->first != next_) return false;
   std::vector<Operand> ops;
   for (int s : ins) ops.push_back(operand_of(s));
-  // In bf16 where every reader of the affine's output is a bf16 step (DenseNet's 1x1 convs).
+  // In bf16 where every reader of the affine's output is a bf16 step (DenseNet's 1x1 convs), in
+  // u8 where every reader quantizes it for an int8 step.
   std::vector<OutputInfo> step_outs = outs;
-  Result<Made> made = made_in_bf16_or_f32(bf16_readers_only(*reader->first), step_outs, [&](DType dst) {
-    return concat_affine_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, dst}, reader->second);
+  const std::optional<onednn::Int8Requant> rq = u8_requant_readers(g_, *reader->first);
+  const DType low = rq ? DType::u8 : bf16_readers_only(*reader->first) ? DType::bf16 : DType::f32;
+  Result<Made> made = made_in_low_or_f32(low, step_outs, [&](DType dst) {
+    return concat_affine_step(
+        {n, ops, out_dims, opt_.blocked_layouts, opt_.isa, dst, {}, opt_.conv_algorithm, dst == DType::u8 ? &*rq : nullptr},
+        reader->second);
   });
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;
     return std::move(made).status().with_context("node " + n.describe());
   }
   FERRY_TRY(schedule_made(std::move(made).value(), ins, n, step_outs, false, reader->first->output(0)));
+  if (step_outs[0].dtype == DType::u8) requant_slots_[slot_of_.at(reader->first->output(0))] = *rq;
   fused_away_.insert(reader->first);
   return true;
 }

@@ -102,7 +102,7 @@ Result<Made> concat(const StepRequest& r) {
 }
 Result<Made> softmax(const StepRequest& r) { return onednn::make_softmax(r.node, r.ops); }
 Result<Made> layer_norm(const StepRequest& r) {
-  if (r.out_dtype == DType::bf16) return layer_norm_bf16_step(r);
+  if (r.out_dtype == DType::bf16 || r.out_dtype == DType::u8) return layer_norm_low_step(r);
   return onednn::make_layer_norm(r.node, r.ops);
 }
 
@@ -369,7 +369,7 @@ const std::vector<StepRow>& step_table() {
       {Op::DequantizeLinear, dequantize_step, -1, "own kernel: per-tensor u8 / i8 -> f32 (scale and zero point constant or computed) over any dense layout"},
       {Op::Cast, cast_bf16_step, 1, "own kernel: f32 <-> bf16 (the bf16 rounding pairs) in the input's layout, blocked too", false, true},
       {Op::Softmax, softmax, 1, "oneDNN softmax (last axis)"},
-      {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias); own kernel for a bf16 output (every reader a bf16 step)", false, false, true},
+      {Op::LayerNormalization, layer_norm, 1, "oneDNN layer normalization (constant scale, bias); own kernel for a bf16 output (every reader a bf16 step) or a u8 one (every reader an int8 step)", false, false, true, true},
       {Op::Add, binary, -1, "oneDNN binary on blocked operands"},
       {Op::Sub, binary, -1, "oneDNN binary on blocked operands"},
       {Op::Mul, binary, -1, "oneDNN binary on blocked operands; own channel scale for a bf16 output (a per-channel gate before bf16 steps)", false, false, true},

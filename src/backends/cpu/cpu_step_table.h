@@ -34,6 +34,9 @@ struct StepRequest {
   DType out_dtype = DType::f32;
   std::vector<std::vector<int64_t>> all_out_dims = {};  ///< every output's dims (all-outputs rows)
   ConvAlgorithm conv_algorithm = ConvAlgorithm::kAuto;   ///< fp32 3x3 convs: Winograd or direct (conv_algorithm.h)
+  /// out_dtype u8 (the rows with u8_out, the concat affine): every reader quantizes output 0 so
+  /// (cpu_int8_requant.h); the step writes those bytes.
+  const onednn::Int8Requant* requant = nullptr;
 };
 
 using StepMaker = Result<onednn::Made> (*)(const StepRequest& r);
@@ -48,6 +51,9 @@ struct StepRow {
   /// The maker writes output 0 in bf16 when asked (StepRequest::out_dtype): try_step_table asks
   /// where every reader is a bf16 step (cpu_schedule.cc, bf16_readers_only).
   bool bf16_out = false;
+  /// The maker writes output 0 quantized to u8 when asked (StepRequest::requant): try_step_table
+  /// asks where every reader is one QuantizeLinear to u8 (an int8 step's input).
+  bool u8_out = false;
 };
 
 /// The int8 step of a Conv / FusedConv / MatMul / FusedMatMul whose input 0 is
@@ -72,9 +78,9 @@ Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float a
 /// what oneDNN's binary runs only on its reference kernel; unsupported otherwise.
 Result<onednn::Made> channel_scale_bf16_step(const StepRequest& r);
 
-/// LayerNormalization over the last axis of a plain f32 input, written in bf16
-/// (StepRequest::out_dtype; cpu_layer_norm_step.cc); unsupported otherwise.
-Result<onednn::Made> layer_norm_bf16_step(const StepRequest& r);
+/// LayerNormalization over the last axis of a plain f32 input, written in bf16 or, quantized by
+/// StepRequest::requant, in u8 (StepRequest::out_dtype; cpu_layer_norm_step.cc); unsupported otherwise.
+Result<onednn::Made> layer_norm_low_step(const StepRequest& r);
 
 /// Concat over plain, channels-last or channel-blocked (nChw8c / 16c, whole blocks, along
 /// the channels) operands as one parallel copy (cpu_concat_step.cc); other blocked leads go

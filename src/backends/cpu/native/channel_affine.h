@@ -26,4 +26,12 @@ using ChannelAffineBf16Fn = void (*)(const float* x, int64_t ldx, uint16_t* y, i
 /// AVX-512 or plain C++ (the CPU's bf16 steps need AVX-512 at least).
 ChannelAffineBf16Fn channel_affine_bf16_kernel(Isa isa);
 
+/// As ChannelAffineFn with y quantized to u8 for readers that QuantizeLinear(y, q_scale, q_zero_point)
+/// (as the int8 steps requantize, native/u8_round.h): a step whose readers are int8 steps only.
+using ChannelAffineU8Fn = void (*)(const float* x, int64_t ldx, uint8_t* y, int64_t ldy, int64_t rows, int64_t cols,
+                                   const float* s, const float* b, bool relu, float q_scale, float q_zero_point);
+
+/// AVX-512, else nullptr (the f32 kernel and the QuantizeLinear step then).
+ChannelAffineU8Fn channel_affine_u8_kernel(Isa isa);
+
 }  // namespace ferry

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "backends/cpu/native/bf16_round.h"
+#include "backends/cpu/native/u8_round.h"
 
 namespace ferry {
 namespace {
@@ -23,10 +24,10 @@ void layer_norm_bf16__generic(const float* x, uint16_t* y, int64_t rows, int64_t
   }
 }
 
-/// The row loop for the AVX-512 kernels; `to_bf16` converts 16 lanes.
-template <class ToBf16>
-FERRY_TARGET_AVX512 FERRY_INLINE void layer_norm_bf16_rows(const float* x, uint16_t* y, int64_t rows, int64_t cols, const float* s,
-                                       const float* b, float eps, ToBf16 to_bf16) {
+/// The row loop for the AVX-512 kernels; `store(y + c, mask, v)` writes 16 lanes.
+template <class T, class Store>
+FERRY_TARGET_AVX512 FERRY_INLINE void layer_norm_rows(const float* x, T* y, int64_t rows, int64_t cols, const float* s,
+                                                      const float* b, float eps, Store store) {
   auto mask = [&](int64_t c) { return cols - c >= 16 ? __mmask16(0xffff) : __mmask16((1u << (cols - c)) - 1); };
   for (int64_t r = 0; r < rows; ++r, x += cols, y += cols) {
     __m512 acc = _mm512_setzero_ps();
@@ -43,23 +44,36 @@ FERRY_TARGET_AVX512 FERRY_INLINE void layer_norm_bf16_rows(const float* x, uint1
       const __mmask16 m = mask(c);
       const __m512 d = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + c), mean), rstd);
       const __m512 shift = b ? _mm512_maskz_loadu_ps(m, b + c) : _mm512_setzero_ps();
-      _mm256_mask_storeu_epi16(y + c, m, to_bf16(_mm512_fmadd_ps(d, _mm512_maskz_loadu_ps(m, s + c), shift)));
+      store(y + c, m, _mm512_fmadd_ps(d, _mm512_maskz_loadu_ps(m, s + c), shift));
     }
   }
 }
 
 FERRY_TARGET_AVX512 void layer_norm_bf16__avx512(const float* x, uint16_t* y, int64_t rows, int64_t cols,
                                                  const float* s, const float* b, float eps) {
-  layer_norm_bf16_rows(x, y, rows, cols, s, b, eps, [](__m512 v) FERRY_TARGET_AVX512 { return bf16_bits_avx512(v); });
+  layer_norm_rows(x, y, rows, cols, s, b, eps, [](uint16_t* p, __mmask16 m, __m512 v) FERRY_TARGET_AVX512 {
+    _mm256_mask_storeu_epi16(p, m, bf16_bits_avx512(v));
+  });
 }
 
 FERRY_TARGET_AVX512_BF16 void layer_norm_bf16__avx512bf16(const float* x, uint16_t* y, int64_t rows, int64_t cols,
                                                           const float* s, const float* b, float eps) {
-  layer_norm_bf16_rows(x, y, rows, cols, s, b, eps,
-                       [](__m512 v) FERRY_TARGET_AVX512_BF16 { return bf16_bits_avx512bf16(v); });
+  layer_norm_rows(x, y, rows, cols, s, b, eps, [](uint16_t* p, __mmask16 m, __m512 v) FERRY_TARGET_AVX512_BF16 {
+    _mm256_mask_storeu_epi16(p, m, bf16_bits_avx512bf16(v));
+  });
+}
+
+FERRY_TARGET_AVX512 void layer_norm_u8__avx512(const float* x, uint8_t* y, int64_t rows, int64_t cols, const float* s,
+                                               const float* b, float eps, float q_scale, float q_zero_point) {
+  const __m512 qs = _mm512_set1_ps(1.f / q_scale), qz = _mm512_set1_ps(q_zero_point);
+  layer_norm_rows(x, y, rows, cols, s, b, eps, [&](uint8_t* p, __mmask16 m, __m512 v) FERRY_TARGET_AVX512 {
+    _mm_mask_storeu_epi8(p, m, u8_quantized_avx512(v, qs, qz));
+  });
 }
 
 }  // namespace
+
+LayerNormU8Fn layer_norm_u8_kernel(Isa isa) { return isa >= Isa::avx512 ? layer_norm_u8__avx512 : nullptr; }
 
 LayerNormBf16Fn layer_norm_bf16_kernel(Isa isa) {
   if (isa >= Isa::avx512 && host_has_avx512bf16()) return layer_norm_bf16__avx512bf16;
