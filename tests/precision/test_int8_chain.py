@@ -190,6 +190,33 @@ def test_own_steps_read_only_by_quantize_write_u8(ferry_api, ferry_cli, tmp_path
     assert sum(k.startswith("quantize_linear") for _, k in ks) == (1 if make is concat_affine_chain else 0), ks
 
 
+def silu_chain(path):
+    """EfficientNet's expand conv: an int8 1x1 conv whose SiLU (x * Sigmoid(x), fused into the conv)
+    output is read only by its QuantizeLinear, then an int8 depthwise conv."""
+    c = Chain()
+    a = c.conv(c.dq(c.q("x")), "a", 8, 24, 1)
+    c.nodes.append(helper.make_node("Sigmoid", [a], ["a_sig"], name="a_sigmoid"))
+    c.nodes.append(helper.make_node("Mul", [a, "a_sig"], ["a_silu"], name="a_silu"))
+    c.q(c.conv(c.dq(c.q("a_silu")), "dw", 24, 24, 3, group=24))
+    return c.save(path, (1, 8, 10, 10)), 2
+
+
+def test_an_activation_without_an_exact_post_op_writes_u8(ferry_api, ferry_cli, tmp_path):
+    """SiLU has no exact oneDNN post-op: the int8 conv writes f32 into scratch, ferry's SiLU and the
+    requantization follow in the same step (cpu_epilogue.h append_requantized_activation), so no
+    QuantizeLinear step; the bytes equal the interpreter's within compare()'s bound."""
+    path = tmp_path / "m.onnx"
+    feed, n_int8 = silu_chain(path)
+    compare(ferry_api, path, feed)
+    ks = profile(ferry_cli, path, tmp_path)
+    assert len(int8_steps(ks)) == n_int8, ks
+    if not ferry_dispatch_has_avx512():
+        pytest.skip("the requantizing epilogue is an AVX-512 kernel; this host (or FERRY_CPU_MAX_ISA) has none")
+    conv_a = [k for n, k in ks if n.split(" ", 1)[-1].startswith("a")]
+    assert len(conv_a) == 1 and "swish" in conv_a[0] and conv_a[0].endswith("+dst_u8"), ks
+    assert sum(k.startswith("quantize_linear") for _, k in ks) == 1, ks  # the graph input's
+
+
 def test_a_mul_read_only_by_quantize_writes_u8(ferry_api, ferry_cli, tmp_path):
     path = tmp_path / "m.onnx"
     feed, n_int8 = gate_chain(path)

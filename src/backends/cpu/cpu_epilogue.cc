@@ -1,6 +1,11 @@
 #include "backends/cpu/cpu_epilogue.h"
 
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
+
+#include "backends/cpu/native/u8_round.h"
 
 namespace ferry {
 namespace {
@@ -46,6 +51,91 @@ class EpilogueStep : public Step {
   float alpha_;
   int64_t count_;
   std::optional<ChannelPadding> pad_;
+};
+
+/// Bytes of someone else's memory (the step context's scratch area) as a Buffer, so the inner
+/// step of a QuantizingEpilogueStep writes its f32 output there through an ordinary Tensor.
+class BorrowedBytes final : public Buffer {
+ public:
+  BorrowedBytes(uint8_t* p, size_t n) : p_(p), n_(n) {}
+  uint8_t* data() override { return p_; }
+  size_t size() const override { return n_; }
+
+ private:
+  uint8_t* p_;
+  size_t n_;
+};
+
+/// y[i] = u8 of x[i] (native/u8_round.h) for i < n.
+FERRY_TARGET_AVX512 void quantize_chunk_u8(const float* x, uint8_t* y, int64_t n, float inv_scale, float zero_point) {
+  const __m512 s = _mm512_set1_ps(inv_scale), z = _mm512_set1_ps(zero_point);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
+    _mm_mask_storeu_epi8(y + i, m, u8_quantized_avx512(_mm512_maskz_loadu_ps(m, x + i), s, z));
+  }
+}
+
+/// The primitive step writing its f32 output into scratch, then, chunk by chunk while it is in
+/// cache, the activation in place and the requantization into output 0 (u8), as one step.
+class QuantizingEpilogueStep : public Step {
+ public:
+  QuantizingEpilogueStep(std::unique_ptr<Step> inner, ActivationChunk f, std::string name, float alpha,
+                         std::vector<int64_t> dims, const onednn::Int8Requant& q)
+      : inner_(std::move(inner)), f_(f), name_(std::move(name)), alpha_(alpha), dims_(std::move(dims)),
+        inv_scale_(1.f / q.scale), zero_point_(float(q.zero_point)) {
+    for (int64_t d : dims_) count_ *= d;
+  }
+  std::string kernel_name() const override { return name_; }
+  size_t scratch_bytes() const override { return inner_offset() + size_t(count_) * sizeof(float); }
+  Result<std::unique_ptr<BoundStep>> bind(StepIO* io) const override {
+    auto b = std::make_unique<Bound>(*this, io);
+    FERRY_TRY(b->init());
+    return std::unique_ptr<BoundStep>(std::move(b));
+  }
+
+ private:
+  size_t inner_offset() const { return (inner_->scratch_bytes() + 63) / 64 * 64; }
+
+  class Bound : public BoundStep {
+   public:
+    Bound(const QuantizingEpilogueStep& s, StepIO* io) : s_(s), io_(io) {}
+    Status init() {
+      const size_t bytes = size_t(s_.count_) * sizeof(float);
+      FERRY_ASSIGN_OR_RETURN(f32_, Tensor::view(DType::f32, s_.dims_,
+                                                std::make_shared<BorrowedBytes>(io_->scratch + s_.inner_offset(), bytes)));
+      inner_io_ = {io_->inputs, {&f32_}, io_->scratch};
+      FERRY_ASSIGN_OR_RETURN(inner_, s_.inner_->bind(&inner_io_));
+      return Status::Ok();
+    }
+    Status run() override {
+      FERRY_TRY(inner_->run());
+      float* y = f32_.data<float>();
+      uint8_t* q = io_->outputs[0]->raw();
+      const int64_t n = s_.count_, chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (n >= 2 * kChunk)
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t at = c * kChunk, len = std::min(kChunk, n - at);
+        s_.f_(y + at, y + at, len, s_.alpha_);
+        quantize_chunk_u8(y + at, q + at, len, s_.inv_scale_, s_.zero_point_);
+      }
+      return Status::Ok();
+    }
+
+   private:
+    static constexpr int64_t kChunk = 4096;
+    const QuantizingEpilogueStep& s_;
+    StepIO* io_;
+    Tensor f32_;
+    StepIO inner_io_;
+    std::unique_ptr<BoundStep> inner_;
+  };
+  std::unique_ptr<Step> inner_;
+  ActivationChunk f_;
+  std::string name_;
+  float alpha_;
+  std::vector<int64_t> dims_;
+  int64_t count_ = 1;
+  float inv_scale_, zero_point_;
 };
 
 }  // namespace
@@ -97,6 +187,28 @@ Result<onednn::Made> append_native_activation(onednn::Made made, Activation a, f
   const int64_t count = int64_t(made.out.get_size() / sizeof(float));
   std::string name = made.step->kernel_name() + "+" + native_activation_name(a, isa);
   made.step = std::make_unique<EpilogueStep>(std::move(made.step), f, std::move(name), alpha, count, pad);
+  return made;
+}
+
+
+bool own_requantized_activation(Activation a, Isa isa) {
+  if (isa < Isa::avx512 || !native_activation(a, isa)) return false;
+  return !exact_post_ops(a, 0.f, 1.f);
+}
+
+Result<onednn::Made> append_requantized_activation(onednn::Made made, Activation a, float alpha, Isa isa,
+                                                   const onednn::Int8Requant& q) {
+  ActivationChunk f = native_activation(a, isa);
+  if (!f || isa < Isa::avx512 || q.dtype != DType::u8)
+    return unsupported("an own activation with a u8 output: AVX-512 and a u8 destination only");
+  if (made.out.data_type() != dnnl::memory::data_type::f32) return unsupported("own epilogue kernels: f32 output only");
+  FERRY_ASSIGN_OR_RETURN(std::optional<ChannelPadding> pad, onednn::channel_padding(made.out));
+  if (pad) return unsupported("an own activation with a u8 output: a layout without padded channels");
+  const dnnl::memory::dims d = made.out.dims();
+  std::string name = made.step->kernel_name() + "+" + native_activation_name(a, isa) + "+dst_u8";
+  made.step = std::make_unique<QuantizingEpilogueStep>(std::move(made.step), f, std::move(name), alpha,
+                                                       std::vector<int64_t>(d.begin(), d.end()), q);
+  made.out = onednn::with_data_type(made.out, dnnl::memory::data_type::u8);
   return made;
 }
 

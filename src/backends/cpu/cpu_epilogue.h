@@ -38,4 +38,15 @@ bool cpu_applies(Activation a, Isa isa);
 /// `made` followed, in the same step, by ferry's kernel for `a` over its output 0.
 Result<onednn::Made> append_native_activation(onednn::Made made, Activation a, float alpha, Isa isa);
 
+/// Whether an int8 step writing u8 applies `a` by ferry's kernel and requantizes after it
+/// (append_requantized_activation): AVX-512, and `a` has no exact oneDNN post-op (SiLU, Sigmoid,
+/// Tanh: EfficientNet's expand convs). Not Gelu: its oneDNN post-op is no slower than ferry's pass
+/// there (ConvNeXt-T / ViT-B/16 int8 0.94x with ferry's, 5 + 4 alternating pairs).
+bool own_requantized_activation(Activation a, Isa isa);
+
+/// `made` (f32 output, no padded channels) writing into scratch, then, chunk by chunk, ferry's
+/// kernel for `a` and the requantization `q` (u8, native/u8_round.h) into output 0, as one step.
+Result<onednn::Made> append_requantized_activation(onednn::Made made, Activation a, float alpha, Isa isa,
+                                                   const onednn::Int8Requant& q);
+
 }  // namespace ferry

@@ -321,7 +321,10 @@ Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x, co
   if (n.op() == Op::MatMul) return onednn::make_matmul_int8(r.ops, x, {}, r.out_dims, requant);
   if (n.op() != Op::FusedConv && n.op() != Op::FusedMatMul) return unsupported("int8: Conv and MatMul only");
   FERRY_ASSIGN_OR_RETURN(FusedEpilogue e, read_epilogue(n));
-  if (requant && !exact_post_ops(e.act, e.alpha, e.beta))
+  // An activation oneDNN has no exact (or only a slow) post-op for: ferry's kernel, then the
+  // requantization, in the step (f32 in scratch between them).
+  const bool own_act = requant && !residual && own_requantized_activation(e.act, r.isa);
+  if (requant && !own_act && !exact_post_ops(e.act, e.alpha, e.beta))
     return unsupported("int8: a u8 destination needs the activation as a oneDNN post-op");
   std::vector<PostOp> post;
   const bool conv = n.op() == Op::FusedConv;
@@ -338,10 +341,15 @@ Result<Made> make_int8_step(const StepRequest& r, const onednn::Int8Input& x, co
       post.back().kind = PostOp::kBinary;  // a sum would read the f32 residual in the u8 destination
     }
   }
-  return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) {
-    return conv ? onednn::make_conv_int8(n, r.ops, x, p, r.out_dims, requant)
-                : onednn::make_matmul_int8(r.ops, x, p, r.out_dims, requant);
-  });
+  auto make_core = [&](const std::vector<PostOp>& p, const onednn::Int8Requant* q) {
+    return conv ? onednn::make_conv_int8(n, r.ops, x, p, r.out_dims, q) : onednn::make_matmul_int8(r.ops, x, p, r.out_dims, q);
+  };
+  if (own_act) {
+    FERRY_ASSIGN_OR_RETURN(Made made, make_core(post, nullptr));
+    return append_requantized_activation(std::move(made), e.act, e.act == Activation::kSiLU ? 1.f : e.alpha, r.isa,
+                                         *requant);
+  }
+  return with_activation(e, post, r.isa, [&](const std::vector<PostOp>& p) { return make_core(p, requant); });
 }
 
 const std::vector<StepRow>& step_table() {
