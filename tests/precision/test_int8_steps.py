@@ -157,6 +157,24 @@ def test_matmul_of_two_activations_stays_fp32_on_the_dequantized_input(ferry_api
     assert not any("u8s8" in k for k in kernels) and any("onednn_matmul_f32" in k for k in kernels), kernels
 
 
+def test_a_blocked_residual_keeps_the_int8_matmul(ferry_api, ferry_cli, tmp_path):
+    """ViT's stem (test_bf16_steps.patch_model): the projection's residual reaches it channels-last
+    from the patch conv; the int8 matmul reads a plain copy of it (as the fp32 and bf16 ones do)
+    instead of declining, when the node ran as an fp32 matmul on the dequantized input. Between the
+    two int8 nodes the LayerNorm's u8 output may land one step off the fake quantization's on a few
+    elements (its own summation order), so the bound is a fraction of one int8 step of y (measured
+    ~2e-7: none off here, AMX Xeon, also under ONEDNN_MAX_CPU_ISA=AVX2 / AVX512_CORE)."""
+    from test_bf16_steps import patch_model
+
+    path = tmp_path / "patch.onnx"
+    err, int8_vs_fp32 = compare(ferry_api, path, patch_model(path))
+    assert err <= 2e-3, f"int8 steps vs fake quantization: {err:.3g} of max|y|"
+    assert int8_vs_fp32 > 100 * REL_TOL
+    kernels = profiled_kernels(ferry_cli, path, tmp_path)
+    assert not any(k.startswith("onednn_matmul_f32") for k in kernels), kernels
+    assert sum(k.startswith("onednn_matmul_u8s8") and "+sum" in k for k in kernels) == 1, kernels
+
+
 AVX2_SCRIPT = """
 import sys, json
 sys.path.insert(0, {tests!r})

@@ -262,8 +262,7 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
   if (requant && sum_k >= 0) return unsupported("int8 matmul: a u8 destination with a residual (sum) post-op");
   const std::string post_name = (bias ? "+bias" : "") + post_suffix(post);
   int8_requant_dst(requant, &post);
-  if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant ||
-                     !is_plain(ops[size_t(sum_k)].layout)))
+  if (sum_k >= 0 && (ops[size_t(sum_k)].dims != out_dims || ops[size_t(sum_k)].constant))
     return unsupported("sum operand shape");
   return guarded([&]() -> Result<Made> {
     Made made;
@@ -271,6 +270,9 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     std::vector<ArgSource> args;
     dnnl::post_ops po;
     FERRY_TRY(fill_post_ops(post, ops, dst_dims, out_dims, &po, &args, &made.want));
+    // A blocked residual (ViT's first, channels-last after the patch embedding) is read through a
+    // plain copy, as make_matmul reads it, rather than declining the int8 step (fp32 then).
+    if (sum_k >= 0) made.want[size_t(sum_k)] = plain_desc(DType::f32, out_dims);
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
     set_int8_attr(attr, 1 << (int(dst_dims.size()) - 1), scales, x.zero_point);
