@@ -2,7 +2,8 @@
 """Lowered precision side by side: ferry fp32 / bf16 / auto against ONNX Runtime fp32 and
 OpenVINO f32 / bf16, with each lowered output's error against ORT fp32.
 
-For each model (the suite's full-size exports, bench/run_bench.py), alternating in one run
+For each model (the suite's full-size exports, bench/run_bench.py; at --batch B > 1 their
+symbolic-batch exports), alternating in one run
 (R rounds of: ferry at each precision, ORT, OpenVINO at each hint; same thread count; every
 engine with its own thread settings unless --no-spin),
 measures p50 latency and reports the best p50 per engine, the speedups over ferry fp32 and
@@ -13,6 +14,7 @@ first output and max |a - b| / max(1, |b|); OpenVINO bf16 the same way.
     .venv/bin/python bench/precision_bench.py --models resnet50 bert --rounds 2
     .venv/bin/python bench/precision_bench.py --json bench/precision_results.json
     .venv/bin/python bench/precision_bench.py --models resnet50 --precisions fp32 --int8 --rounds 1
+    .venv/bin/python bench/precision_bench.py --models resnet50 --precisions fp32 --int8 --batch 8
 
 --int8 adds ferry int8 (`ferry convert --precision int8` calibrated on 8 seeded samples of the
 script's own inputs), ONNX Runtime int8 (its quantize_static on the same samples: per-channel
@@ -91,8 +93,9 @@ def out_file(out_dir, name):
 
 
 def int8_setup(path, specs, args, tmp):
-    """The int8 models: ferry's converted one, ORT's QDQ / QOperator ones; sessions for ORT / OpenVINO.
-    With --int8-dir they are kept there and reused (convert once, time under cpu-excl later)."""
+    """The int8 models of `path`: ferry's converted one, ORT's QDQ / QOperator ones, both calibrated on
+    samples of `specs` (batch 1 whatever --batch is: the scales are per tensor); sessions for ORT /
+    OpenVINO. With --int8-dir they are kept there and reused (convert once, time under cpu-excl later)."""
     from common import make_inputs
 
     where = Path(args.int8_dir) if args.int8_dir else Path(tmp)
@@ -133,14 +136,14 @@ def openvino_compile_crashes(path, threads):
 def measure(name, args, hints):
     from common import make_inputs
 
-    path = rb.model_path(name, 1)
-    specs = rb.input_specs(name, 1)
+    path = rb.model_path(name, args.batch)
+    specs = rb.input_specs(name, args.batch)
     feeds = make_inputs(specs, seed=0)
     sess = rb.ort_session(path, args.threads)
     ovs = {h: openvino_compiled(path, args.threads, h) for h in hints}
     with tempfile.TemporaryDirectory() as tmp:
         if args.int8:
-            ferry_int8, ort_int8, ov_int8, ort_failed = int8_setup(path, specs, args, tmp)
+            ferry_int8, ort_int8, ov_int8, ort_failed = int8_setup(path, rb.input_specs(name, 1), args, tmp)
             ovs_int8 = {"openvino_int8": ov_int8} if ov_int8 is not None else {}
         else:
             ferry_int8, ort_int8, ovs_int8, ort_failed = None, {}, {}, {}
@@ -173,7 +176,7 @@ def measure(name, args, hints):
             acc[f"openvino_{h}"] = errors(np.asarray(list(c(feeds).values())[0]), ref)
         if ferry_int8:
             acc.update(int8_accuracy(specs, feeds, ref, ref_out, sess, ferry_int8, ort_int8, ovs_int8, tmp))
-    row = {"model": name, "best_p50_ms": best, "rounds_p50_ms": p50, "round_ratio_median": ratio,
+    row = {"model": name, "batch": args.batch, "best_p50_ms": best, "rounds_p50_ms": p50, "round_ratio_median": ratio,
            "accuracy_vs_ort_fp32": acc}
     if ort_int8:
         row["ort_int8_format"] = min(ort_int8, key=lambda k: best[k]).replace("ort_int8_", "")
@@ -263,6 +266,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=["resnet50", "mobilenet_v2", "bert", "vit_b_16"], choices=rb.MODELS)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--batch", type=int, default=1,
+                    help="batch size (> 1: the symbolic-batch exports; --int8 models are calibrated on batch-1 "
+                         "samples either way)")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds per model; best p50 kept")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
@@ -293,7 +299,7 @@ def main(argv=None):
         for m in args.models:
             print(f"{m}: converting ...", flush=True)
             with tempfile.TemporaryDirectory() as tmp:
-                int8_setup(rb.model_path(m, 1), rb.input_specs(m, 1), args, tmp)
+                int8_setup(rb.model_path(m, args.batch), rb.input_specs(m, 1), args, tmp)
         return
     before = rb.load_avg()[0]
     rows = []
@@ -301,6 +307,7 @@ def main(argv=None):
         print(f"{m} ...", flush=True)
         rows.append(measure(m, args, hints))
     after = rb.load_avg()[0]
+    print(f"batch {args.batch}, {args.threads} threads")
     print(markdown(rows, hints, args.precisions, before, after))
     print(ratio_markdown(rows))
     if args.int8:
@@ -308,7 +315,7 @@ def main(argv=None):
     if args.json:
         Path(args.json).write_text(json.dumps({"when": datetime.datetime.now(datetime.timezone.utc).isoformat(),
                                                "machine": rb.machine(), "load_before": before, "load_after": after,
-                                               "spin": rb.SPIN,
+                                               "spin": rb.SPIN, "batch": args.batch,
                                                "threads": args.threads, "rows": rows}, indent=1))
 
 
