@@ -1104,7 +1104,7 @@ Status Scheduler::carry_from(const std::vector<const Node*>& order, size_t end) 
     auto it = slot_of_.find(v);
     if (it == slot_of_.end()) continue;  // computed later (or a constant)
     if (requant_slots_.count(it->second) && v->dtype() == DType::f32)  // y itself was never written in f32
-      return internal_error("the segment ends between the int8 node writing '" + v->name() +
+      return internal_error("the segment ends between the node writing '" + v->name() +
                             "' requantized and its QuantizeLinear readers");
     FERRY_ASSIGN_OR_RETURN(int s, plain_slot(it->second));
     if (sig_.slots[size_t(s)].dtype != v->dtype()) {  // a bf16 step's bf16 output: the next segment reads f32
