@@ -67,11 +67,11 @@ class BorrowedBytes final : public Buffer {
 };
 
 /// y[i] = u8 of x[i] (native/u8_round.h) for i < n.
-FERRY_TARGET_AVX512 void quantize_chunk_u8(const float* x, uint8_t* y, int64_t n, float inv_scale, float zero_point) {
-  const __m512 s = _mm512_set1_ps(inv_scale), z = _mm512_set1_ps(zero_point);
+FERRY_TARGET_AVX512 void quantize_chunk_u8(const float* x, uint8_t* y, int64_t n, float scale, float zero_point) {
+  const U8Store store(scale, zero_point);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
-    _mm_mask_storeu_epi8(y + i, m, u8_quantized_avx512(_mm512_maskz_loadu_ps(m, x + i), s, z));
+    store(y + i, m, _mm512_maskz_loadu_ps(m, x + i));
   }
 }
 
@@ -82,7 +82,7 @@ class QuantizingEpilogueStep : public Step {
   QuantizingEpilogueStep(std::unique_ptr<Step> inner, ActivationChunk f, std::string name, float alpha,
                          std::vector<int64_t> dims, const onednn::Int8Requant& q)
       : inner_(std::move(inner)), f_(f), name_(std::move(name)), alpha_(alpha), dims_(std::move(dims)),
-        inv_scale_(1.f / q.scale), zero_point_(float(q.zero_point)) {
+        scale_(q.scale), zero_point_(float(q.zero_point)) {
     for (int64_t d : dims_) count_ *= d;
   }
   std::string kernel_name() const override { return name_; }
@@ -116,7 +116,7 @@ class QuantizingEpilogueStep : public Step {
       for (int64_t c = 0; c < chunks; ++c) {
         const int64_t at = c * kChunk, len = std::min(kChunk, n - at);
         s_.f_(y + at, y + at, len, s_.alpha_);
-        quantize_chunk_u8(y + at, q + at, len, s_.inv_scale_, s_.zero_point_);
+        quantize_chunk_u8(y + at, q + at, len, s_.scale_, s_.zero_point_);
       }
       return Status::Ok();
     }
@@ -135,7 +135,7 @@ class QuantizingEpilogueStep : public Step {
   float alpha_;
   std::vector<int64_t> dims_;
   int64_t count_ = 1;
-  float inv_scale_, zero_point_;
+  float scale_, zero_point_;
 };
 
 }  // namespace

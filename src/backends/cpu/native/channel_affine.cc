@@ -87,10 +87,7 @@ FERRY_TARGET_AVX512_BF16 void affine_bf16__avx512bf16(const float* x, int64_t ld
 FERRY_TARGET_AVX512 void affine_u8__avx512(const float* x, int64_t ldx, uint8_t* y, int64_t ldy, int64_t rows,
                                            int64_t cols, const float* s, const float* b, bool relu, float q_scale,
                                            float q_zero_point) {
-  const __m512 qs = _mm512_set1_ps(1.f / q_scale), qz = _mm512_set1_ps(q_zero_point);
-  affine_rows(x, ldx, y, ldy, rows, cols, s, b, relu, [&](uint8_t* p, __mmask16 m, __m512 v) FERRY_TARGET_AVX512 {
-    _mm_mask_storeu_epi8(p, m, u8_quantized_avx512(v, qs, qz));
-  });
+  affine_rows(x, ldx, y, ldy, rows, cols, s, b, relu, U8Store(q_scale, q_zero_point));
 }
 
 }  // namespace

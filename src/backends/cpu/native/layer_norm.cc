@@ -65,10 +65,7 @@ FERRY_TARGET_AVX512_BF16 void layer_norm_bf16__avx512bf16(const float* x, uint16
 
 FERRY_TARGET_AVX512 void layer_norm_u8__avx512(const float* x, uint8_t* y, int64_t rows, int64_t cols, const float* s,
                                                const float* b, float eps, float q_scale, float q_zero_point) {
-  const __m512 qs = _mm512_set1_ps(1.f / q_scale), qz = _mm512_set1_ps(q_zero_point);
-  layer_norm_rows(x, y, rows, cols, s, b, eps, [&](uint8_t* p, __mmask16 m, __m512 v) FERRY_TARGET_AVX512 {
-    _mm_mask_storeu_epi8(p, m, u8_quantized_avx512(v, qs, qz));
-  });
+  layer_norm_rows(x, y, rows, cols, s, b, eps, U8Store(q_scale, q_zero_point));
 }
 
 }  // namespace

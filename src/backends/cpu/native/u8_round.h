@@ -9,6 +9,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "backends/cpu/native/simd_math.h"
 
 namespace ferry {
@@ -20,5 +22,17 @@ FERRY_TARGET_AVX512 FERRY_INLINE __m128i u8_quantized_avx512(__m512 x, __m512 in
   v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, zp), _mm512_setzero_ps()), _mm512_set1_ps(255.f));
   return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v));
 }
+
+/// u8_quantized_avx512 as a masked 16-lane store, for the row loops that take a
+/// `store(y + c, mask, v)` (native/channel_affine.cc, native/layer_norm.cc, the requantizing
+/// epilogue in cpu_epilogue.cc): made once per call from the scale and zero point.
+struct U8Store {
+  __m512 inv_scale, zp;
+  FERRY_TARGET_AVX512 U8Store(float scale, float zero_point)
+      : inv_scale(_mm512_set1_ps(1.f / scale)), zp(_mm512_set1_ps(zero_point)) {}
+  FERRY_TARGET_AVX512 FERRY_INLINE void operator()(uint8_t* p, __mmask16 m, __m512 v) const {
+    _mm_mask_storeu_epi8(p, m, u8_quantized_avx512(v, inv_scale, zp));
+  }
+};
 
 }  // namespace ferry
