@@ -22,7 +22,10 @@ default 2): ferry (--precision bf16: bf16 Attention on the CPU target's kernel, 
 OpenVINO (INFERENCE_PRECISION_HINT bf16), PyTorch eager and SDPA (module and input in bf16), ONNX
 Runtime fp32 only (its CPU provider has no bf16 kernels for these ops); the best p50 of the rounds
 per runtime and precision, ferry's Attention step and its error vs float64. Writes
-OUT_DIR/attention_results_bf16.json and .md.
+OUT_DIR/attention_results_bf16.json and .md. With --fp32x3 ferry also runs fp32 with
+`--fp32-math bf16x3` (the Attention's products as three bf16 products each on AMX tiles, docs/
+precision.md "fp32 math") as the cell "ferry fp32x3", its per-round ratio to the fastest fp32 peer
+and its error vs float64 reported beside exact fp32's.
 Timings on a loaded machine are noise: run it on a quiet one (check `uptime`). On a busy
 one ferry's OpenMP threads spin-wait at every barrier for descheduled peers (issue 13): the
 environment's OMP_WAIT_POLICY (e.g. PASSIVE) is passed to every runtime and recorded.
@@ -206,9 +209,14 @@ def json_out(so):
     return json.loads(so[so.index("{"):])
 
 
+def ferry_precision_args(precision):
+    """ferry's flags for a cell's precision: "fp32x3" is fp32 with --fp32-math bf16x3."""
+    return ["--precision", "fp32", "--fp32-math", "bf16x3"] if precision == "fp32x3" else ["--precision", precision]
+
+
 def run_ferry(model, b, s, d, iters, profile=None, precision="fp32"):
     cmd = [str(ferry_bin()), "bench", str(model), "--threads", str(THREADS), "--shape", f"x={b}x{s}x{d}", "--json",
-           "--warmup", "2", "--iters", str(iters), "--precision", precision]
+           "--warmup", "2", "--iters", str(iters), *ferry_precision_args(precision)]
     if profile:
         cmd += ["--profile", str(profile)]
     so, se, rss = run_measured(cmd)
@@ -239,7 +247,8 @@ def module_error(model, d, tmp, precision="fp32"):
     x = np.random.default_rng(1).standard_normal((8, 1024, d)).astype(np.float32)
     np.save(tmp / "x.npy", x)
     subprocess.run([str(ferry_bin()), "run", str(model), "--input", f"x={tmp / 'x.npy'}", "--output-dir", str(tmp),
-                    "--threads", str(THREADS), "--precision", precision], check=True, capture_output=True, env=env2())
+                    "--threads", str(THREADS), *ferry_precision_args(precision)], check=True, capture_output=True,
+                   env=env2())
     got = np.load(tmp / "y.npy").astype(np.float64)
     with torch.no_grad():
         ref = make(d).double()(torch.from_numpy(x).double()).numpy()
@@ -296,6 +305,7 @@ def main():
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     ap.add_argument("--bf16", action="store_true")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--fp32x3", action="store_true", help="--bf16 also runs ferry fp32 with --fp32-math bf16x3")
     a = ap.parse_args()
     if a.worker:
         return worker(a)
@@ -415,6 +425,8 @@ def bf16_headline(a, export):
     it = iters_for(flops_attn + 4 * 2.0 * b * s * d * d, a.quick)
     load = os.getloadavg()
     cells = [(rt, p) for rt in runtimes for p in ("fp32", "bf16") if not (rt == "ort" and p == "bf16")]
+    if a.fp32x3 and "ferry" in runtimes:
+        cells.insert(1, ("ferry", "fp32x3"))
     best, rounds = {}, []
     peak = fma_peak(out)
     for r in range(a.rounds):
@@ -434,8 +446,16 @@ def bf16_headline(a, export):
             p = key.split()[1]
             per = [rd[key] / rd[f"ferry {p}"] for rd in rounds if key in rd and f"ferry {p}" in rd]
             ratios[key] = {"per_round": per, "median": statistics.median(per)}
+    # Per round: the fastest fp32 peer's p50 over ferry fp32x3's (and ferry fp32's over it).
+    x3 = {}
+    if "ferry fp32x3" in best:
+        peer_keys = [k for k in ("ort fp32", "openvino fp32", "torch_sdpa fp32") if k in best]
+        for name, num in (("fastest_fp32_peer", peer_keys), ("ferry_fp32", ["ferry fp32"])):
+            per = [min(rd[k] for k in num) / rd["ferry fp32x3"] for rd in rounds if all(k in rd for k in num)]
+            if per:
+                x3[name] = {"per_round": per, "median": statistics.median(per)}
     if "ferry" in runtimes:
-        for p in ("fp32", "bf16"):
+        for p in ("fp32", "fp32x3", "bf16") if "ferry fp32x3" in best else ("fp32", "bf16"):
             step = run_ferry(model, b, s, d, it, profile=tmp / f"trace_{p}.json", precision=p)["attention_step_ms"]
             f = best[f"ferry {p}"]
             f["attention_step_ms"], f["attention_gflops"] = step, flops_attn / step / 1e6 if step else None
@@ -443,7 +463,7 @@ def bf16_headline(a, export):
     result = {"machine": platform.processor() or platform.machine(), "threads": THREADS, "rounds": a.rounds,
               "fma_peak_gflops": peak["gflops"], "isa": peak["isa"], "load_avg_start": load,
               "load_avg_end": os.getloadavg(), "seeds_module": best, "per_round_p50_ms": rounds,
-              "ratio_to_ferry_same_precision": ratios}
+              "ratio_to_ferry_same_precision": ratios, "over_ferry_fp32x3": x3}
     out.mkdir(parents=True, exist_ok=True)
     (out / "attention_results_bf16.json").write_text(json.dumps(result, indent=1) + "\n")
     md = [f"Seeds' module x[{b},{s},{d}], {THREADS} threads ({peak['isa']}, FMA peak {peak['gflops']:.0f} GFLOP/s), "
@@ -456,9 +476,11 @@ def bf16_headline(a, export):
         md.append(f"| {rt} | {f32['p50_ms']:.2f} | {rat(rt + ' fp32')} | " +
                   (f"{b16['p50_ms']:.2f} | {rat(rt + ' bf16')} | {f32['p50_ms'] / b16['p50_ms']:.2f}x |"
                    if b16 else "- | - | - |"))
+        if rt == "ferry" and "ferry fp32x3" in best:
+            md.append(f"| ferry fp32, --fp32-math bf16x3 | {best['ferry fp32x3']['p50_ms']:.2f} | - | - | - | - |")
     if "ferry" in runtimes:
-        for p in ("fp32", "bf16"):
-            f = best[f"ferry {p}"]
+        for p in ("fp32", "fp32x3", "bf16"):
+            f = best.get(f"ferry {p}", {})
             if f.get("attention_step_ms"):
                 md.append(f"\nferry {p}: Attention step {f['attention_step_ms']:.2f} ms ({f['attention_gflops']:.0f} "
                           f"GFLOP/s), module max rel. error vs float64 {f['max_rel_error_vs_fp64']:.1e}")
@@ -473,6 +495,11 @@ def bf16_headline(a, export):
             md.append(f"\nferry bf16 vs the fastest peer cell ({min(best, key=lambda k: best[k]['p50_ms'] if not k.startswith('ferry') else 1e30)}): "
                       f"{min(peers) / best['ferry bf16']['p50_ms']:.2f}x; ferry bf16 vs ferry fp32: "
                       f"{best['ferry fp32']['p50_ms'] / best['ferry bf16']['p50_ms']:.2f}x")
+        for name, what in (("fastest_fp32_peer", "the fastest fp32 peer of ORT / OpenVINO / PyTorch SDPA"),
+                           ("ferry_fp32", "ferry exact fp32")):
+            if name in x3:
+                md.append(f"\n{what} / ferry fp32x3 (--fp32-math bf16x3), median over rounds: "
+                          f"{x3[name]['median']:.2f}x (per round: " + ", ".join(f"{x:.2f}" for x in x3[name]["per_round"]) + ")")
     (out / "attention_results_bf16.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
 

@@ -1,6 +1,7 @@
 // bench/attention_bf16_probe.cc — ferry's Attention kernels side by side on this CPU:
 // attn::run_f32__avx512 (fp32), attn::run_bf16__avx512bf16 (AVX512_BF16 vdpbf16ps) and
-// attn::run_bf16__amx (AMX tiles), same problems in the same run, rounds alternating between
+// attn::run_bf16__amx (AMX tiles) and attn::run_f32x3__amx (fp32 accuracy on AMX tiles: three
+// bf16 products a product, `--fp32-math bf16x3`), same problems in the same run, rounds alternating between
 // the kernels (the host's speed drifts), best of N each, plus each bf16 result's max |error|
 // relative to max(1, |y|) against the fp32 kernel. It answers "does a bf16 kernel pay here"
 // (bench/RESULTS.md, docs/precision.md). A kernel the CPU lacks prints "-".
@@ -46,19 +47,21 @@ int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
   const bool bf16 = ferry::attn::bf16_attention_available(), amx = ferry::attn::amx_attention_available();
   std::printf("AVX512_BF16: %s, AMX-BF16 (tile state granted): %s\n", bf16 ? "yes" : "no", amx ? "yes" : "no");
-  const Kernel kernels[] = {ferry::attn::run_f32__avx512, ferry::attn::run_bf16__avx512bf16, ferry::attn::run_bf16__amx};
-  const bool have[] = {true, bf16, amx};
+  const Kernel kernels[] = {ferry::attn::run_f32__avx512, ferry::attn::run_bf16__avx512bf16, ferry::attn::run_bf16__amx,
+                            ferry::attn::run_f32x3__amx};
+  const bool have[] = {true, bf16, amx, amx};
+  constexpr int kKernels = 4;
   const Shape shapes[] = {{1, 12, 128, 64, false}, {1, 12, 512, 64, false}, {8, 1, 1024, 64, false},
                           {1, 8, 4096, 64, false}, {1, 12, 512, 64, true},  {1, 8, 4096, 64, true}};
-  std::printf("| Q/K/V | causal | fp32 ms (GF/s) | avx512bf16 ms (GF/s) | AMX ms (GF/s) | fp32 / AMX time | "
-              "avx512bf16 / AMX time | rel. gap avx512bf16, AMX |\n");
-  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf("| Q/K/V | causal | fp32 ms (GF/s) | avx512bf16 ms (GF/s) | AMX ms (GF/s) | AMX x3 ms (GF/s) | "
+              "fp32 / AMX time | fp32 / AMX x3 time | rel. gap avx512bf16, AMX, AMX x3 |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.f, 1.f);
   for (const Shape& s : shapes) {
     const size_t n = size_t(s.b * s.h * s.s * s.d);
     std::vector<float> q(n), k(n), v(n);
-    std::vector<std::vector<float>> y(3, std::vector<float>(n));
+    std::vector<std::vector<float>> y(kKernels, std::vector<float>(n));
     for (auto* t : {&q, &k, &v})
       for (float& x : *t) x = nd(rng);
     ferry::attn::Problem p;
@@ -66,24 +69,24 @@ int main(int argc, char** argv) {
     p.q = view4(q.data(), s), p.k = view4(k.data(), s), p.v = view4(v.data(), s);
     p.out_sb = s.h * s.s * s.d, p.out_sh = s.s * s.d, p.out_ss = s.d;
     p.scale = 1.f / std::sqrt(float(s.d)), p.causal = s.causal;
-    double best[3] = {1e30, 1e30, 1e30};
+    double best[kKernels] = {1e30, 1e30, 1e30, 1e30};
     for (int r = -1; r < reps; ++r)  // round -1 warms up (scratch, caches)
-      for (int x = 0; x < 3; ++x)
+      for (int x = 0; x < kKernels; ++x)
         if (have[x]) {
           p.out = y[size_t(x)].data();
           const double t = time_ms(kernels[x], p);
           if (r >= 0) best[x] = std::min(best[x], t);
         }
     const double flop = 4.0 * double(s.b * s.h) * double(s.s) * double(s.s) * double(s.d) * (s.causal ? 0.5 : 1.0);
-    char cell[3][64];
-    for (int x = 0; x < 3; ++x)
+    char cell[kKernels][64];
+    for (int x = 0; x < kKernels; ++x)
       if (have[x])
         std::snprintf(cell[x], sizeof cell[x], "%.3f (%.0f)", best[x], flop / best[x] / 1e6);
       else
         std::snprintf(cell[x], sizeof cell[x], "-");
-    std::printf("| [%ld,%ld,%ld,%ld] | %s | %s | %s | %s | %.2fx | %.2fx | %.1e, %.1e |\n", long(s.b), long(s.h),
-                long(s.s), long(s.d), s.causal ? "yes" : "no", cell[0], cell[1], cell[2], best[0] / best[2],
-                best[1] / best[2], rel_gap(y[1], y[0]), rel_gap(y[2], y[0]));
+    std::printf("| [%ld,%ld,%ld,%ld] | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.1e, %.1e, %.1e |\n", long(s.b),
+                long(s.h), long(s.s), long(s.d), s.causal ? "yes" : "no", cell[0], cell[1], cell[2], cell[3],
+                best[0] / best[2], best[0] / best[3], rel_gap(y[1], y[0]), rel_gap(y[2], y[0]), rel_gap(y[3], y[0]));
   }
   return 0;
 }

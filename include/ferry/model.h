@@ -71,6 +71,10 @@ struct CompileOptions {
   bool blocked_layouts = true;      ///< let oneDNN pick blocked activation layouts (nChw8c/16c) for conv chains
   bool reference_kernels = false;   ///< every step on its reference kernel (same plan and arena): bisecting a difference
   std::string conv_algorithm = "auto";  ///< fp32 3x3 stride-1 convs: "auto" (oneDNN's Winograd where it gains, AVX-512 only), "direct", "winograd"
+  /// fp32 products of own kernels that offer a faster form: "exact" (fp32 FMA) or "bf16x3" (each
+  /// product as three bf16 products on AMX tiles, ~2^-16 relative: PyTorch's float32 matmul
+  /// precision "high"); today the fp32 Attention kernel, on hosts with usable AMX-BF16 (else exact).
+  std::string fp32_math = "exact";
   // --- precision (docs/precision.md, passes/assign_precision.h) ---
   std::string precision;            ///< fp32, bf16, fp16, int8, auto; "" = the model's saved decisions, else fp32
   std::vector<std::string> keep_fp32;  ///< nodes kept fp32 whatever the mode

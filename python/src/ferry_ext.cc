@@ -224,6 +224,9 @@ CompileOptions parse_compile_options(const py::kwargs& kw) {
     } else if (name == "conv_algorithm") {
       if (!py::isinstance<py::str>(value)) type_error("a str");
       o.conv_algorithm = value.cast<std::string>();
+    } else if (name == "fp32_math") {
+      if (!py::isinstance<py::str>(value)) type_error("a str");
+      o.fp32_math = value.cast<std::string>();
     } else if (name == "int8_observer") {
       if (!py::isinstance<py::str>(value)) type_error("a str");
       o.int8_observer = value.cast<std::string>();
@@ -233,7 +236,7 @@ CompileOptions parse_compile_options(const py::kwargs& kw) {
     } else {
       throw py::type_error("compile() got an unknown option '" + name +
                            "' (options: optimize, backend, threads, isa, blocked_layouts, reference_kernels, "
-                           "conv_algorithm, precision, keep_fp32, force, int8_observer)");
+                           "conv_algorithm, fp32_math, precision, keep_fp32, force, int8_observer)");
     }
   }
   return o;
@@ -248,6 +251,7 @@ py::dict options_dict(const CompileOptions& o) {
   d["blocked_layouts"] = o.blocked_layouts;
   d["reference_kernels"] = o.reference_kernels;
   d["conv_algorithm"] = o.conv_algorithm;
+  d["fp32_math"] = o.fp32_math;
   d["precision"] = o.precision;
   return d;
 }
@@ -405,8 +409,8 @@ PYBIND11_MODULE(_ferry, m) {
             return value_or_raise(std::move(s));
           },
           "compile(*, optimize=True, backend='cpu', threads=0, isa=None, blocked_layouts=True,\n"
-          "        reference_kernels=False, conv_algorithm='auto', precision=None, keep_fp32=[], force=[],\n"
-          "        int8_observer='minmax') -> Session\n\n"
+          "        reference_kernels=False, conv_algorithm='auto', fp32_math='exact', precision=None,\n"
+          "        keep_fp32=[], force=[], int8_observer='minmax') -> Session\n\n"
           "precision: 'fp32', 'bf16', 'fp16', 'int8' or 'auto' (None: the model's saved decisions, else fp32);\n"
           "without bf16/fp16 hardware the lowered nodes are emulated; int8 (Conv, MatMul, Gemm) is fake\n"
           "quantization, its inputs calibrated on 8 seeded random samples by int8_observer ('minmax' or\n"
@@ -417,7 +421,9 @@ PYBIND11_MODULE(_ferry, m) {
           "'amx'; None: the host's); blocked_layouts=False keeps plain layouts; reference_kernels=True\n"
           "runs every step on its reference kernel (for bisecting a numeric difference); conv_algorithm:\n"
           "fp32 3x3 stride-1 convolutions on oneDNN's Winograd kernels where they gain ('auto', AVX-512\n"
-          "only), always where oneDNN has them ('winograd') or never ('direct').\n"
+          "only), always where oneDNN has them ('winograd') or never ('direct'); fp32_math='bf16x3' runs\n"
+          "the fp32 Attention kernel as three bf16 products a product on AMX tiles (~1e-5 from fp64;\n"
+          "PyTorch's float32 matmul precision 'high'; exact fp32 where AMX-BF16 is not usable).\n"
           "An unknown option raises TypeError naming it; an unknown backend InvalidArgumentError.")
       .def(
           "save",

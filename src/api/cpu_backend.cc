@@ -85,6 +85,9 @@ Result<std::unique_ptr<Executor>> make_cpu_executor(std::shared_ptr<const Graph>
   std::optional<ConvAlgorithm> algo = parse_conv_algorithm(options.conv_algorithm);
   if (!algo) return invalid_argument("unknown conv_algorithm '" + options.conv_algorithm + "' (auto, direct, winograd)");
   so.conv_algorithm = *algo;
+  if (options.fp32_math != "exact" && options.fp32_math != "bf16x3")
+    return invalid_argument("unknown fp32_math '" + options.fp32_math + "' (exact, bf16x3)");
+  so.fp32_bf16x3 = options.fp32_math == "bf16x3";
   auto session = CpuSession::compile(graph, so);
   if (!session.ok() && session.status().code() != StatusCode::kUnsupported) return session.status();
   std::string why = session.ok() ? "" : session.status().message();

@@ -22,6 +22,7 @@ CompileOptions compile_options(const std::string& backend, int threads, const Cp
   co.blocked_layouts = !flags.plain_layouts;
   co.reference_kernels = flags.reference_kernels;
   co.conv_algorithm = flags.conv_algorithm;
+  co.fp32_math = flags.fp32_math;
   return co;
 }
 
@@ -37,6 +38,12 @@ void add_cpu_flags(CLI::App* sub, CpuFlags* flags) {
                   "only), direct, winograd (wherever oneDNN has it)")
       ->check(CLI::IsMember({"auto", "direct", "winograd"}))
       ->type_name("NAME");
+  sub->add_option("--fp32-math", flags->fp32_math,
+                  "cpu backend, fp32 products of own kernels: exact (fp32 FMA), bf16x3 (each product as three\n"
+                  "bf16 products on AMX tiles, ~2^-16 relative, outputs ~1e-5 from fp64; today the Attention\n"
+                  "kernel, on hosts with usable AMX-BF16, else exact)")
+      ->check(CLI::IsMember({"exact", "bf16x3"}))
+      ->type_name("MODE");
 }
 
 void add_precision_flags(CLI::App* sub, PrecisionFlags* flags) {

@@ -74,5 +74,8 @@ FERRY_CPU_KERNELS(FERRY_DECLARE_CPU_KERNEL)
 /// for decode steps and where the CPU or the OS gives no AMX tiles.
 Status attention_bf16__avx512bf16(KernelContext& ctx);
 Status attention_bf16__amx(KernelContext& ctx);
+/// The fp32 Attention at fp32 accuracy on AMX tiles (three bf16 products a product; SessionOptions::
+/// fp32_bf16x3): not a table row either; decode steps and hosts without AMX run attention_f32__avx512.
+Status attention_f32x3__amx(KernelContext& ctx);
 
 }  // namespace ferry

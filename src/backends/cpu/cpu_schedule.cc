@@ -25,6 +25,7 @@
 #include "backends/cpu/cpu_precision.h"
 #include "backends/cpu/cpu_step_table.h"
 #include "backends/cpu/cpu_step_work.h"
+#include "backends/cpu/native/attention_kernel.h"
 #include "backends/cpu/native/strided_copy.h"
 #include "backends/cpu/onednn/onednn_steps.h"
 #include "ir/subgraph.h"
@@ -158,6 +159,7 @@ class Scheduler {
   void erase_dead_bf16_casts(const Value* rounded);
   bool bf16_accelerated(Op op);
   bool bf16_attention(const Node& n);
+  bool fp32_attention_on_tiles(const Node& n, const KernelEntry* k) const;
   bool bf16_readers_only(const Node& n);
   int bf16_slot_of_rounded(const Value* v) const;
   std::optional<std::vector<Op>> bf16_ops_;  ///< the CPU target's accelerated bf16 ops at opt_.isa
@@ -725,6 +727,14 @@ bool Scheduler::bf16_attention(const Node& n) {
   return true;
 }
 
+/// Whether the fp32 Attention `n` (kernel k chosen) runs as three bf16 products a product on AMX
+/// tiles: asked for (SessionOptions::fp32_bf16x3), the AVX-512 fp32 kernel chosen, the dispatch
+/// cap at amx and AMX-BF16 usable in this process. Else the exact fp32 kernel.
+bool Scheduler::fp32_attention_on_tiles(const Node& n, const KernelEntry* k) const {
+  return opt_.fp32_bf16x3 && n.op() == Op::Attention && std::string(k->name) == "attention_f32__avx512" &&
+         std::min(opt_.isa, host_isa()) >= Isa::amx && attn::amx_attention_available();
+}
+
 /// The bf16 slot holding x when `v` is Cast(Cast(x, to=bf16), to=f32): x's own where a bf16 step
 /// wrote it in bf16 (try_bf16's bf16 output), else a reorder of x into bf16 that another bf16
 /// step already reads (the same rounding); -1 otherwise.
@@ -960,6 +970,8 @@ Status Scheduler::schedule_kernel(const Node& n, std::vector<int> ins, const std
     ps.step = std::make_unique<FnStep>(n, name == "attention_bf16__amx" ? attention_bf16__amx : attention_bf16__avx512bf16,
                                        name, false, k->in_place);
   }
+  else if (k && fp32_attention_on_tiles(n, k))
+    ps.step = std::make_unique<FnStep>(n, attention_f32x3__amx, "attention_f32x3__amx", false, k->in_place);
   else if (k)
     ps.step = std::make_unique<FnStep>(n, k->fn, k->name, false, k->in_place);
   else

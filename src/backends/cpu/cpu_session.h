@@ -47,6 +47,9 @@ struct SessionOptions {
   Isa isa = Isa::amx;
   /// fp32 3x3 convolutions: oneDNN's Winograd where it gains (auto), always, or never.
   ConvAlgorithm conv_algorithm = ConvAlgorithm::kAuto;
+  /// fp32 Attention as three bf16 products a product on AMX tiles (CompileOptions::fp32_math
+  /// "bf16x3"; native/attention_amx.cc run_f32x3__amx) where AMX-BF16 is usable and the cap is amx.
+  bool fp32_bf16x3 = false;
 };
 
 class CpuSession {

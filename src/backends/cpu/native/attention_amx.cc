@@ -19,6 +19,14 @@
 // keys are all masked gets 0. Decode steps (<= 4 queries) and hosts or processes without AMX
 // take run_bf16__avx512bf16's fallbacks. Tile state is per thread: every thread of a call
 // loads the tile configuration and releases the tiles at its end.
+//
+// run_f32x3__amx is the same kernel at fp32 accuracy (X3, PyTorch's bf16_3x): every operand x
+// splits into hi = bf16(x) and lo = bf16(x - hi) (16 significant bits; P's hi is truncated), and each product a b
+// is taken as ah bh + ah bl + al bh on the tiles (lo lo, ~2^-18 relative, is dropped): K and V^T
+// pack their lo tiles beside the hi ones, Q^T and P^T their lo pairs, so S^T and O^T take three
+// tile products where bf16 takes one, and 2^x is the fp32 kernel's degree-5 polynomial (1.6e-7).
+// Products come within ~2^-16 relative of fp32's; attention outputs within ~1e-5 of the fp64
+// reference (the fp32 FMA kernel: ~1e-7).
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,6 +36,7 @@
 
 #include "backends/cpu/native/attention_kernel.h"
 #include "backends/cpu/native/attention_tile.h"
+#include "backends/cpu/native/exp2_avx512.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 // GCC 12's AVX-512 intrinsics (unpack, shuffle) start from _mm512_undefined_*, which its own
@@ -56,13 +65,18 @@ int64_t up32(int64_t x) { return (x + 31) / 32 * 32; }
 /// 32 bf16) is 1 KB contiguous, so a tile load streams (row-major V^T put its 16 rows T apart:
 /// at T = 4096 all in one L1 set). K tile (16 keys kt, dims 32 c) at k + (kt Dp/32 + c/32) 512,
 /// V^T tile (dims 16 et, keys 32 kc) at vt + (kc Dvp/16 + et) 512.
+/// X3: dims [0, dp0) of K hold its hi parts, [dp0, 2 dp0) its lo parts (dp = 2 dp0), and V^T's
+/// lo tiles follow its hi tiles (vt_lo).
 struct Packed {
-  int64_t dp, dvp, tp;
+  int64_t dp0, dp, dvp, tp;
+  bool x3;
   uint16_t* base = nullptr;
-  explicit Packed(const Problem& p) : dp(up32(p.head_dim)), dvp(up32(p.v_dim)), tp(up32(p.total())) {}
-  int64_t per_head() const { return tp * (dp + dvp); }
+  Packed(const Problem& p, bool split)
+      : dp0(up32(p.head_dim)), dp(split ? 2 * dp0 : dp0), dvp(up32(p.v_dim)), tp(up32(p.total())), x3(split) {}
+  int64_t per_head() const { return tp * (dp + (x3 ? 2 : 1) * dvp); }
   uint16_t* k(int64_t bh) const { return base + bh * per_head(); }
   uint16_t* vt(int64_t bh) const { return k(bh) + tp * dp; }
+  uint16_t* vt_lo(int64_t bh) const { return vt(bh) + tp * dvp; }
   /// The K tile of keys [j, j + 16) (j a multiple of 16), dims [c, c + 32).
   const uint16_t* k_tile(const uint16_t* k, int64_t j, int64_t c) const { return k + (j / 16 * (dp / 32) + c / 32) * 512; }
   /// The V^T tile of dims [e, e + 16), keys [j, j + 32) (j a multiple of 32).
@@ -75,13 +89,13 @@ struct Packed {
 struct Work {
   uint32_t* qp;  ///< Q^T pairs: [Dp/32 chunks][2 tiles][16 pairs][16 queries]
   float* st;     ///< S^T [2][N][L]: this key block's and the next one's
-  uint32_t* pp;  ///< P^T pairs [N/2][L]
+  uint32_t* pp;  ///< P^T pairs [N/2][L], then (X3) their lo pairs [N/2][L]
   float* ot;     ///< O^T [Dvp][L]
   float *ref, *l;
-  static int64_t bytes(const Packed& k) { return 4 * (k.dp / 2 * kL + 2 * kN * kL + kN / 2 * kL + k.dvp * kL + 2 * kL); }
+  static int64_t bytes(const Packed& k) { return 4 * (k.dp / 2 * kL + 2 * kN * kL + kN * kL + k.dvp * kL + 2 * kL); }
   Work(const Packed& k, char* s) {
     qp = reinterpret_cast<uint32_t*>(s), st = reinterpret_cast<float*>(qp + k.dp / 2 * kL);
-    pp = reinterpret_cast<uint32_t*>(st + 2 * kN * kL), ot = reinterpret_cast<float*>(pp + kN / 2 * kL);
+    pp = reinterpret_cast<uint32_t*>(st + 2 * kN * kL), ot = reinterpret_cast<float*>(pp + kN * kL);
     ref = ot + k.dvp * kL, l = ref + kL;
   }
 };
@@ -127,6 +141,12 @@ FERRY_TARGET_AMX inline __m512i pairs(__m512 a, __m512 b) {
   return _mm512_permutexvar_epi16(idx, (__m512i)_mm512_cvtne2ps_pbh(b, a));
 }
 
+/// x rounded to bf16 (nearest even), as fp32: the hi part of X3's split (x - hi is exact).
+FERRY_TARGET_AMX inline __m512 bf16_hi(__m512 x) {
+  const __m256i h = (__m256i)_mm512_cvtneps_pbh(x);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
 /// r[0..16) transposed as a 16 x 16 matrix of 32-bit words.
 FERRY_TARGET_AMX inline void transpose16(__m512i* r) {
   __m512i t[16];
@@ -151,20 +171,28 @@ const float* key_row(const Problem& p, const View& past, const View& cur, int64_
   return j < p.past ? past.row(b, kvh, j) : cur.row(b, kvh, j - p.past);
 }
 
-/// Keys [j0, j0 + 32) of head bh: K rows rounded, V^T columns by 16 x 16 word transposes.
+/// Keys [j0, j0 + 32) of head bh: K rows rounded, V^T columns by 16 x 16 word transposes; X3 also
+/// their lo parts (K dims + dp0, V^T at vt_lo).
 FERRY_TARGET_AMX void pack_keys(const Problem& p, const Packed& pk, int64_t bh, int64_t j0) {
   const int64_t b = bh / p.kv_heads, kvh = bh % p.kv_heads, D = p.head_dim, Dv = p.v_dim;
   for (int64_t r = 0; r < 32; ++r) {
     const float* src = j0 + r < p.total() ? key_row(p, p.past_k, p.k, b, kvh, j0 + r) : nullptr;
-    for (int64_t e = 0; e < pk.dp; e += 32) {
+    for (int64_t e = 0; e < pk.dp0; e += 32) {
       const __m512 lo = src ? _mm512_maskz_loadu_ps(first16(D - e), src + e) : _mm512_setzero_ps();
       const __m512 hi = src ? _mm512_maskz_loadu_ps(first16(D - e - 16), src + e + 16) : _mm512_setzero_ps();
       uint16_t* dst = const_cast<uint16_t*>(pk.k_tile(pk.k(bh), j0 + r / 16 * 16, e)) + r % 16 * 32;
-      _mm512_store_si512(dst, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+      if (!pk.x3) {
+        _mm512_store_si512(dst, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+        continue;
+      }
+      const __m512 lo_h = bf16_hi(lo), hi_h = bf16_hi(hi);
+      _mm512_store_si512(dst, (__m512i)_mm512_cvtne2ps_pbh(hi_h, lo_h));
+      uint16_t* rest = const_cast<uint16_t*>(pk.k_tile(pk.k(bh), j0 + r / 16 * 16, e + pk.dp0)) + r % 16 * 32;
+      _mm512_store_si512(rest, (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(hi, hi_h), _mm512_sub_ps(lo, lo_h)));
     }
   }
   for (int64_t e = 0; e < pk.dvp; e += 16) {
-    __m512i w[16];
+    __m512i w[16], wl[16];
     for (int64_t q = 0; q < 16; ++q) {
       __m512 v[2];
       for (int x = 0; x < 2; ++x) {
@@ -172,47 +200,67 @@ FERRY_TARGET_AMX void pack_keys(const Problem& p, const Packed& pk, int64_t bh, 
         v[x] = j < p.total() ? _mm512_maskz_loadu_ps(first16(Dv - e), key_row(p, p.past_v, p.v, b, kvh, j) + e)
                              : _mm512_setzero_ps();
       }
+      if (pk.x3) {
+        const __m512 h0 = bf16_hi(v[0]), h1 = bf16_hi(v[1]);
+        wl[q] = pairs(_mm512_sub_ps(v[0], h0), _mm512_sub_ps(v[1], h1));
+        v[0] = h0, v[1] = h1;
+      }
       w[q] = pairs(v[0], v[1]);  // word x: keys 2q, 2q+1 of column e + x
     }
     transpose16(w);  // row x: keys j0 .. j0 + 32 of column e + x
     uint16_t* dst = const_cast<uint16_t*>(pk.vt_tile(pk.vt(bh), j0, e));
     for (int64_t x = 0; x < 16; ++x) _mm512_store_si512(dst + x * 32, w[x]);
+    if (!pk.x3) continue;
+    transpose16(wl);
+    dst = const_cast<uint16_t*>(pk.vt_tile(pk.vt_lo(bh), j0, e));
+    for (int64_t x = 0; x < 16; ++x) _mm512_store_si512(dst + x * 32, wl[x]);
   }
 }
 
-/// Q^T pairs of rows [i0, i0 + rows), scaled by scale log2(e), padding queries and dims zero.
+/// Q^T pairs of rows [i0, i0 + rows), scaled by scale log2(e), padding queries and dims zero; X3
+/// also the lo pairs (at dims + dp0).
 FERRY_TARGET_AMX void pack_queries(const Problem& p, const Packed& pk, int64_t b, int64_t h, int64_t i0, int64_t rows,
                                    uint32_t* qp) {
   const __m512 sc = _mm512_set1_ps(p.scale * kLog2e);
   const int64_t D = p.head_dim;
-  for (int64_t c = 0; c < pk.dp; c += 32)
+  for (int64_t c = 0; c < pk.dp0; c += 32)
     for (int t = 0; t < 2; ++t) {
-      __m512i w[16];
+      __m512i w[16], wl[16];
       for (int64_t i = 0; i < 16; ++i) {
         const int64_t row = t * 16 + i;
         if (row >= rows) {
-          w[i] = _mm512_setzero_si512();
+          w[i] = wl[i] = _mm512_setzero_si512();
           continue;
         }
         const float* q = p.q.row(b, h, i0 + row) + c;
-        const __m512 lo = _mm512_mul_ps(_mm512_maskz_loadu_ps(first16(D - c), q), sc);
-        const __m512 hi = _mm512_mul_ps(_mm512_maskz_loadu_ps(first16(D - c - 16), q + 16), sc);
+        __m512 lo = _mm512_mul_ps(_mm512_maskz_loadu_ps(first16(D - c), q), sc);
+        __m512 hi = _mm512_mul_ps(_mm512_maskz_loadu_ps(first16(D - c - 16), q + 16), sc);
+        if (pk.x3) {
+          const __m512 lo_h = bf16_hi(lo), hi_h = bf16_hi(hi);
+          wl[i] = (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(hi, hi_h), _mm512_sub_ps(lo, lo_h));
+          lo = lo_h, hi = hi_h;
+        }
         w[i] = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);  // word r: dims c + 2r, c + 2r + 1
       }
       transpose16(w);  // row r: pair r of the 16 queries
       uint32_t* dst = qp + (c / 32 * 2 + t) * 256;
       for (int r = 0; r < 16; ++r) _mm512_store_si512(dst + r * 16, w[r]);
+      if (!pk.x3) continue;
+      transpose16(wl);
+      dst = qp + ((c + pk.dp0) / 32 * 2 + t) * 256;
+      for (int r = 0; r < 16; ++r) _mm512_store_si512(dst + r * 16, wl[r]);
     }
 }
 
-/// S^T [nr x L] = K rows [j, j + nr) . Q^T (nr a multiple of 32).
+/// S^T [nr x L] = K rows [j, j + nr) . Q^T (nr a multiple of 32); X3: Kh Qh + Kh Ql + Kl Qh.
+template <bool X3>
 FERRY_TARGET_AMX void scores(const Packed& pk, const uint16_t* k, int64_t j, int64_t nr, const uint32_t* qp, float* st) {
   for (int64_t r = 0; r < nr; r += 32) {
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
-    for (int64_t c = 0; c < pk.dp; c += 32) {
+    for (int64_t c = 0; c < pk.dp0; c += 32) {
       _tile_loadd(4, pk.k_tile(k, j + r, c), 64);
       _tile_loadd(5, pk.k_tile(k, j + r + 16, c), 64);
       _tile_loadd(6, qp + (c / 32 * 2) * 256, 64);
@@ -221,6 +269,23 @@ FERRY_TARGET_AMX void scores(const Packed& pk, const uint16_t* k, int64_t j, int
       _tile_dpbf16ps(1, 4, 7);
       _tile_dpbf16ps(2, 5, 6);
       _tile_dpbf16ps(3, 5, 7);
+      if constexpr (X3) {
+        const int64_t cl = c + pk.dp0;
+        _tile_loadd(6, qp + (cl / 32 * 2) * 256, 64);
+        _tile_loadd(7, qp + (cl / 32 * 2 + 1) * 256, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(4, pk.k_tile(k, j + r, cl), 64);
+        _tile_loadd(5, pk.k_tile(k, j + r + 16, cl), 64);
+        _tile_loadd(6, qp + (c / 32 * 2) * 256, 64);
+        _tile_loadd(7, qp + (c / 32 * 2 + 1) * 256, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
     }
     _tile_stored(0, st + r * kL, kL * 4);
     _tile_stored(1, st + r * kL + 16, kL * 4);
@@ -229,8 +294,12 @@ FERRY_TARGET_AMX void scores(const Packed& pk, const uint16_t* k, int64_t j, int
   }
 }
 
-/// O^T [Dvp x L] += V^T columns [j, j + nr) . P^T.
-FERRY_TARGET_AMX void values(const Packed& pk, const uint16_t* vt, int64_t j, int64_t nr, const uint32_t* pp, float* ot) {
+/// O^T [Dvp x L] += V^T columns [j, j + nr) . P^T; X3: Vh Ph + Vh Pl + Vl Ph (vtl: V^T's lo tiles,
+/// P^T's lo pairs N/2 L words after its hi pairs).
+template <bool X3>
+FERRY_TARGET_AMX void values(const Packed& pk, const uint16_t* vt, const uint16_t* vtl, int64_t j, int64_t nr,
+                             const uint32_t* pp, float* ot) {
+  const uint32_t* pl = pp + kN / 2 * kL;
   for (int64_t e = 0; e < pk.dvp; e += 32) {
     float* o = ot + e * kL;
     _tile_loadd(0, o, kL * 4);
@@ -246,6 +315,22 @@ FERRY_TARGET_AMX void values(const Packed& pk, const uint16_t* vt, int64_t j, in
       _tile_dpbf16ps(1, 4, 7);
       _tile_dpbf16ps(2, 5, 6);
       _tile_dpbf16ps(3, 5, 7);
+      if constexpr (X3) {
+        _tile_loadd(6, pl + r / 2 * kL, kL * 4);
+        _tile_loadd(7, pl + r / 2 * kL + 16, kL * 4);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(4, pk.vt_tile(vtl, j + r, e), 64);
+        _tile_loadd(5, pk.vt_tile(vtl, j + r, e + 16), 64);
+        _tile_loadd(6, pp + r / 2 * kL, kL * 4);
+        _tile_loadd(7, pp + r / 2 * kL + 16, kL * 4);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
     }
     _tile_stored(0, o, kL * 4);
     _tile_stored(1, o + 16, kL * 4);
@@ -265,9 +350,35 @@ FERRY_TARGET_AMX inline __m512 exp2_fast(__m512 u) {
   return _mm512_maskz_scalef_ps(live, y, u);
 }
 
+/// 2^u at the kernel's accuracy: bf16 rounds P to 2^-9 anyway; X3 keeps fp32's.
+template <bool X3>
+FERRY_TARGET_AMX inline __m512 exp2_of(__m512 u) {
+  if constexpr (X3) return simd::exp2_scalef(u);
+  return exp2_fast(u);
+}
+
+/// P^T's pairs of e0, e1 at out; X3 also their lo pairs at out + N/2 L. X3's hi is P truncated,
+/// not rounded (lo then keeps 2^-16 of P instead of 2^-17): 0.85-0.90x the time at S = 4096
+/// against bf16_hi's rounding, measured in alternating probe runs.
+template <bool X3>
+FERRY_TARGET_AMX inline void store_p(uint32_t* out, __m512 e0, __m512 e1) {
+  if constexpr (X3) {  // hi = P truncated to bf16 (its top 16 bits: one vpermt2w), lo = bf16(P - hi)
+    const __m512i m = _mm512_set1_epi32(int(0xffff0000u));
+    const __m512i b0 = _mm512_castps_si512(e0), b1 = _mm512_castps_si512(e1);
+    const __m512 h0 = _mm512_castsi512_ps(_mm512_and_si512(b0, m)), h1 = _mm512_castsi512_ps(_mm512_and_si512(b1, m));
+    _mm512_store_si512(out + kN / 2 * kL, pairs(_mm512_sub_ps(e0, h0), _mm512_sub_ps(e1, h1)));
+    const __m512i top = _mm512_set_epi16(63, 31, 61, 29, 59, 27, 57, 25, 55, 23, 53, 21, 51, 19, 49, 17, 47, 15, 45, 13,
+                                         43, 11, 41, 9, 39, 7, 37, 5, 35, 3, 33, 1);
+    _mm512_store_si512(out, _mm512_permutex2var_epi16(b0, top, b1));
+    return;
+  }
+  _mm512_store_si512(out, pairs(e0, e1));
+}
+
 /// The online-softmax step on S^T rows [0, n) (rows n .. nr of P^T are zero): P = 2^(S - ref),
 /// l += sum P; where a lane's max exceeds ref + kLazy, ref moves to it and that lane's l and O^T
 /// column are scaled by 2^(old - new).
+template <bool X3>
 FERRY_TARGET_AMX void softmax(Work& w, const float* st, int64_t n, int64_t nr, int64_t dv) {
   for (int64_t t = 0; t < kL; t += 16) {
     const float* col = st + t;
@@ -283,7 +394,7 @@ FERRY_TARGET_AMX void softmax(Work& w, const float* st, int64_t n, int64_t nr, i
     __m512 l = _mm512_load_ps(w.l + t);
     if (move) {
       const __m512 nref = _mm512_mask_mov_ps(ref, move, mx);
-      const __m512 alpha = _mm512_mask_mov_ps(_mm512_set1_ps(1.f), move, exp2_fast(_mm512_sub_ps(ref, nref)));
+      const __m512 alpha = _mm512_mask_mov_ps(_mm512_set1_ps(1.f), move, exp2_of<X3>(_mm512_sub_ps(ref, nref)));
       l = _mm512_mul_ps(l, alpha);
       for (int64_t e = 0; e < dv; ++e) _mm512_store_ps(w.ot + e * kL + t, _mm512_mul_ps(_mm512_load_ps(w.ot + e * kL + t), alpha));
       ref = nref;
@@ -295,23 +406,24 @@ FERRY_TARGET_AMX void softmax(Work& w, const float* st, int64_t n, int64_t nr, i
     __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
     uint32_t* out = w.pp + t;
     for (j = 0; j + 2 <= n; j += 2) {
-      const __m512 e0 = exp2_fast(_mm512_sub_ps(_mm512_load_ps(col + j * kL), base));
-      const __m512 e1 = exp2_fast(_mm512_sub_ps(_mm512_load_ps(col + (j + 1) * kL), base));
+      const __m512 e0 = exp2_of<X3>(_mm512_sub_ps(_mm512_load_ps(col + j * kL), base));
+      const __m512 e1 = exp2_of<X3>(_mm512_sub_ps(_mm512_load_ps(col + (j + 1) * kL), base));
       s0 = _mm512_add_ps(s0, e0), s1 = _mm512_add_ps(s1, e1);
-      _mm512_store_si512(out + j / 2 * kL, pairs(e0, e1));
+      store_p<X3>(out + j / 2 * kL, e0, e1);
     }
     if (j < n) {
-      const __m512 e0 = exp2_fast(_mm512_sub_ps(_mm512_load_ps(col + j * kL), base));
+      const __m512 e0 = exp2_of<X3>(_mm512_sub_ps(_mm512_load_ps(col + j * kL), base));
       s0 = _mm512_add_ps(s0, e0);
-      _mm512_store_si512(out + j / 2 * kL, pairs(e0, _mm512_setzero_ps()));
+      store_p<X3>(out + j / 2 * kL, e0, _mm512_setzero_ps());
       j += 2;
     }
-    for (; j < nr; j += 2) _mm512_store_si512(out + j / 2 * kL, _mm512_setzero_si512());
+    for (; j < nr; j += 2) store_p<X3>(out + j / 2 * kL, _mm512_setzero_ps(), _mm512_setzero_ps());
     _mm512_store_ps(w.l + t, _mm512_add_ps(l, _mm512_add_ps(s0, s1)));
   }
 }
 
 /// Y rows [i0, i0 + rows) of query head h in batch b.
+template <bool X3>
 FERRY_TARGET_AMX void query_block(const Problem& p, const Packed& pk, int64_t b, int64_t h, int64_t i0, int64_t rows,
                                   Work& w) {
   pack_queries(p, pk, b, h, i0, rows, w.qp);
@@ -319,17 +431,17 @@ FERRY_TARGET_AMX void query_block(const Problem& p, const Packed& pk, int64_t b,
   std::fill(w.l, w.l + kL, 0.f);
   std::fill(w.ot, w.ot + pk.dvp * kL, 0.f);
   const int64_t kvh = h / (p.q_heads / p.kv_heads), bh = b * p.kv_heads + kvh, end = p.key_end(i0 + rows - 1);
-  const uint16_t *k = pk.k(bh), *vt = pk.vt(bh);
+  const uint16_t *k = pk.k(bh), *vt = pk.vt(bh), *vtl = X3 ? pk.vt_lo(bh) : nullptr;
   // S^T of the next key block is computed before this block's softmax: the tile unit works
   // on it while the vector units run the softmax (two S^T buffers).
-  if (end > 0) scores(pk, k, 0, up32(std::min(kN, end)), w.qp, w.st);
+  if (end > 0) scores<X3>(pk, k, 0, up32(std::min(kN, end)), w.qp, w.st);
   for (int64_t j = 0, x = 0; j < end; j += kN, x ^= 1) {
     const int64_t n = std::min(kN, end - j), nr = up32(n);
     float* st = w.st + x * kN * kL;
-    if (j + kN < end) scores(pk, k, j + kN, up32(std::min(kN, end - j - kN)), w.qp, w.st + (x ^ 1) * kN * kL);
+    if (j + kN < end) scores<X3>(pk, k, j + kN, up32(std::min(kN, end - j - kN)), w.qp, w.st + (x ^ 1) * kN * kL);
     apply_bias<CfgAmx>(p, b, h, i0, rows, j, n, st);
-    softmax(w, st, n, nr, p.v_dim);
-    values(pk, vt, j, nr, w.pp, w.ot);
+    softmax<X3>(w, st, n, nr, p.v_dim);
+    values<X3>(pk, vt, vtl, j, nr, w.pp, w.ot);
   }
   alignas(64) float inv[kL];
   for (int64_t i = 0; i < kL; ++i) inv[i] = w.ref[i] == kNegInf || w.l[i] == 0.f ? 0.f : 1.f / w.l[i];
@@ -367,9 +479,11 @@ bool amx_attention_available() {
   return ok;
 }
 
-void run_bf16__amx(const Problem& p, float* const* present) {
-  if (p.q_len <= 4 || present || !amx_attention_available()) return run_bf16__avx512bf16(p, present);
-  Packed pk(p);
+namespace {
+
+template <bool X3>
+void run_tiles(const Problem& p) {
+  Packed pk(p, X3);
   const int64_t heads = p.batch * p.kv_heads, chunks = pk.tp / 32;
   pk.base = reinterpret_cast<uint16_t*>(grown(0, heads * pk.per_head() * 2));
   const int64_t blocks = (p.q_len + kL - 1) / kL, items = p.batch * p.q_heads * blocks, bytes = Work::bytes(pk);
@@ -382,10 +496,22 @@ void run_bf16__amx(const Problem& p, float* const* present) {
 #pragma omp for schedule(dynamic, 1) nowait
     for (int64_t it = 0; it < items; ++it) {
       const int64_t bh = it / blocks, i0 = (it % blocks) * kL;
-      query_block(p, pk, bh / p.q_heads, bh % p.q_heads, i0, std::min(kL, p.q_len - i0), w);
+      query_block<X3>(p, pk, bh / p.q_heads, bh % p.q_heads, i0, std::min(kL, p.q_len - i0), w);
     }
     release_tiles();
   }
+}
+
+}  // namespace
+
+void run_bf16__amx(const Problem& p, float* const* present) {
+  if (p.q_len <= 4 || present || !amx_attention_available()) return run_bf16__avx512bf16(p, present);
+  run_tiles<false>(p);
+}
+
+void run_f32x3__amx(const Problem& p, float* const* present) {
+  if (p.q_len <= 4 || present || !amx_attention_available()) return run_f32__avx512(p, present);
+  run_tiles<true>(p);
 }
 
 }  // namespace ferry::attn

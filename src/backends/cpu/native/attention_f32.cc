@@ -40,5 +40,6 @@ Status attention_f32__avx2(KernelContext& ctx) { return run_attention(ctx, attn:
 Status attention_f32__avx512(KernelContext& ctx) { return run_attention(ctx, attn::run_f32__avx512); }
 Status attention_bf16__avx512bf16(KernelContext& ctx) { return run_attention(ctx, attn::run_bf16__avx512bf16); }
 Status attention_bf16__amx(KernelContext& ctx) { return run_attention(ctx, attn::run_bf16__amx); }
+Status attention_f32x3__amx(KernelContext& ctx) { return run_attention(ctx, attn::run_f32x3__amx); }
 
 }  // namespace ferry

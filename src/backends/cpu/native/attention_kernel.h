@@ -25,6 +25,11 @@ bool bf16_attention_available();
 /// The same bf16 forward with both products on AMX tiles (attention_amx.cc); decode steps and
 /// hosts or processes without usable AMX-BF16 run run_bf16__avx512bf16.
 void run_bf16__amx(const Problem& p, float* const* present);
+/// The fp32 forward with both products on AMX tiles at fp32 accuracy (attention_amx.cc): each
+/// operand split into two bf16 parts, each product as three tile products (bf16_3x), the softmax
+/// in fp32 at the fp32 kernel's exp2; outputs within ~1e-5 of the fp64 reference. Decode steps
+/// and hosts or processes without usable AMX-BF16 run run_f32__avx512 (exact fp32).
+void run_f32x3__amx(const Problem& p, float* const* present);
 /// Whether this CPU has AMX-BF16 and the OS granted this process the tile state
 /// (arch_prctl ARCH_REQ_XCOMP_PERM, asked once): run_bf16__amx computes on tiles.
 bool amx_attention_available();
