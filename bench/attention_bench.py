@@ -498,7 +498,7 @@ def bf16_headline(a, export):
         for name, what in (("fastest_fp32_peer", "the fastest fp32 peer of ORT / OpenVINO / PyTorch SDPA"),
                            ("ferry_fp32", "ferry exact fp32")):
             if name in x3:
-                md.append(f"\n{what} / ferry fp32x3 (--fp32-math bf16x3), median over rounds: "
+                md.append(f"\n{what}, p50 over ferry fp32x3's (--fp32-math bf16x3), median over rounds: "
                           f"{x3[name]['median']:.2f}x (per round: " + ", ".join(f"{x:.2f}" for x in x3[name]["per_round"]) + ")")
     (out / "attention_results_bf16.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
