@@ -80,3 +80,16 @@ def test_an_unknown_fp32_math_is_an_error(ferry_api, ferry_cli, tmp_path):
     r = subprocess.run([str(ferry_cli), "run", str(path), "--fp32-math", "fast"], capture_output=True, text=True,
                        timeout=120, check=False)
     assert r.returncode != 0 and "--fp32-math" in r.stderr + r.stdout, (r.returncode, r.stderr)
+
+
+def test_validate_checks_bf16x3_against_onnxruntime(ferry_cli, tmp_path):
+    """`ferry validate --fp32-math bf16x3` runs ferry's side in that mode and passes at fp32's default
+    tolerances against ONNX Runtime, within 1e-4; --reference-kernels (also a compile option now) too."""
+    path = tmp_path / "attention.onnx"
+    attention_model(path, s=200)
+    for extra in (["--fp32-math", "bf16x3"], ["--reference-kernels"]):
+        r = ferry(ferry_cli, "validate", path, *extra, "--json", tmp_path / "v.json")
+        report = json.loads((tmp_path / "v.json").read_text())
+        assert report["pass"] is True, (extra, r.stdout)
+        metrics = report["samples"][0]["outputs"][0]["metrics"]
+        assert metrics["max_abs"] <= FP32_BOUND, (extra, metrics)  # outputs of randn attention: |y| < 1

@@ -2,6 +2,7 @@
 //                      [--seed N] [--shape NAME=DIMS]... [--atol X] [--rtol X] [--tol DTYPE=ATOL,RTOL]...
 //                      [--json FILE] [--save-reference DIR] [--no-optimize] [--backend cpu|reference]
 //                      [--precision MODE] [--keep-fp32 NODE]... [--force NODE=MODE]... [--accuracy-budget TERMS]
+//                      [--isa NAME] [--plain-layouts] [--reference-kernels] [--conv-algorithm A] [--fp32-math MODE]
 // Runs the model in ferry (the graph optimized for --backend's target, unless
 // --no-optimize, on that backend) and in a
 // reference (the model as written) on the same inputs and compares every
@@ -54,6 +55,7 @@ struct ValidateCliOptions {
   std::string json;
   std::string save_reference;
   PrecisionFlags precision;
+  CpuFlags cpu;  ///< --isa, --plain-layouts, --reference-kernels, --conv-algorithm, --fp32-math: as `ferry run`
 };
 
 Result<std::unique_ptr<Graph>> load_graph(const std::string& path, const std::string& signature) {
@@ -137,8 +139,7 @@ int validate_model(const ValidateCliOptions& o) {
   if (!reference_graph.ok()) return model_error(o.model, reference_graph.status());
   // The graph under test is what `ferry run --backend B` executes: the model optimized for
   // B's target (unless --no-optimize), run by B.
-  CompileOptions co;
-  co.backend = o.backend;
+  CompileOptions co = compile_options(o.backend, 0, o.cpu);
   co.optimize = !o.no_optimize;
   if (std::string bad = apply_precision_flags(o.precision, &co); !bad.empty()) return usage_error(cmd, bad);
   LoadOptions load;
@@ -218,6 +219,7 @@ Action add_validate_command(CLI::App& app) {
   sub->add_option("--backend", opts->backend, "ferry's side: cpu (default) or reference (the interpreter)")
       ->type_name("NAME");
   add_precision_flags(sub, &opts->precision);
+  add_cpu_flags(sub, &opts->cpu);
   sub->add_option("--inputs", opts->inputs, "input values: an .npz file, or a directory of NAME.npy / a golden dir")
       ->type_name("FILE");
   sub->add_option("--samples", opts->samples, "run N seeded random input sets (seeds SEED .. SEED+N-1)")

@@ -41,7 +41,7 @@ struct CpuFlags {
   std::string fp32_math = "exact";
 };
 CompileOptions compile_options(const std::string& backend, int threads, const CpuFlags& flags);
-/// --isa, --plain-layouts, --reference-kernels, --conv-algorithm, --fp32-math on `sub` (run, bench).
+/// --isa, --plain-layouts, --reference-kernels, --conv-algorithm, --fp32-math on `sub` (run, bench, validate).
 void add_cpu_flags(CLI::App* sub, CpuFlags* flags);
 
 /// --precision, --keep-fp32, --force (convert, run, bench, validate; docs/precision.md).
