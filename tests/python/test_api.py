@@ -242,10 +242,14 @@ def test_compile_options_are_checked(ferry_api, add_model):
         model.compile(conv_algorithm="fast")
     with pytest.raises(TypeError, match="option 'conv_algorithm' must be a str"):
         model.compile(conv_algorithm=1)
+    with pytest.raises(ferry_api.InvalidArgumentError, match=r"unknown fp32_math 'tf32' \(exact, bf16x3\)"):
+        model.compile(fp32_math="tf32")
+    with pytest.raises(TypeError, match="option 'fp32_math' must be a str"):
+        model.compile(fp32_math=3)
     session = model.compile(optimize=False, backend="reference", threads=2)
     assert session.options == {"optimize": False, "backend": "reference", "threads": 2, "isa": "",
                                "blocked_layouts": True, "reference_kernels": False, "conv_algorithm": "auto",
-                               "precision": ""}
+                               "fp32_math": "exact", "precision": ""}
     assert session.backend == "reference"
     assert [b["name"] for b in ferry_api.backends()][:2] == ["cpu", "reference"]
     assert model.compile().backend == "cpu", "the default backend is the first row, as for `ferry run`"
