@@ -70,6 +70,9 @@ def test_bf16x3_attention_within_the_fp32_bound(ferry_api, ferry_cli, tmp_path, 
     else:
         assert x3_kernels == exact_kernels, x3_kernels
         np.testing.assert_array_equal(x3, exact)
+    # A dispatch cap below amx keeps the exact kernel whatever --fp32-math says.
+    capped = attention_kernels(ferry_cli, path, tmp_path, "--fp32-math", "bf16x3", "--isa", "avx2")
+    assert capped == ["attention_f32__avx2"], capped
 
 
 def test_an_unknown_fp32_math_is_an_error(ferry_api, ferry_cli, tmp_path):
