@@ -73,6 +73,13 @@ def test_bf16x3_attention_within_the_fp32_bound(ferry_api, ferry_cli, tmp_path, 
     # A dispatch cap below amx keeps the exact kernel whatever --fp32-math says.
     capped = attention_kernels(ferry_cli, path, tmp_path, "--fp32-math", "bf16x3", "--isa", "avx2")
     assert capped == ["attention_f32__avx2"], capped
+    # `ferry bench` says how many steps took bf16x3 (JSON and text).
+    for extra, want in (([], 1 if x3_on_tiles() else 0), (["--isa", "avx2"], 0)):
+        r = ferry(ferry_cli, "bench", path, "--fp32-math", "bf16x3", "--iters", "1", "--json", *extra)
+        j = json.loads(r.stdout[r.stdout.index("{"):])
+        assert (j["fp32_math"], j["bf16x3_steps"]) == ("bf16x3", want), (extra, j)
+    text = ferry(ferry_cli, "bench", path, "--fp32-math", "bf16x3", "--iters", "1").stdout
+    assert ("fp32 math    bf16x3: 1 step on AMX tiles" if x3_on_tiles() else "no step offers it") in text, text
 
 
 def test_an_unknown_fp32_math_is_an_error(ferry_api, ferry_cli, tmp_path):

@@ -75,6 +75,21 @@ std::string reference_summary(const PlanInfo& p) {
          " steps run a reference kernel: " + list;
 }
 
+/// Steps computing fp32 products as bf16x3 on AMX tiles (--fp32-math bf16x3; docs/precision.md).
+int bf16x3_steps(const PlanInfo& p) {
+  int n = 0;
+  for (const StepInfo& si : p.steps) n += si.kernel.find("f32x3__amx") != std::string::npos;
+  return n;
+}
+
+/// The --fp32-math line: which steps took bf16x3, or that none could here.
+std::string fp32_math_summary(const PlanInfo& p) {
+  const int n = bf16x3_steps(p);
+  if (n == 0) return "bf16x3 requested: no step offers it on this host / cap (all exact fp32)";
+  return "bf16x3: " + std::to_string(n) + " step" + (n > 1 ? "s" : "") +
+         " on AMX tiles (fp32 products as three bf16 products), the rest exact";
+}
+
 /// One profiled run: each step's time and what it was, in run order (RunObserver).
 struct TimedRun {
   std::vector<double> us;
@@ -241,7 +256,9 @@ int run_bench(const BenchOptions& o) {
               {"compile_ms", compile_ms},
               {"arena_mb", double(plan->arena_bytes) / (1 << 20)},
               {"steps", plan->steps.size()},
-              {"reference_steps", reference_steps(*plan)}};
+              {"reference_steps", reference_steps(*plan)},
+              {"fp32_math", o.cpu.fp32_math},
+              {"bf16x3_steps", bf16x3_steps(*plan)}};
     if (profile) j["profile"] = o.profile;
     std::cout << dump_json(j) << std::endl;
   } else {
@@ -255,6 +272,7 @@ int run_bench(const BenchOptions& o) {
     if (std::string r = reference_summary(*plan); !r.empty()) std::printf("note         %s\n", r.c_str());
     if (s.precision().mode != "fp32")  // which nodes run accelerated and which emulated, next to the time
       std::printf("precision    %s\n", precision_note(s.precision()).c_str());
+    if (o.cpu.fp32_math != "exact") std::printf("fp32 math    %s\n", fp32_math_summary(*plan).c_str());
     if (!plan->runtime_planned_from.empty())
       std::printf("note         node '%s' has a data-dependent output shape: the rest is planned at run time\n",
                   plan->runtime_planned_from.c_str());
