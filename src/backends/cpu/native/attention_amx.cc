@@ -22,7 +22,7 @@
 //
 // run_f32x3__amx is the same kernel at fp32 accuracy (X3, PyTorch's bf16_3x): every operand x
 // splits into hi = bf16(x) and lo = bf16(x - hi) (16 significant bits; P's hi is truncated), and each product a b
-// is taken as ah bh + ah bl + al bh on the tiles (lo lo, ~2^-18 relative, is dropped): K and V^T
+// is taken as ah bh + ah bl + al bh on the tiles (lo lo is dropped: 2^-18 relative, 2^-16 with P): K and V^T
 // pack their lo tiles beside the hi ones, Q^T and P^T their lo pairs, so S^T and O^T take three
 // tile products where bf16 takes one, and 2^x is the fp32 kernel's degree-5 polynomial (1.6e-7).
 // Products come within ~2^-16 relative of fp32's; attention outputs within ~1e-5 of the fp64
