@@ -31,7 +31,7 @@ std::string why_not_mask(const OnnxNode& n, size_t mi, const char* what) {
   if (!m->shape().rank_known()) return std::string(what) + " has unknown rank";
   const Value* x = n.input(0);
   if (m->shape().rank() == 1) {
-    if (x->shape().rank_known() && m->shape()[0] == x->shape()[0]) return "";
+    if (x->shape().rank_known() && x->shape().rank() >= 1 && m->shape()[0] == x->shape()[0]) return "";
     return std::string(what) + " of shape " + m->shape().to_string() +
            " is not the batch of the input (the [2B] form with start positions is not handled)";
   }

@@ -39,7 +39,7 @@ std::string unbatched_norm(const OnnxNode& n) {
   const int64_t c = scale->shape()[0].value(), r = x->shape().rank();
   const bool min_rank = n.op_type() == "InstanceNormalization" ? r >= 2 : r >= 1;
   const bool c_first = r >= 1 && x->shape()[0].is_static() && x->shape()[0].value() == c;
-  const bool not_c_second = r == 1 || (x->shape()[1].is_static() && x->shape()[1].value() != c);
+  const bool not_c_second = r == 1 || (r >= 2 && x->shape()[1].is_static() && x->shape()[1].value() != c);
   if (!min_rank || !c_first || !not_c_second) return "";
   return "X " + shape_of(n, 0) + " has C = " + std::to_string(c) + " (scale's size) on axis 0, not axis 1: X has no batch axis";
 }

@@ -80,6 +80,28 @@ TEST(RepairImport, RepairIsAppliedAndRecorded) {
   }
 }
 
+// A rank-0 X for a norm whose scale is [C]: the unbatched-X adapter (repair/shape_adapters.cc) must
+// not read X's axis 1 (it did: a fuzzer-found out-of-bounds read, fuzz/regressions/onnx_load_fuzz/
+// norm-rank0-x-unbatched-adapter); the import fails with the node named, with and without repairs.
+TEST(RepairImport, ScalarNormInputIsAnErrorNotAnOutOfBoundsRead) {
+  for (const char* op : {"BatchNormalization", "InstanceNormalization"}) {
+    onnx::ModelProto m = make_model(15);
+    add_input(m, "x", onnx::TensorProto::FLOAT, {});
+    for (const char* w : {"s", "b", "mu", "var"}) add_initializer(m, f32_tensor(w, {4}, {1, 1, 1, 1}));
+    std::vector<std::string> ins = {"x", "s", "b"};
+    if (std::string(op) == "BatchNormalization") ins.insert(ins.end(), {"mu", "var"});
+    add_node(m, op, ins, {"y"}, "norm_0");
+    add_output(m, "y");
+    for (bool repair : {false, true}) {
+      ImportReport report;
+      auto g = import_with(m, repair, &report);
+      ASSERT_FALSE(g.ok() && report.unsupported.empty()) << op;
+      const std::string why = g.ok() ? report.unsupported[0].reason : g.status().message();
+      EXPECT_CONTAINS(why + (report.unsupported.empty() ? "" : report.unsupported[0].node_name), "norm_0");
+    }
+  }
+}
+
 TEST(RepairImport, RefusedFormSaysWhy) {
   onnx::ModelProto m = contrib_model("FusedMatMul", {"x", "w"});
   add_initializer(m, f32_tensor("w", {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
