@@ -103,3 +103,10 @@ def test_validate_checks_bf16x3_against_onnxruntime(ferry_cli, tmp_path):
         assert report["pass"] is True, (extra, r.stdout)
         metrics = report["samples"][0]["outputs"][0]["metrics"]
         assert metrics["max_abs"] <= FP32_BOUND, (extra, metrics)  # outputs of randn attention: |y| < 1
+
+
+def test_env_says_whether_bf16x3_runs_here(ferry_cli):
+    r = ferry(ferry_cli, "env", "--json", "--no-python")
+    checks = [c for c in json.loads(r.stdout[r.stdout.index("{"):])["checks"] if c["name"] == "fp32 math"]
+    assert len(checks) == 1, checks
+    assert ("available" in checks[0]["detail"]) == x3_on_tiles(), checks[0]
