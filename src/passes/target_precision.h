@@ -47,6 +47,9 @@ struct PrecisionSupport {
 struct TargetPrecisions {
   std::string target;                     ///< "cpu", "reference"
   std::vector<PrecisionSupport> offered;  ///< besides fp32, which is always native
+  /// What `fp32_math="bf16x3"` (CompileOptions) runs here, or why it runs exact ("" where the
+  /// target has no such kernel at all).
+  std::string fp32_bf16x3;
   /// How it executes `dtype` (exec none, with the reason, when not offered).
   PrecisionSupport of(DType dtype) const;
 };

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("FERRY_CPU_MAX_ISA", "").lower() 
 
 
 def x3_on_tiles(environ=os.environ):
-    """Whether attention_f32x3__amx runs here (backends/cpu/cpu_schedule.cc fp32_attention_on_tiles):
+    """Whether attention_f32x3__amx runs here (backends/cpu/cpu_target.cc cpu_fp32x3_attention_kernel):
     AMX-BF16 with AVX512_BF16 in /proc/cpuinfo (the OS is assumed to grant the tile state, as Linux
     >= 5.16 does) and ferry's dispatch cap not below amx. oneDNN's cap does not matter: the kernel
     is ferry's own."""

@@ -129,17 +129,8 @@ int run_env(const EnvOptions& o) {
               ? ""
               : std::string("--precision auto does not pick ") + precision_name(p.dtype) + " here; --precision " +
                     precision_name(p.dtype) + " runs emulated (no speedup)");
-  // --fp32-math bf16x3 (docs/precision.md "fp32 math"): the same rule as the scheduler's
-  // fp32_attention_on_tiles, read from the flags (the OS grant is asked at first use).
-  auto usable = [&](const char* name) {
-    return std::any_of(h.isa.begin(), h.isa.end(), [&](const env::IsaFlag& f) { return f.name == name && f.usable; });
-  };
-  const bool tiles = host_isa() >= Isa::amx && usable("amx_bf16") && usable("avx512_bf16");
-  add("isa", "fp32 math", "ok",
-      tiles ? "--fp32-math bf16x3 available (opt-in): fp32 Attention as three bf16 products a product on AMX tiles "
-              "(attention_f32x3__amx, ~1e-5 from float64); default exact"
-            : std::string("--fp32-math bf16x3 runs exact fp32 here: ") +
-                  (host_isa() >= Isa::amx ? "no usable AMX-BF16" : "ferry's dispatch is capped below amx"));
+  // --fp32-math bf16x3 (docs/precision.md "fp32 math"), as the CPU target says.
+  if (precisions.ok() && !precisions->fp32_bf16x3.empty()) add("isa", "fp32 math", "ok", precisions->fp32_bf16x3);
 
   // --- libraries ---
   add("libraries", "ferry", "ok", std::string("ferry ") + kVersion + ", built with " + lib.compiler);

@@ -38,6 +38,11 @@ TargetPrecisions cpu_precisions(Isa isa);
 /// Attention is emulated: the fp32 kernel on rounded inputs).
 const char* cpu_bf16_attention_kernel(Isa isa);
 
+/// The kernel that runs fp32 Attention nodes under fp32_math "bf16x3" at dispatch cap `isa` on
+/// this host: "attention_f32x3__amx" where the AMX bf16 kernel runs (the same tiles and rule),
+/// else null (the exact fp32 kernel). The scheduler and TargetPrecisions::fp32_bf16x3 read it.
+const char* cpu_fp32x3_attention_kernel(Isa isa);
+
 /// oneDNN's implementation of a small matmul with `dtype` sources and f32 destination on
 /// this host ("jit:avx512_core_amx", "ref:any"), or "none: <why>" when it has none.
 std::string onednn_matmul_impl(DType dtype);

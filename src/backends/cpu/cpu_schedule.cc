@@ -25,7 +25,6 @@
 #include "backends/cpu/cpu_precision.h"
 #include "backends/cpu/cpu_step_table.h"
 #include "backends/cpu/cpu_step_work.h"
-#include "backends/cpu/native/attention_kernel.h"
 #include "backends/cpu/native/strided_copy.h"
 #include "backends/cpu/onednn/onednn_steps.h"
 #include "ir/subgraph.h"
@@ -728,11 +727,11 @@ bool Scheduler::bf16_attention(const Node& n) {
 }
 
 /// Whether the fp32 Attention `n` (kernel k chosen) runs as three bf16 products a product on AMX
-/// tiles: asked for (SessionOptions::fp32_bf16x3), the AVX-512 fp32 kernel chosen, the dispatch
-/// cap at amx and AMX-BF16 usable in this process. Else the exact fp32 kernel.
+/// tiles: asked for (SessionOptions::fp32_bf16x3), the AVX-512 fp32 kernel chosen, and the CPU
+/// target naming its bf16x3 kernel at this cap (cpu_fp32x3_attention_kernel). Else exact fp32.
 bool Scheduler::fp32_attention_on_tiles(const Node& n, const KernelEntry* k) const {
   return opt_.fp32_bf16x3 && n.op() == Op::Attention && std::string(k->name) == "attention_f32__avx512" &&
-         std::min(opt_.isa, host_isa()) >= Isa::amx && attn::amx_attention_available();
+         cpu_fp32x3_attention_kernel(opt_.isa) != nullptr;
 }
 
 /// The bf16 slot holding x when `v` is Cast(Cast(x, to=bf16), to=f32): x's own where a bf16 step

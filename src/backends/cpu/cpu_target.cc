@@ -112,7 +112,22 @@ const char* cpu_bf16_attention_kernel(Isa isa) {
   return nullptr;
 }
 
+const char* cpu_fp32x3_attention_kernel(Isa isa) {
+  const char* bf16 = cpu_bf16_attention_kernel(isa);
+  return bf16 && std::string(bf16) == "attention_bf16__amx" ? "attention_f32x3__amx" : nullptr;
+}
+
 namespace {
+
+/// TargetPrecisions::fp32_bf16x3: what --fp32-math bf16x3 runs at cap `isa`, or why it runs exact.
+std::string fp32_bf16x3_note(Isa isa) {
+  if (cpu_fp32x3_attention_kernel(isa))
+    return "--fp32-math bf16x3 available (opt-in): fp32 Attention as three bf16 products a product on AMX tiles "
+           "(attention_f32x3__amx, ~1e-5 from float64); default exact";
+  const bool amx = cpu_flag_usable("amx_bf16") && cpu_flag_usable("avx512_bf16") && attn::amx_attention_available();
+  return std::string("--fp32-math bf16x3 runs exact fp32 here: ") +
+         (amx && std::min(isa, host_isa()) < Isa::amx ? "ferry's dispatch is capped below amx" : "no usable AMX-BF16");
+}
 
 /// Storage emulation of `dtype`, with `why` naming what keeps it from the hardware.
 PrecisionSupport lowered_support(DType dtype, Isa isa, const std::vector<HwPath>& paths) {
@@ -365,9 +380,11 @@ PrecisionSupport f16_support() {
 
 TargetPrecisions cpu_precisions(Isa isa) {
   isa = std::min(isa, host_isa());
-  return {"cpu", {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, unsigned(dnnl_cpu_isa_avx512_core_amx)},
-                                                  {"avx512_bf16", Isa::avx512, unsigned(dnnl_cpu_isa_avx512_core_bf16)}}),
-          f16_support(), int8_support()}};
+  TargetPrecisions t{"cpu", {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, unsigned(dnnl_cpu_isa_avx512_core_amx)},
+                                                                {"avx512_bf16", Isa::avx512, unsigned(dnnl_cpu_isa_avx512_core_bf16)}}),
+                        f16_support(), int8_support()}};
+  t.fp32_bf16x3 = fp32_bf16x3_note(isa);
+  return t;
 }
 
 }  // namespace ferry

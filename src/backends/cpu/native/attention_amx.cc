@@ -147,6 +147,15 @@ FERRY_TARGET_AMX inline __m512 bf16_hi(__m512 x) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
+/// X3's split of 32 values a, b (dims 2r, 2r + 1 in word r once packed by vcvtne2ps2bf16): a and b
+/// become their hi parts, the lo parts come back packed as vcvtne2ps2bf16(b - bh, a - ah).
+FERRY_TARGET_AMX inline __m512i split_lo(__m512& a, __m512& b) {
+  const __m512 ah = bf16_hi(a), bh = bf16_hi(b);
+  const __m512i lo = (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(b, bh), _mm512_sub_ps(a, ah));
+  a = ah, b = bh;
+  return lo;
+}
+
 /// r[0..16) transposed as a 16 x 16 matrix of 32-bit words.
 FERRY_TARGET_AMX inline void transpose16(__m512i* r) {
   __m512i t[16];
@@ -178,17 +187,11 @@ FERRY_TARGET_AMX void pack_keys(const Problem& p, const Packed& pk, int64_t bh, 
   for (int64_t r = 0; r < 32; ++r) {
     const float* src = j0 + r < p.total() ? key_row(p, p.past_k, p.k, b, kvh, j0 + r) : nullptr;
     for (int64_t e = 0; e < pk.dp0; e += 32) {
-      const __m512 lo = src ? _mm512_maskz_loadu_ps(first16(D - e), src + e) : _mm512_setzero_ps();
-      const __m512 hi = src ? _mm512_maskz_loadu_ps(first16(D - e - 16), src + e + 16) : _mm512_setzero_ps();
-      uint16_t* dst = const_cast<uint16_t*>(pk.k_tile(pk.k(bh), j0 + r / 16 * 16, e)) + r % 16 * 32;
-      if (!pk.x3) {
-        _mm512_store_si512(dst, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
-        continue;
-      }
-      const __m512 lo_h = bf16_hi(lo), hi_h = bf16_hi(hi);
-      _mm512_store_si512(dst, (__m512i)_mm512_cvtne2ps_pbh(hi_h, lo_h));
-      uint16_t* rest = const_cast<uint16_t*>(pk.k_tile(pk.k(bh), j0 + r / 16 * 16, e + pk.dp0)) + r % 16 * 32;
-      _mm512_store_si512(rest, (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(hi, hi_h), _mm512_sub_ps(lo, lo_h)));
+      __m512 lo = src ? _mm512_maskz_loadu_ps(first16(D - e), src + e) : _mm512_setzero_ps();
+      __m512 hi = src ? _mm512_maskz_loadu_ps(first16(D - e - 16), src + e + 16) : _mm512_setzero_ps();
+      auto row = [&](int64_t c) { return const_cast<uint16_t*>(pk.k_tile(pk.k(bh), j0 + r / 16 * 16, c)) + r % 16 * 32; };
+      if (pk.x3) _mm512_store_si512(row(e + pk.dp0), split_lo(lo, hi));
+      _mm512_store_si512(row(e), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
     }
   }
   for (int64_t e = 0; e < pk.dvp; e += 16) {
@@ -235,11 +238,7 @@ FERRY_TARGET_AMX void pack_queries(const Problem& p, const Packed& pk, int64_t b
         const float* q = p.q.row(b, h, i0 + row) + c;
         __m512 lo = _mm512_mul_ps(_mm512_maskz_loadu_ps(first16(D - c), q), sc);
         __m512 hi = _mm512_mul_ps(_mm512_maskz_loadu_ps(first16(D - c - 16), q + 16), sc);
-        if (pk.x3) {
-          const __m512 lo_h = bf16_hi(lo), hi_h = bf16_hi(hi);
-          wl[i] = (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(hi, hi_h), _mm512_sub_ps(lo, lo_h));
-          lo = lo_h, hi = hi_h;
-        }
+        if (pk.x3) wl[i] = split_lo(lo, hi);
         w[i] = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);  // word r: dims c + 2r, c + 2r + 1
       }
       transpose16(w);  // row r: pair r of the 16 queries
