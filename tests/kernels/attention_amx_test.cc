@@ -95,82 +95,83 @@ void amx_check(const AmxCase& c, AttentionKernel kernel = attention_bf16__amx, d
   }
 }
 
+using Check = void (*)(const AmxCase& c);
+void bf16_check(const AmxCase& c) { amx_check(c); }
+
 // attention_f32x3__amx (bf16_3x: three bf16 tile products a product, fp32 softmax): within 1e-4 of
 // the double reference (issue 15's fp32 bound; bf16 misses it by ~20x) over the same sweeps as the
 // bf16 kernel, and not the fp32 kernel's output (so the tiles ran).
 void x3_check(const AmxCase& c) { amx_check(c, attention_f32x3__amx, 1e-4, 0, attention_f32__avx512); }
 
-TEST(AttentionAmxX3, HeadDimsRaggedTailsMasksGroupsAndCausal) {
-  if (!attn::amx_attention_available()) GTEST_SKIP() << kNoAmx;
-  for (int64_t d : {32, 33, 64, 80, 128, 256})
-    for (auto [sq, skv] : std::vector<std::pair<int64_t, int64_t>>{{5, 3}, {63, 65}, {130, 129}}) {
-      AmxCase c;
-      c.d = c.dv = d, c.sq = sq, c.skv = skv;
-      x3_check(c);
-    }
-  for (auto [hq, hkv] : std::vector<std::pair<int64_t, int64_t>>{{4, 4}, {4, 1}})
-    for (int mask : {0, 1, 2, 3})
-      for (bool causal : {false, true}) {
-        AmxCase c;
-        c.b = 2, c.hq = hq, c.hkv = hkv, c.sq = 77, c.skv = 150, c.d = c.dv = 33 + 31 * mask, c.mask = mask;
-        c.causal = causal, c.past = causal ? 17 : 0, c.three_d = mask == 1;
-        x3_check(c);
-      }
-  AmxCase c;
-  c.sq = c.skv = 1000, c.hq = c.hkv = 1, c.d = c.dv = 128, c.causal = true;  // the lazy max moves mid-row
-  x3_check(c);
-  c = AmxCase{};
-  c.d = 64, c.dv = 48, c.sq = 40, c.skv = 97, c.softcap = 3.f;
-  x3_check(c);
-  c = AmxCase{};
-  c.sq = 1, c.skv = 1, c.past = 300, c.hq = 4, c.hkv = 2, c.causal = true;  // decode: the fp32 rows
-  x3_check(c);
-}
-
-TEST(AttentionAmx, HeadDimsAndRaggedTails) {
-  if (!attn::amx_attention_available()) GTEST_SKIP() << kNoAmx;
+// The sweeps, each run by the bf16 kernel's tests and the bf16x3 kernel's.
+void head_dims_and_ragged_tails(Check check) {
   for (int64_t d : {32, 33, 64, 80, 96, 128, 160, 256})
     for (auto [sq, skv] : std::vector<std::pair<int64_t, int64_t>>{{5, 3}, {31, 33}, {63, 65}, {130, 129}}) {
       AmxCase c;
       c.d = c.dv = d, c.sq = sq, c.skv = skv;
-      amx_check(c);
+      check(c);
     }
 }
 
-TEST(AttentionAmx, MasksGroupsPastAndCausal) {
-  if (!attn::amx_attention_available()) GTEST_SKIP() << kNoAmx;
+void masks_groups_past_and_causal(Check check) {
   for (auto [hq, hkv] : std::vector<std::pair<int64_t, int64_t>>{{4, 4}, {4, 2}, {4, 1}})
     for (int mask : {0, 1, 2, 3})
       for (bool causal : {false, true}) {
         AmxCase c;
         c.b = 2, c.hq = hq, c.hkv = hkv, c.sq = 77, c.skv = 150, c.d = c.dv = 33 + 31 * mask, c.mask = mask;
         c.causal = causal, c.past = causal ? 17 : 0, c.three_d = mask == 1;
-        amx_check(c);
+        check(c);
       }
+}
+
+void long_sequences_softcap_and_value_dims(Check check) {
+  AmxCase c;
+  c.sq = c.skv = 1000, c.hq = c.hkv = 1, c.d = c.dv = 128, c.causal = true;  // the lazy max moves mid-row
+  check(c);
+  c = AmxCase{};
+  c.sq = 100, c.skv = 260, c.softcap = 3.f;
+  check(c);
+  c = AmxCase{};
+  c.d = 64, c.dv = 48, c.sq = 40, c.skv = 97, c.hq = 4, c.hkv = 2;  // Dv != D, padded to 64 on the tiles
+  check(c);
+  c = AmxCase{};
+  c.d = 128, c.dv = 32, c.sq = 33, c.skv = 40, c.mask = 2;
+  check(c);
+}
+
+void decode_step(Check check) {
+  AmxCase c;
+  c.sq = 1, c.skv = 1, c.past = 300, c.hq = 4, c.hkv = 2, c.causal = true;
+  check(c);  // <= 4 queries: the fp32 decode rows on every host, so no bf16 check
+}
+
+TEST(AttentionAmxX3, HeadDimsRaggedTailsMasksGroupsAndCausal) {
+  if (!attn::amx_attention_available()) GTEST_SKIP() << kNoAmx;
+  head_dims_and_ragged_tails(x3_check);
+  masks_groups_past_and_causal(x3_check);
+  long_sequences_softcap_and_value_dims(x3_check);
+  decode_step(x3_check);
+}
+
+TEST(AttentionAmx, HeadDimsAndRaggedTails) {
+  if (!attn::amx_attention_available()) GTEST_SKIP() << kNoAmx;
+  head_dims_and_ragged_tails(bf16_check);
+}
+
+TEST(AttentionAmx, MasksGroupsPastAndCausal) {
+  if (!attn::amx_attention_available()) GTEST_SKIP() << kNoAmx;
+  masks_groups_past_and_causal(bf16_check);
 }
 
 TEST(AttentionAmx, LongSequencesSoftcapAndValueDims) {
   if (!attn::amx_attention_available()) GTEST_SKIP() << kNoAmx;
-  AmxCase c;
-  c.sq = c.skv = 1000, c.hq = c.hkv = 1, c.d = c.dv = 128, c.causal = true;  // the lazy max moves mid-row
-  amx_check(c);
-  c = AmxCase{};
-  c.sq = 100, c.skv = 260, c.softcap = 3.f;
-  amx_check(c);
-  c = AmxCase{};
-  c.d = 64, c.dv = 48, c.sq = 40, c.skv = 97, c.hq = 4, c.hkv = 2;  // Dv != D, padded to 64 on the tiles
-  amx_check(c);
-  c = AmxCase{};
-  c.d = 128, c.dv = 32, c.sq = 33, c.skv = 40, c.mask = 2;
-  amx_check(c);
+  long_sequences_softcap_and_value_dims(bf16_check);
 }
 
 TEST(AttentionAmx, DecodeStepsFallBack) {
   // The fallbacks end in the AVX-512 fp32 kernel: the scheduler picks a bf16 kernel only at avx512+.
   if (host_isa() < Isa::avx512) GTEST_SKIP() << "no AVX-512 (so no AMX): the bf16 kernels are not run on this host";
-  AmxCase c;
-  c.sq = 1, c.skv = 1, c.past = 300, c.hq = 4, c.hkv = 2, c.causal = true;
-  amx_check(c);  // <= 4 queries: the fp32 decode rows on every host, so no bf16 check
+  decode_step(bf16_check);
 }
 
 // What the accuracy guard measures for a bf16-accelerated Attention (Q, K, V rounded to bf16,
