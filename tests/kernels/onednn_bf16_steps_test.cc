@@ -90,8 +90,9 @@ void check_bf16(const std::string& label, const std::function<void(Graph&)>& bui
     }
     if (blocked && blocked_steps) *blocked_steps = plan->steps;
     EXPECT_EQ(bf16_steps, accelerated) << what << text;
-    if (bf16_outputs >= 0 || blocked)  // < 0: counted for the blocked layout only (as -bf16_outputs)
+    if (bf16_outputs >= 0 || blocked) {  // < 0: counted for the blocked layout only (as -bf16_outputs)
       EXPECT_EQ(bf16_written, std::abs(bf16_outputs)) << what << ": steps writing bf16 for bf16 readers" << text;
+    }
     for (int rep = 0; rep < 2; ++rep) {
       auto got = (*s)->run(feeds);
       ASSERT_TRUE(got.ok()) << what << ": " << got.status().to_string() << text;

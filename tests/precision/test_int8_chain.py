@@ -129,16 +129,17 @@ def branch_chain(path):
     return c.save(path, (1, 8, 10, 10), float_outputs=("a_relu", "b")), 3
 
 
-def gate_chain(path):
+def gate_chain(path, channels=16, batch=1):
     """A squeeze-excitation gate between two int8 convs: a = conv(x) (read by the pooling and the
-    Mul: it stays f32), m = a * Sigmoid(GlobalAveragePool(a)), read only by its QuantizeLinear."""
+    Mul: it stays f32), m = a * Sigmoid(GlobalAveragePool(a)) (one gate per image and channel),
+    read only by its QuantizeLinear."""
     c = Chain()
-    a = c.conv(c.dq(c.q("x")), "a", 8, 16, 1)
+    a = c.conv(c.dq(c.q("x")), "a", 8, channels, 1)
     c.nodes.append(helper.make_node("GlobalAveragePool", [a], ["pooled"], name="pool"))
     c.nodes.append(helper.make_node("Sigmoid", ["pooled"], ["gate"], name="gate_sigmoid"))
     c.nodes.append(helper.make_node("Mul", [a, "gate"], ["gated"], name="gate_mul"))
-    c.q(c.conv(c.dq(c.q("gated")), "b", 16, 8, 1))
-    return c.save(path, (1, 8, 10, 10)), 2
+    c.q(c.conv(c.dq(c.q("gated")), "b", channels, 8, 1))
+    return c.save(path, (batch, 8, 10, 10)), 2
 
 
 def concat_affine_chain(path):
@@ -217,13 +218,20 @@ def test_an_activation_without_an_exact_post_op_writes_u8(ferry_api, ferry_cli, 
     assert sum(k.startswith("quantize_linear") for _, k in ks) == 1, ks  # the graph input's
 
 
-def test_a_mul_read_only_by_quantize_writes_u8(ferry_api, ferry_cli, tmp_path):
+@pytest.mark.parametrize("channels,batch", [(16, 1), (20, 3), (72, 2)])
+def test_a_mul_read_only_by_quantize_writes_u8(ferry_api, ferry_cli, tmp_path, channels, batch):
+    """The gate product writes u8: ferry's channel scale over channels-last x (AVX-512; channel
+    counts off the 16-lane width, a gate per image), else oneDNN's binary with a requantizing
+    post-op; the bytes equal the interpreter's within compare()'s bound."""
     path = tmp_path / "m.onnx"
-    feed, n_int8 = gate_chain(path)
+    feed, n_int8 = gate_chain(path, channels, batch)
     compare(ferry_api, path, feed)
     ks = profile(ferry_cli, path, tmp_path)
     by_node = {n.split(" ", 1)[-1]: k for n, k in ks}
     assert "+dst_u8" in by_node["gate_mul"], ks
+    # the int8 conv writes a channels-last; the gate product on AVX-512 is ferry's step
+    assert "_acdb" in by_node["a"], ks
+    assert by_node["gate_mul"].startswith("channel_scale_f32_acdb") == ferry_dispatch_has_avx512(), ks
     assert "+dst_u8" not in by_node["a"], ks  # the pooling reads it in f32
     # the graph input's QuantizeLinear is the only one left: the Mul's took no step
     assert sum(k.startswith("quantize_linear") for _, k in ks) == 1, ks

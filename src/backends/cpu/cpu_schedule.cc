@@ -590,7 +590,12 @@ Result<bool> Scheduler::try_requantized_mul(const Node& n, const std::vector<int
   const std::optional<onednn::Int8Requant> rq = int8_requant_readers(g_, n);
   if (!rq) return false;
   const std::vector<Operand> ops = {operand_of(ins[0]), operand_of(ins[1])};
-  Result<Made> made = onednn::make_binary(n, ops, outs[0].shape.static_dims(), {}, &*rq);
+  const std::vector<int64_t> out_dims = outs[0].shape.static_dims();
+  // A squeeze-excitation gate over channels-last x: ferry's channel scale; else oneDNN's binary.
+  Result<Made> made = channel_scale_step({n, ops, out_dims, opt_.blocked_layouts, opt_.isa, rq->dtype, {},
+                                          opt_.conv_algorithm, &*rq});
+  if (!made.ok() && made.status().code() == StatusCode::kUnsupported)
+    made = onednn::make_binary(n, ops, out_dims, {}, &*rq);
   if (!made.ok()) {
     if (made.status().code() == StatusCode::kUnsupported) return false;
     return std::move(made).status().with_context("node " + n.describe());

@@ -124,7 +124,7 @@ Result<Made> fused_mul(const StepRequest& r) {
 /// bf16 output (a Mul by a per-image, per-channel gate): ferry's channel scale.
 Result<Made> binary(const StepRequest& r) {
   if (r.ops.size() != 2 || !any_blocked(r.ops)) return unsupported("plain operands: own kernel");
-  if (r.out_dtype == DType::bf16) return channel_scale_bf16_step(r);
+  if (r.out_dtype == DType::bf16) return channel_scale_step(r);
   return onednn::make_binary(r.node, r.ops, r.out_dims);
 }
 

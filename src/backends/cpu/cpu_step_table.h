@@ -74,9 +74,10 @@ Result<onednn::Made> depth_to_space_step(const StepRequest& r);
 Result<onednn::Made> row_conv_step(const StepRequest& r, Activation act, float alpha);
 
 /// Mul(x, g) with g [N or 1, C, 1, 1] (a squeeze-excitation gate) over a channels-last x,
-/// written in bf16 (StepRequest::out_dtype; cpu_channel_scale_step.cc):
-/// what oneDNN's binary runs only on its reference kernel; unsupported otherwise.
-Result<onednn::Made> channel_scale_bf16_step(const StepRequest& r);
+/// written in bf16 (StepRequest::out_dtype) or quantized to u8 (StepRequest::requant, AVX-512)
+/// (cpu_channel_scale_step.cc): what oneDNN's binary runs only on its reference kernel (bf16)
+/// or its slow `jit:uni` one (u8); unsupported otherwise.
+Result<onednn::Made> channel_scale_step(const StepRequest& r);
 
 /// LayerNormalization over the last axis of a plain f32 input, written in bf16 or, quantized by
 /// StepRequest::requant, in u8 (StepRequest::out_dtype; cpu_layer_norm_step.cc); unsupported otherwise.

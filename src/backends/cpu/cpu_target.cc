@@ -380,9 +380,11 @@ PrecisionSupport f16_support() {
 
 TargetPrecisions cpu_precisions(Isa isa) {
   isa = std::min(isa, host_isa());
-  TargetPrecisions t{"cpu", {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, unsigned(dnnl_cpu_isa_avx512_core_amx)},
-                                                                {"avx512_bf16", Isa::avx512, unsigned(dnnl_cpu_isa_avx512_core_bf16)}}),
-                        f16_support(), int8_support()}};
+  TargetPrecisions t;
+  t.target = "cpu";
+  t.offered = {lowered_support(DType::bf16, isa, {{"amx_bf16", Isa::amx, unsigned(dnnl_cpu_isa_avx512_core_amx)},
+                                                  {"avx512_bf16", Isa::avx512, unsigned(dnnl_cpu_isa_avx512_core_bf16)}}),
+                 f16_support(), int8_support()};
   t.fp32_bf16x3 = fp32_bf16x3_note(isa);
   return t;
 }
