@@ -238,6 +238,42 @@ def test_a_mul_read_only_by_quantize_writes_u8(ferry_api, ferry_cli, tmp_path, c
     assert len(int8_steps(ks)) == n_int8, ks
 
 
+def image_chain(path, shape):
+    """An int8 model's image input: QuantizeLinear(x) read only by the first int8 conv (3x3,
+    stride 2, channels-last), whose f32 output is the graph output."""
+    c = Chain()
+    c.nodes.append(helper.make_node("QuantizeLinear", ["x", "s", "z"], ["x_q"], name="x_quant"))
+    c.conv(c.dq("x_q"), "first", shape[1], 16, 3, stride=2)
+    return c.save(path, shape, float_outputs=("first",)), 1
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 24, 24), (2, 3, 17, 19), (1, 1, 9, 33), (2, 4, 7, 5), (1, 2, 16, 16)])
+def test_an_image_input_is_quantized_channels_last_in_one_step(ferry_api, ferry_cli, tmp_path, shape):
+    """The input's QuantizeLinear writes the u8 channels-last layout the first int8 conv reads, in
+    one step (native/quantize_nhwc.cc, C <= 4, AVX512_VBMI), instead of a plain u8 and a reorder:
+    the conv's output equals the interpreter's (a misplaced byte would not), ragged pixel tails and
+    several images included."""
+    path = tmp_path / "m.onnx"
+    feed, n_int8 = image_chain(path, shape)
+    feed["x"][0, 0, 0, :3] = [1e6, -1e6, np.nan]  # saturation both ways, NaN -> the zero point's
+    got, want = compare(ferry_api, path, feed)
+    assert np.abs(got["first"] - want["first"]).max() <= 1e-5 * np.abs(want["first"]).max()
+    ks = profile(ferry_cli, path, tmp_path)
+    assert len(int8_steps(ks)) == n_int8, ks
+    quant = [k for _, k in ks if k.startswith("quantize_linear")]
+    assert len(quant) == 1, ks
+    reorders_of_xq = [k for n, k in ks if n.startswith("Reorder") and k.startswith("strided_copy_plain_to")]
+    if ferry_dispatch_has_avx512() and host_has_vbmi() and shape[1] > 1:  # one channel: plain is channels-last
+        assert quant[0] == "quantize_linear_f32_u8_plain_to_acdb__avx512_vbmi" and not reorders_of_xq, ks
+    else:
+        assert quant[0].startswith("quantize_linear_f32_u8_plain"), ks
+
+
+def host_has_vbmi():
+    with open("/proc/cpuinfo") as f:
+        return " avx512vbmi " in f.read().replace("\n", " ")
+
+
 def profile(ferry_cli, path, tmp_path):
     trace = tmp_path / "trace.json"
     r = subprocess.run([str(ferry_cli), "bench", str(path), "--warmup", "0", "--iters", "1", "--profile", str(trace)],

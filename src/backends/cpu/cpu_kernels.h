@@ -46,6 +46,11 @@ std::unique_ptr<Step> make_cast_bf16_step(DType from, DType to, int64_t count, c
 /// layout `layout` (the output keeps it): the step the int8 convolutions read (native/quantize.cc).
 std::unique_ptr<Step> make_quantize_u8_step(float scale, uint8_t zero_point, int64_t count, const std::string& layout,
                                             Isa isa);
+/// QuantizeLinear as make_quantize_u8_step (the same bytes) of a plain [N, C, spatial...] f32
+/// input written channels-last, for C <= 4 on hosts with AVX512_VBMI (nullptr otherwise): an
+/// int8 model's image input (native/quantize_nhwc.cc).
+std::unique_ptr<Step> make_quantize_u8_to_nhwc_step(float scale, uint8_t zero_point, const std::vector<int64_t>& dims,
+                                                    Isa isa);
 /// DynamicQuantizeLinear over `count` elements of any dense layout `layout` (the u8 output
 /// keeps it; scale and zero point are scalars): the reference kernel's arithmetic.
 std::unique_ptr<Step> make_dynamic_quantize_u8_step(int64_t count, const std::string& layout, Isa isa);

@@ -163,6 +163,7 @@ class Scheduler {
   int bf16_slot_of_rounded(const Value* v) const;
   std::optional<std::vector<Op>> bf16_ops_;  ///< the CPU target's accelerated bf16 ops at opt_.isa
   void erase_unread_reorder(int slot);
+  bool quantize_into_layout(int slot, const memory::desc& want);
   size_t step_writing(int slot) const;
   bool try_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
   bool try_transpose_view(const Node& n, const std::vector<int>& ins, const std::vector<OutputInfo>& outs);
@@ -268,6 +269,7 @@ Result<int> Scheduler::in_layout(int slot, const memory::desc& want, DType to) {
   if (to == s.dtype && (s.layout.is_zero() ? onednn::is_plain(want) : s.layout == want)) return slot;
   const std::string key = layout_key(want);
   if (auto it = s.reorders.find(key); it != s.reorders.end()) return it->second;
+  if (to == s.dtype && quantize_into_layout(slot, want)) return slot;
   memory::desc from = s.layout.is_zero() ? plain_md(s) : s.layout;
   Made made;
   // Between two dense unblocked layouts (NCHW <-> NHWC): own strided copy, faster than oneDNN's here.
@@ -675,6 +677,33 @@ size_t Scheduler::step_writing(int slot) const {
   for (size_t k = sig_.steps.size(); k-- > 0;)
     if (std::find(sig_.steps[k].outs.begin(), sig_.steps[k].outs.end(), slot) != sig_.steps[k].outs.end()) return k;
   return sig_.steps.size();
+}
+
+/// An image input's QuantizeLinear (plain f32 [N, C <= 4, ...] -> u8) whose u8 output `slot` no
+/// step has read yet, now wanted channels-last by an int8 convolution: the quantize step writes
+/// that layout itself (native/quantize_nhwc.cc) instead of a plain u8 and a reorder. Later
+/// readers that want it plain get a reorder from the new layout, as for any slot.
+bool Scheduler::quantize_into_layout(int slot, const memory::desc& want) {
+  const Slot& s = sig_.slots[size_t(slot)];
+  if (!fast_ || s.dtype != DType::u8 || !slot_is_plain(s) || !s.value || g_.is_graph_output(s.value) ||
+      s.dims.size() < 3 || s.dims.size() > 5 || !(want == onednn::channels_last_desc(memory::data_type::u8, s.dims)))
+    return false;
+  const Node* q = s.value->producer();
+  const std::optional<onednn::Int8Requant> rq = q ? per_tensor_quantize(*q) : std::nullopt;
+  const size_t k = step_writing(slot);
+  if (!rq || rq->dtype != DType::u8 || k == sig_.steps.size() || sig_.steps[k].info.op != "QuantizeLinear" ||
+      sig_.steps[k].ins.empty() || sig_.steps[k].ins[0] < 0 || !slot_is_plain(sig_.slots[size_t(sig_.steps[k].ins[0])]))
+    return false;
+  for (const PlannedStep& ps : sig_.steps)
+    if (std::find(ps.ins.begin(), ps.ins.end(), slot) != ps.ins.end()) return false;
+  for (const Slot& o : sig_.slots)
+    if (o.view_of == slot) return false;
+  std::unique_ptr<Step> step = make_quantize_u8_to_nhwc_step(rq->scale, uint8_t(rq->zero_point), s.dims, opt_.isa);
+  if (!step) return false;
+  sig_.steps[k].info.kernel = step->kernel_name();
+  sig_.steps[k].step = std::move(step);
+  sig_.slots[size_t(slot)].layout = want;
+  return true;
 }
 
 /// Removes the reorder that writes `slot` when no step reads that any more.
