@@ -64,6 +64,19 @@ TEST(AccuracyGuard, RaisesExactlyTheNodeThatOverflows) {
   EXPECT_NE(r->guard_summary.find("raised 1 of 3"), std::string::npos) << r->guard_summary;
 }
 
+TEST(AccuracyGuard, SaysWhenItJudgedTooFewInputsToCarryOver) {
+  auto g = parse(kOverflow);
+  GuardOptions few = options(), many = options();
+  many.samples.assign(kGuardGeneralizingSamples, few.samples[0]);
+  for (const GuardOptions* o : {&few, &many}) {
+    auto r = assign_precision(*g, reference_precisions(), {.mode = "fp16"});
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(run_accuracy_guard(*g, reference_precisions(), *r, *o).ok());
+    const bool noted = r->guard_summary.find("judged on 1 input: on trained models") != std::string::npos;
+    EXPECT_EQ(noted, o == &few) << r->guard_summary;
+  }
+}
+
 TEST(AccuracyGuard, ForcedNodeThatOverflowsIsAnError) {
   auto g = parse(kOverflow);
   auto r = assign_precision(*g, reference_precisions(), {.mode = "fp16", .force = {"scale_up=fp16"}});
