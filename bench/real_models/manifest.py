@@ -58,3 +58,17 @@ def source_file(entry):
 def benchmarked(entries):
     """The entries that are models of the group (not helpers that only make another model's inputs)."""
     return [e for e in entries if not e.get("helper")]
+
+
+def selection(ids=None):
+    """(every entry by id, the benchmarked entries to run: those named by `ids`, else all);
+    ValueError names ids the manifest does not have."""
+    entries = load()
+    by_id = {e["id"]: e for e in entries}
+    todo = benchmarked(entries)
+    if ids:
+        unknown = set(ids) - set(by_id)
+        if unknown:
+            raise ValueError(f"unknown model ids: {sorted(unknown)}")
+        todo = [e for e in todo if e["id"] in ids]
+    return by_id, todo

@@ -215,14 +215,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     import ferry
 
-    entries = manifest.load()
-    by_id = {e["id"]: e for e in entries}
-    todo = manifest.benchmarked(entries)
-    if args.models:
-        unknown = set(args.models) - set(by_id)
-        if unknown:
-            sys.exit(f"precision.py: unknown model ids {sorted(unknown)}")
-        todo = [by_id[m] for m in args.models]
+    try:
+        by_id, todo = manifest.selection(args.models)
+    except ValueError as e:
+        ap.error(str(e))
     rows = []
     with tempfile.TemporaryDirectory(prefix="ferry_real_precision_") as tmp:
         for e in todo:

@@ -466,14 +466,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     global SPIN
     SPIN = not args.no_spin
-    entries = manifest.load()
-    by_id = {e["id"]: e for e in entries}
-    todo = manifest.benchmarked(entries)
-    if args.models:
-        unknown = set(args.models) - set(by_id)
-        if unknown:
-            ap.error(f"unknown model ids: {sorted(unknown)}")
-        todo = [e for e in todo if e["id"] in args.models]
+    try:
+        by_id, todo = manifest.selection(args.models)
+    except ValueError as e:
+        ap.error(str(e))
     res = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
            "versions": versions(), "threads": args.threads, "rounds": args.rounds, "spin": SPIN, "quick": args.quick,
            "tolerance": TOLERANCE, "load_avg_before": os.getloadavg(), "rows": []}
