@@ -18,9 +18,9 @@ trained. Per model and precision:
    tensors (the worst sample), agreement max |d| / max(1, |ref|), top-1 agreement where an output
    looks like a classifier's ([batch, classes >= 2] or [batch, ..., classes] softmax-like), NaN / Inf.
    `holds` says whether the guard's budget holds on these inputs too.
-3. --time: R alternating rounds of `ferry bench` on the converted model and an ONNX Runtime fp32
-   session (all graph optimizations, same threads) on the held-out inputs; best p50 each, ratio =
-   ORT p50 / ferry p50.
+3. --time: run.py's timing on the first held-out input: R alternating rounds of `ferry bench` on
+   the converted model and an ONNX Runtime fp32 session (all graph optimizations, same threads) on
+   the original; best p50 each, ratio = ORT p50 / ferry p50.
 
 Models whose every lowerable node is in an LSTM / If body or that have no Conv / MatMul / Gemm are
 skipped with the reason ferry's report gives (nothing lowered). JSON (--json) and markdown
@@ -35,7 +35,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +43,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import inputs  # noqa: E402
 import manifest  # noqa: E402
+import run as runner  # noqa: E402  (its ferry-vs-ORT timing)
 
 BUDGET = {"bf16": 0.999, "int8": 0.99}  # the guard's default cosine budgets (docs/precision.md)
 
@@ -121,31 +121,6 @@ def held_out(ferry, out, path, evals, threads):
     return per
 
 
-def timing(out, path, feeds, threads, rounds, iters, tmp):
-    """Alternating rounds of `ferry bench --input` (the converted model) and ORT fp32 on the same arrays."""
-    sess = inputs.ort_session(path, threads, optimize=True)
-    names = [o.name for o in sess.get_outputs()]
-    args = []
-    for k, (name, a) in enumerate(feeds.items()):
-        np.save(Path(tmp) / f"time_input_{k}.npy", a)
-        args += ["--input", f"{name}={Path(tmp) / f'time_input_{k}.npy'}"]
-    best_f, best_o = float("inf"), float("inf")
-    for _ in range(rounds):
-        r = subprocess.run([ferry_bin(), "bench", str(out), "--json", "--threads", str(threads), "--iters", str(iters)]
-                           + args, capture_output=True, text=True, timeout=600, check=False)
-        if r.returncode == 0:
-            best_f = min(best_f, json.loads(r.stdout)["latency_ms"]["p50"])
-        for _ in range(3):
-            sess.run(names, feeds)
-        ts = []
-        for _ in range(iters):
-            t0 = time.perf_counter()
-            sess.run(names, feeds)
-            ts.append((time.perf_counter() - t0) * 1e3)
-        best_o = min(best_o, float(np.median(ts)))
-    return {"ferry_p50_ms": best_f, "ort_fp32_p50_ms": best_o, "ratio": best_o / best_f}
-
-
 def run_model(ferry, entry, by_id, precision, args, tmp):
     path = manifest.model_file(entry)
     row = {"id": entry["id"], "precision": precision, "budget": f"cosine>={BUDGET[precision]}"}
@@ -173,7 +148,10 @@ def run_model(ferry, entry, by_id, precision, args, tmp):
     row["holds"] = bool(row["finite"] and worst >= BUDGET[precision])
     row["status"] = "ok"
     if args.time:
-        row["time"] = timing(out, path, evals[0], args.threads, args.rounds, args.iters, tmp)
+        (Path(tmp) / "inputs").mkdir(exist_ok=True)  # where run.py's timing reads the --input files
+        for name, a in evals[0].items():
+            np.save(Path(tmp) / "inputs" / runner.file_names([name])[0], a)
+        row["time"] = runner.timing(path, entry, evals[0], args.threads, args.rounds, 0, args.timeout, tmp, ferry_path=out)
     return row
 
 
@@ -193,7 +171,7 @@ def markdown(rows, args):
         t = r.get("time")
         counts = ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
         top1 = f"{min(top):.3f}" if top else "-"
-        ratio = f"{t['ratio']:.2f}x" if t else "-"
+        ratio = f"{t['ratio_ort_over_ferry']:.2f}x" if t and "error" not in t else "-"
         lines.append(f"| {r['id']} | {r['precision']} | {low} ({counts}) / {len(r['raised'])} / {c.get('fp32', 0)} | "
                      f"{r['held_out_cosine']:.5f} | {top1} | {'yes' if r['holds'] else '**no**'} | {ratio} |")
     return "\n".join(lines) + "\n"
@@ -209,7 +187,6 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=900, help="seconds per ferry convert")
     ap.add_argument("--time", action="store_true", help="also time ferry lowered against ORT fp32")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--json", default=str(HERE / "precision_results.json"))
     ap.add_argument("--markdown", default=str(HERE / "precision_results.md"))
     args = ap.parse_args(argv)
