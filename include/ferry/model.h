@@ -79,7 +79,7 @@ struct CompileOptions {
   std::string precision;            ///< fp32, bf16, fp16, int8, auto; "" = the model's saved decisions, else fp32
   std::vector<std::string> keep_fp32;  ///< nodes kept fp32 whatever the mode
   std::vector<std::string> force;      ///< "NODE=bf16": a node's precision, whatever the mode
-  std::string int8_observer = "minmax";  ///< int8 calibration: "minmax" or "percentile" (precision/calibrate_int8.h)
+  std::string int8_observer = "minmax";  ///< int8 calibration: "minmax", "percentile", "entropy" or "mse" (precision/calibrate_int8.h)
 };
 
 /// One backend compile() can target.

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
+#include "precision/activation_histogram.h"
 
 namespace ferry {
 namespace {
@@ -12,6 +14,7 @@ namespace {
 /// Every value one int8 node's input 0 took, over the samples.
 struct Observed {
   std::vector<float> values;  ///< percentile only
+  ActivationHistogram hist;   ///< entropy and mse only
   float lo = 0, hi = 0;       ///< include 0
 };
 
@@ -24,6 +27,7 @@ void observe(Observed& o, const Tensor& t, Int8Observer how) {
     o.hi = std::max(o.hi, p[i]);
   }
   if (how == Int8Observer::percentile) o.values.insert(o.values.end(), p, p + t.numel());
+  if (how == Int8Observer::entropy || how == Int8Observer::mse) o.hist.add(p, t.numel());
 }
 
 float percentile(std::vector<float>& v, double q) {
@@ -38,6 +42,8 @@ ActivationQuant quant_of(Observed& o, Int8Observer how) {
     lo = std::min(0.0f, percentile(o.values, 1e-4));
     hi = std::max(0.0f, percentile(o.values, 1.0 - 1e-4));
   }
+  if (how == Int8Observer::entropy) std::tie(lo, hi) = o.hist.entropy_range();
+  if (how == Int8Observer::mse) std::tie(lo, hi) = o.hist.mse_range();
   ActivationQuant a;
   a.scale = double(hi == lo ? 1.0f : (hi - lo) / 255.0f);
   a.zero_point = int64_t(std::clamp(std::nearbyint(-double(lo) / a.scale), 0.0, 255.0));
@@ -49,10 +55,22 @@ ActivationQuant quant_of(Observed& o, Int8Observer how) {
 Result<Int8Observer> parse_int8_observer(const std::string& name) {
   if (name == "minmax") return Int8Observer::minmax;
   if (name == "percentile") return Int8Observer::percentile;
-  return invalid_argument("unknown int8 observer '" + name + "' (observers: minmax, percentile)");
+  if (name == "entropy") return Int8Observer::entropy;
+  if (name == "mse") return Int8Observer::mse;
+  return invalid_argument("unknown int8 observer '" + name + "' (observers: " + int8_observer_names() + ")");
 }
 
-const char* int8_observer_name(Int8Observer o) { return o == Int8Observer::minmax ? "minmax" : "percentile"; }
+const char* int8_observer_name(Int8Observer o) {
+  switch (o) {
+    case Int8Observer::minmax: return "minmax";
+    case Int8Observer::percentile: return "percentile";
+    case Int8Observer::entropy: return "entropy";
+    case Int8Observer::mse: return "mse";
+  }
+  return "?";
+}
+
+const char* int8_observer_names() { return "minmax, percentile, entropy, mse"; }
 
 bool needs_int8_calibration(const PrecisionReport& report) {
   for (const NodePrecision& d : report.nodes)

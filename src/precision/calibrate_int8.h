@@ -5,6 +5,10 @@
 //   minmax       lo = min(0, min x), hi = max(0, max x) over every sample (the default)
 //   percentile   lo, hi = the 0.01st and 99.99th percentiles of x over every sample
 //                (each widened to include 0): an outlier no longer stretches the scale
+//   entropy      the range whose 256-level quantization keeps the histogram closest in KL
+//                divergence (TensorRT's calibration; precision/activation_histogram.h)
+//   mse          the range with the least expected squared quantization error, clipping
+//                included (precision/activation_histogram.h)
 //   scale = (hi - lo) / 255 (1 when hi == lo),  zero_point = round(-lo / scale) in [0, 255]
 // An int8 FusedConv's computed residual Z (input 3) is observed the same way (res_scale /
 // res_zero_point): the emulation may read Z quantized (emulate_precision.h).
@@ -25,11 +29,13 @@
 
 namespace ferry {
 
-enum class Int8Observer { minmax, percentile };
+enum class Int8Observer { minmax, percentile, entropy, mse };
 
-/// "minmax" / "percentile"; invalid_argument otherwise.
+/// "minmax" / "percentile" / "entropy" / "mse"; invalid_argument otherwise.
 Result<Int8Observer> parse_int8_observer(const std::string& name);
 const char* int8_observer_name(Int8Observer o);
+/// "minmax, percentile, entropy, mse": for messages and help texts.
+const char* int8_observer_names();
 
 /// Fills act_scale / act_zero_point of every int8 node of `report` from the fp32 run of `g`
 /// on `samples`; `samples_from` ("8 seeded random samples") goes into each node's reason.

@@ -57,14 +57,19 @@ TEST(CalibrateInt8, PercentileIgnoresAnOutlier) {
   std::vector<float> x(20001);
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) / 10000.0f;  // 0 .. 2
   x[7] = 1000.0f;                                                     // one outlier
-  for (Int8Observer how : {Int8Observer::minmax, Int8Observer::percentile}) {
+  for (Int8Observer how : {Int8Observer::minmax, Int8Observer::percentile, Int8Observer::entropy, Int8Observer::mse}) {
     auto r = assign_precision(*g, reference_precisions(), {.mode = "int8"});
     ASSERT_TRUE(calibrate_int8(*g, *r, {sample(x)}, how, "1 sample").ok());
     const double hi = r->nodes[0].act_scale * 255;
+    EXPECT_EQ(r->nodes[0].act_zero_point, 0) << int8_observer_name(how);
+    EXPECT_NE(r->nodes[0].reason.find(std::string("(") + int8_observer_name(how) + " on 1 sample)"), std::string::npos);
     if (how == Int8Observer::minmax) EXPECT_NEAR(hi, 1000, 1e-3);
-    else EXPECT_NEAR(hi, 2.0, 0.01) << "the 99.99th percentile of 20001 values: the outlier is above it";
+    else if (how == Int8Observer::percentile) EXPECT_NEAR(hi, 2.0, 0.01) << "the 99.99th percentile of 20001 values: the outlier is above it";
+    else if (how == Int8Observer::entropy) EXPECT_LT(hi, 300) << "KL: the outlier is clipped (to 1/8 of min-max at most, activation_histogram.h)";
+    else EXPECT_GT(hi, 900) << "mse: clipping the outlier costs more (~875^2) than 20000 values' rounding (~1.3 each)";
   }
-  EXPECT_FALSE(parse_int8_observer("entropy").ok());
+  for (const char* name : {"minmax", "percentile", "entropy", "mse"}) EXPECT_STREQ(int8_observer_name(*parse_int8_observer(name)), name);
+  EXPECT_FALSE(parse_int8_observer("kl").ok());
 }
 
 TEST(EmulateInt8, QuantizesInputAndPerChannelWeights) {

@@ -80,7 +80,7 @@ TEST(EmulatePrecision, AcceleratedNodesRoundTheirInputNotTheirOutput) {
     %y = MatMul(%x, %w) @mm
     %p = MatMul(%y, %z) @act
   })");
-  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}, ""}}};
+  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}, ""}}, ""};
   auto r = assign_precision(*g, t, {.mode = "bf16"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->nodes.size(), 2u);
@@ -116,7 +116,7 @@ TEST(EmulatePrecision, AcceleratedAttentionRoundsQKVAndTheCacheNotTheMaskOrTheOu
     %pk = const f32[1,1,2,2] [1.00390625, 0.1, 0.2, 0.3]
     %y = Attention(%q, %k, %v, %mask, %pk, %pv) @attn
   })");
-  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 kernel", {Op::Attention}, {}, ""}}};
+  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 kernel", {Op::Attention}, {}, ""}}, ""};
   auto r = assign_precision(*g, t, {.mode = "bf16"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->nodes.size(), 1u);
@@ -145,7 +145,7 @@ TEST(EmulatePrecision, AnInputAlreadyRoundedIsNotRoundedAgain) {
     %r = Relu(%x) @relu
     %y = MatMul(%r, %w) @mm
   })");
-  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}, ""}}};
+  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}, ""}}, ""};
   auto r = assign_precision(*g, t, {.mode = "bf16"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_TRUE(lower_emulated_precision(*g, lowered_nodes(*r), t).ok());
@@ -178,7 +178,7 @@ TEST(EmulatePrecision, ResidualStreamIsRoundedWhereItsProducerAndReadersAreAccel
     %rb = FusedConv(%hb, %w, %w0b, %b) {activation="Relu"} @rb
     %e = Relu(%b) @e
   })");
-  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::Conv, Op::FusedConv}, {}, ""}}};
+  TargetPrecisions t{"test", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::Conv, Op::FusedConv}, {}, ""}}, ""};
   auto r = assign_precision(*g, t, {.mode = "bf16"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_TRUE(lower_emulated_precision(*g, lowered_nodes(*r), t).ok());

@@ -158,7 +158,7 @@ def test_compile_int8_calibrates_on_generated_samples(ferry_api, tmp_path):
     model = ferry_api.load(str(src))
     x = np.random.default_rng(1).normal(0, 1, (8, 16)).astype(np.float32)
     ref = model.compile(precision="fp32").run({"x": x})["y"]
-    for observer in ("minmax", "percentile"):
+    for observer in ("minmax", "percentile", "entropy", "mse"):
         session = model.compile(precision="int8", backend="reference", int8_observer=observer)
         nodes = {n["node"]: n for n in session.precision["nodes"]}
         assert {k: v["precision"] for k, v in nodes.items()} == {"fc1": "int8", "fc2": "int8"}
@@ -166,8 +166,8 @@ def test_compile_int8_calibrates_on_generated_samples(ferry_api, tmp_path):
         got = session.run({"x": x})["y"]
         assert cosine(got, ref) >= 0.99, observer
         assert np.abs(got - ref).max() > 0, "fake quantization changes the result"
-    with pytest.raises(ferry_api.InvalidArgumentError, match="unknown int8 observer 'entropy'"):
-        model.compile(precision="int8", int8_observer="entropy")
+    with pytest.raises(ferry_api.InvalidArgumentError, match="unknown int8 observer 'kl'"):
+        model.compile(precision="int8", int8_observer="kl")
 
 
 def test_auto_never_picks_int8(ferry_api, converted):
@@ -196,7 +196,7 @@ def test_auto_never_picks_int8(ferry_api, converted):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--precision", "int8", "--observer", "entropy"], "--observer: unknown observer 'entropy'"),
+    (["--precision", "int8", "--observer", "kl"], "--observer: unknown observer 'kl' (observers: minmax, percentile, entropy, mse)"),
     (["--precision", "int8", "--force", "fc2=int8", "--accuracy-budget", "cosine>=0.999"], "pinned by --force: fc2"),
 ])
 def test_int8_errors(ferry_bin, converted, tmp_path, args, message):

@@ -1,7 +1,7 @@
 // ferry convert MODEL -o OUT.onnx [--target cpu|reference] [--report REPORT.json] [--no-optimize] [--opset N]
 //               [--check-passes [--shape NAME=DIMS]...] [--repair [--check-repairs]] [--narrow-f64] [--narrow-int64]
 //               [--precision MODE [--accuracy-budget TERMS] [--samples N | --calibration FILE.npz]
-//                [--keep-fp32 NODE]... [--force NODE=MODE]... [--observer minmax|percentile]]
+//                [--keep-fp32 NODE]... [--force NODE=MODE]... [--observer minmax|percentile|entropy|mse]]
 // Loads a model, runs the optimizer for the target (passes/pipeline.h, passes/target.h) and writes the result
 // as ONNX (export/onnx_exporter.h): standard ops in the default domain, ferry's
 // fused ops in domain "ferry" (docs/ferry_ops.md). Prints the fusion report as
@@ -286,7 +286,7 @@ int run_convert(const ConvertOptions& o) {
   if (!o.precision.precision.empty() && o.precision.precision != "auto" && !parse_precision(o.precision.precision).ok())
     return usage_error(kConvertCmd, "--precision: unknown mode '" + o.precision.precision + "' (modes: " + precision_modes() + ")");
   if (!parse_int8_observer(o.precision.observer).ok())
-    return usage_error(kConvertCmd, "--observer: unknown observer '" + o.precision.observer + "' (observers: minmax, percentile)");
+    return usage_error(kConvertCmd, "--observer: unknown observer '" + o.precision.observer + "' (observers: " + int8_observer_names() + ")");
   if (!o.accuracy_budget.empty())
     if (auto b = parse_accuracy_budget(o.accuracy_budget); !b.ok()) return usage_error(kConvertCmd, b.status().message());
   if (!o.calibration.empty() && o.samples != -1)

@@ -58,7 +58,8 @@ void add_precision_flags(CLI::App* sub, PrecisionFlags* flags) {
       ->type_name("NODE=MODE")
       ->allow_extra_args(false);
   sub->add_option("--observer", flags->observer,
-                  "int8 calibration of each int8 node's input: minmax (default) or percentile (0.01% / 99.99%)")
+                  "int8 calibration of each int8 node's input: minmax (default), percentile (0.01% / 99.99%),\n"
+                  "entropy (KL divergence, as TensorRT) or mse (least squared error)")
       ->type_name("NAME");
 }
 
@@ -66,7 +67,7 @@ std::string apply_precision_flags(const PrecisionFlags& flags, CompileOptions* c
   if (!flags.precision.empty() && flags.precision != "auto" && !parse_precision(flags.precision).ok())
     return "--precision: unknown mode '" + flags.precision + "' (modes: " + precision_modes() + ")";
   if (!parse_int8_observer(flags.observer).ok())
-    return "--observer: unknown observer '" + flags.observer + "' (observers: minmax, percentile)";
+    return "--observer: unknown observer '" + flags.observer + "' (observers: " + int8_observer_names() + ")";
   co->int8_observer = flags.observer;
   co->precision = flags.precision;
   co->keep_fp32 = flags.keep_fp32;
