@@ -117,7 +117,7 @@ int64_t emul_weight_axis(const Node& n, const Tensor& w) {
 }
 
 /// fq(W) per output channel: symmetric s8 on the host's grid (precision/int8_weight_grid.h),
-/// s_c = max|W_c| / q_max (1 for an all-zero channel).
+/// s_c = max|W_c| / q_max (1 for a channel below kInt8NegligibleWeight, which becomes 0).
 Tensor emul_fake_quant_weights(const Tensor& w, int64_t axis) {
   const float qmax = float(int8_weight_qmax());
   Tensor q = w.clone();  // f32, same dims (a copy would share the buffer)
@@ -130,7 +130,7 @@ Tensor emul_fake_quant_weights(const Tensor& w, int64_t axis) {
   for (int64_t i = 0; i < w.numel(); ++i) amax[size_t(channel(i))] = std::max(amax[size_t(channel(i))], std::fabs(pw[i]));
   float* pq = q.data<float>();
   for (int64_t i = 0; i < w.numel(); ++i) {
-    const float s = amax[size_t(channel(i))] > 0 ? amax[size_t(channel(i))] / qmax : 1.0f;
+    const float s = amax[size_t(channel(i))] >= kInt8NegligibleWeight ? amax[size_t(channel(i))] / qmax : 1.0f;
     pq[i] = std::clamp(std::nearbyint(pw[i] / s), -qmax, qmax) * s;
   }
   return q;

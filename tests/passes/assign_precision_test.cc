@@ -114,7 +114,7 @@ TEST(AssignPrecision, Int8RunsTheRestAsAutoWould) {
   const std::vector<Op> products = {Op::Conv, Op::FusedConv, Op::MatMul, Op::FusedMatMul, Op::Gemm};
   TargetPrecisions t{"test",
                      {{DType::bf16, PrecisionExec::accelerated, "bf16 kernels", {Op::MatMul, Op::Attention}, {}, ""},
-                      {DType::i8, PrecisionExec::accelerated, "int8 kernels", products, products, ""}}};
+                      {DType::i8, PrecisionExec::accelerated, "int8 kernels", products, products, ""}}, ""};
   auto r = assign_precision(*g, t, {.mode = "int8"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(decision(*r, "proj").precision, DType::i8);
@@ -220,8 +220,8 @@ TEST(AssignPrecision, SavedDecisionsAreReadBack) {
 
 TEST(AssignPrecision, SavedDecisionsSayHowThisHostRunsThem) {
   // Converted where MatMul runs on bf16 steps, loaded where bf16 is emulated (and back).
-  TargetPrecisions fast{"cpu", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}, ""}}};
-  TargetPrecisions slow{"cpu", {{DType::bf16, PrecisionExec::emulated, "no bf16 hardware", {}, {}, ""}}};
+  TargetPrecisions fast{"cpu", {{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::MatMul}, {}, ""}}, ""};
+  TargetPrecisions slow{"cpu", {{DType::bf16, PrecisionExec::emulated, "no bf16 hardware", {}, {}, ""}}, ""};
   auto g = parse_ir(kMlp);
   auto r = assign_precision(*g, fast, {.mode = "bf16"});
   ASSERT_TRUE(r.ok());
@@ -252,12 +252,12 @@ TEST(AssignPrecision, AutoKeepsGroupedConvsFp32WhereTheTargetDeclinesThem) {
 })";
   PrecisionSupport bf16{DType::bf16, PrecisionExec::accelerated, "bf16 steps", {Op::Conv}, {}, ""};
   auto g = parse_ir(convs);
-  auto all = assign_precision(*g, TargetPrecisions{"cpu", {bf16}}, {.mode = "auto"});
+  auto all = assign_precision(*g, TargetPrecisions{"cpu", {bf16}, ""}, {.mode = "auto"});
   ASSERT_TRUE(all.ok()) << all.status().to_string();
   for (const char* n : {"grouped", "depthwise", "plain"}) EXPECT_EQ(decision(*all, n).precision, DType::bf16) << n;
 
   bf16.grouped_conv_declined = "grouped convs are slow here";
-  auto r = assign_precision(*g, TargetPrecisions{"cpu", {bf16}}, {.mode = "auto"});
+  auto r = assign_precision(*g, TargetPrecisions{"cpu", {bf16}, ""}, {.mode = "auto"});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(decision(*r, "grouped").precision, DType::f32);
   EXPECT_NE(decision(*r, "grouped").reason.find("bf16: grouped convs are slow here"), std::string::npos)
@@ -265,7 +265,7 @@ TEST(AssignPrecision, AutoKeepsGroupedConvsFp32WhereTheTargetDeclinesThem) {
   EXPECT_EQ(decision(*r, "depthwise").precision, DType::bf16);
   EXPECT_EQ(decision(*r, "plain").precision, DType::bf16);
   // Asked for bf16 explicitly, it runs on its bf16 step (slower than fp32, faster than emulation).
-  auto forced = assign_precision(*g, TargetPrecisions{"cpu", {bf16}}, {.mode = "bf16"});
+  auto forced = assign_precision(*g, TargetPrecisions{"cpu", {bf16}, ""}, {.mode = "bf16"});
   ASSERT_TRUE(forced.ok());
   EXPECT_EQ(decision(*forced, "grouped").precision, DType::bf16);
   EXPECT_EQ(decision(*forced, "grouped").exec, "accelerated");

@@ -170,6 +170,42 @@ def test_compile_int8_calibrates_on_generated_samples(ferry_api, tmp_path):
         model.compile(precision="int8", int8_observer="kl")
 
 
+@pytest.mark.parametrize("op", ["Conv", "MatMul"])
+def test_a_denormal_weight_channel_stays_int8_and_finite(ferry_bin, ferry_api, tmp_path, op):
+    # PaddleOCR's recognizer has a 1x1 conv channel whose largest weight is 3.7e-40: its scale
+    # times the input's underflowed and the int8 step's bias b / scale became Inf (the guard then
+    # raised the node as NaN/Inf). Such a channel quantizes to 0 (precision/int8_weight_grid.h).
+    rng = np.random.default_rng(3)
+    if op == "Conv":
+        w = rng.normal(0, 0.3, (8, 4, 1, 1)).astype(np.float32)
+        w[2] = np.float32(3.7e-40) * np.sign(w[2])
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name="n")
+        x_shape, y_shape, b_len = [1, 4, 6, 6], [1, 8, 6, 6], 8
+    else:
+        w = rng.normal(0, 0.3, (4, 8)).astype(np.float32)
+        w[:, 2] = np.float32(3.7e-40) * np.sign(w[:, 2])
+        node = helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="n")
+        x_shape, y_shape, b_len = [6, 4], [6, 8], 8
+    b = rng.normal(0, 2, b_len).astype(np.float32)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    src, out, report = tmp_path / "m.onnx", tmp_path / "o.onnx", tmp_path / "r.json"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), src)
+    ferry(ferry_bin, "convert", src, "-o", out, "--precision", "int8", "--accuracy-budget", "cosine>=0.999",
+          "--report", report)
+    node_report = next(n for n in json.loads(report.read_text())["precision"]["nodes"] if n["node"] == "n")
+    assert node_report["precision"] == "int8", node_report
+    x = rng.normal(0, 1, x_shape).astype(np.float32)
+    ref = ferry_api.load(str(src)).compile(precision="fp32").run({"x": x})["y"]
+    for backend in ("reference", "cpu"):
+        got = ferry_api.load(str(out)).compile(backend=backend).run({"x": x})["y"]
+        assert np.isfinite(got).all(), backend
+        assert cosine(got, ref) >= 0.999, backend
+        channel = got[0, 2] if op == "Conv" else got[:, 2]
+        np.testing.assert_allclose(channel, b[2], rtol=1e-5, err_msg=f"{backend}: the negligible channel is its bias")
+
+
 def test_auto_never_picks_int8(ferry_api, converted):
     session = ferry_api.load(str(converted[0])).compile(precision="auto")
     kept = []

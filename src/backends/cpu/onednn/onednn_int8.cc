@@ -52,14 +52,38 @@ Result<GridWeights> weights_on_grid(const Tensor& w, int64_t channels, int64_t i
   }
   for (int64_t c = 0; c < channels; ++c) {
     const float a = amax[size_t(c)];
-    const int m = a > 0 ? channel_grid(pw, n, channels, inner, c, a, qmax) : 1;
+    const bool zero = a < kInt8NegligibleWeight;  // 0 on the grid (precision/int8_weight_grid.h)
+    const int m = zero ? 1 : channel_grid(pw, n, channels, inner, c, a, qmax);
     if (m == 0) return unsupported("int8: weights are not on an s8 grid (|q| <= 127 per channel)");
-    g.scale.push_back(a > 0 ? a / float(m) : 1.f);
+    g.scale.push_back(zero ? 1.f : a / float(m));
   }
   g.q = std::make_shared<AlignedBlock>(size_t(std::max<int64_t>(n, 1)));
   auto* q = static_cast<int8_t*>(g.q->data);
   for (int64_t i = 0; i < n; ++i) q[i] = int8_t(std::nearbyint(pw[i] / g.scale[size_t((i / inner) % channels)]));
   return g;
+}
+
+/// The output scales x_scale * w_scale_c, or unsupported where one is not a normal float (a
+/// denormal input scale times a tiny weight scale): the prescaled bias b_c / scale_c would
+/// overflow and oneDNN may flush the scale to 0. The node then runs its fake-quant fp32 form.
+Result<std::vector<float>> output_scales(float x_scale, const std::vector<float>& w_scales) {
+  std::vector<float> scales;
+  for (size_t c = 0; c < w_scales.size(); ++c) {
+    scales.push_back(x_scale * w_scales[c]);
+    if (!std::isnormal(scales.back()))
+      return unsupported("int8: channel " + std::to_string(c) + "'s output scale (input scale " + std::to_string(x_scale) +
+                         " x weight scale " + std::to_string(w_scales[c]) + ") is not a normal float");
+  }
+  return scales;
+}
+
+/// Whether the n floats of a prescaled bias are finite (b_c / scale_c overflows f32 where
+/// the scale is tiny); the node then runs its fake-quant fp32 form.
+bool finite_floats(const std::shared_ptr<AlignedBlock>& b, int64_t n) {
+  const auto* p = b ? static_cast<const float*>(b->data) : nullptr;
+  for (int64_t i = 0; p && i < n; ++i)
+    if (!std::isfinite(p[i])) return false;
+  return true;
 }
 
 /// The runtime source zero point (oneDNN 2.6 takes conv's and matmul's at execution).
@@ -169,8 +193,7 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
     return unsupported("int8 conv: a residual (sum) post-op of another type than the destination");
   const std::string post_name = (B ? "+bias" : "") + post_suffix(post);
   const dt dst_dt = int8_requant_dst(requant, &post);
-  std::vector<float> scales;
-  for (float s : gw.scale) scales.push_back(x.scale * s);
+  FERRY_ASSIGN_OR_RETURN(std::vector<float> scales, output_scales(x.scale, gw.scale));
   // A source zero point without padding goes into the bias (zero_point_folded_bias): oneDNN 2.6
   // on AMX runs a zero-point conv on its slower jit kernels (MobileNetV2 int8's expand 1x1 convs,
   // whose input is a linear bottleneck's: jit_1x1 at ~4.7x brgconv_1x1's time). Only where the
@@ -183,6 +206,7 @@ Result<Made> make_conv_int8(const Node& n, const std::vector<Operand>& ops_in, c
       xs.zero_point != x.zero_point
           ? zero_point_folded_bias(B ? B->constant : nullptr, scales, *gw.q, numel(W.dims) / oc, x.zero_point)
           : B ? prescaled_bias(*B->constant, scales) : nullptr;
+  if (!finite_floats(bias, oc)) return unsupported("int8 conv: a bias over its output scale overflows f32");
   return guarded([&]() -> Result<Made> {
     memory::desc src_md(to_dims(X.dims), act_dt(X.dtype), tag::any), w_md(to_dims(wdims), dt::s8, tag::any);
     const memory::desc b_md = bias ? memory::desc({oc}, dt::f32, tag::x) : memory::desc();
@@ -246,8 +270,7 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
   if (!host_has_int8_dot_product() && A.dtype == DType::i8 && x.zero_point != 0)  // pairs differ from ORT's
     return unsupported("int8 matmul without VNNI: s8 input with a zero point (int16 pair sums could saturate)");
   FERRY_ASSIGN_OR_RETURN(GridWeights gw, weights_on_grid(*B.constant, N, 1));
-  std::vector<float> scales;
-  for (float s : gw.scale) scales.push_back(x.scale * s);
+  FERRY_ASSIGN_OR_RETURN(std::vector<float> scales, output_scales(x.scale, gw.scale));
   std::vector<PostOp> post = post_in;
   // A leading binary add of a constant row [N] (FusedMatMul's bias) becomes the native bias.
   std::shared_ptr<AlignedBlock> bias;
@@ -255,6 +278,7 @@ Result<Made> make_matmul_int8(const std::vector<Operand>& ops, const Int8Input& 
     const Operand& o = ops[size_t(post[0].operand)];
     if (o.constant && o.dtype == DType::f32 && numel(o.dims) == N && !o.dims.empty() && o.dims.back() == N) {
       bias = prescaled_bias(*o.constant, scales);
+      if (!finite_floats(bias, N)) return unsupported("int8 matmul: a bias over its output scale overflows f32");
       post.erase(post.begin());
     }
   }
