@@ -40,8 +40,9 @@ double kl_score(const std::vector<double>& h, int start, int end) {
   return kl;
 }
 
-/// The expected squared error of quantizing h to 256 levels over bins [start, end).
-double mse_score(const std::vector<double>& h, int start, int end, double lo, double width) {
+/// The expected squared error of quantizing h to 256 levels over bins [start, end); the
+/// exact zeros of bin `zero` cost nothing (the zero point is exact).
+double mse_score(const std::vector<double>& h, int start, int end, double lo, double width, int zero, double zeros) {
   const double step = (end - start) * width / (kLevels - 1);
   const double left = lo + start * width, right = lo + end * width;
   double err = 0;
@@ -49,7 +50,8 @@ double mse_score(const std::vector<double>& h, int start, int end, double lo, do
     if (h[size_t(j)] == 0) continue;
     const double c = lo + (j + 0.5) * width;
     const double d = j < start ? left - c : j >= end ? c - right : 0.0;
-    err += h[size_t(j)] * (j < start || j >= end ? d * d : step * step / 12);
+    const double n = j == zero ? h[size_t(j)] - zeros : h[size_t(j)];
+    err += n * (j < start || j >= end ? d * d : step * step / 12);
   }
   return err;
 }
@@ -60,7 +62,7 @@ void ActivationHistogram::add(const float* p, int64_t n) {
   float lo = 0, hi = 0;
   double finite = 0;
   for (int64_t i = 0; i < n; ++i)
-    if (std::isfinite(p[i])) lo = std::min(lo, p[i]), hi = std::max(hi, p[i]), ++finite;
+    if (std::isfinite(p[i])) lo = std::min(lo, p[i]), hi = std::max(hi, p[i]), ++finite, exact_zeros_ += p[i] == 0;
   lo_ = std::min(lo_, lo), hi_ = std::max(hi_, hi);
   if (width_ == 0) {
     if (hi == lo) {  // only zeros so far: no width to bin them with
@@ -117,17 +119,19 @@ std::vector<double> ActivationHistogram::over_range() const {
 namespace {
 
 /// The candidate with the lowest score (activation_histogram.h); widest first, so ties keep it.
+/// `score(h, start, end, lo, width, zero_bin)`.
 template <typename Score>
 std::pair<float, float> choose(const ActivationHistogram& a, Score score) {
   if (a.hi() == a.lo()) return {a.lo(), a.hi()};
   const std::vector<double> h = a.over_range();
   const int m = ActivationHistogram::kBins;
   const double w = (double(a.hi()) - double(a.lo())) / m, zero = -double(a.lo()) / w;
+  const int zero_bin = int(std::clamp<double>(std::floor(zero), 0, m - 1));
   double best = std::numeric_limits<double>::infinity();
   int best_start = 0, best_end = m;
   for (int k = m; k >= kLevels; k -= kCandidateStep) {
     const int start = int(std::clamp<long long>(std::llround(zero * (1.0 - double(k) / m)), 0, m - k));
-    const double s = score(h, start, start + k, double(a.lo()), w);
+    const double s = score(h, start, start + k, double(a.lo()), w, zero_bin);
     if (s < best) best = s, best_start = start, best_end = start + k;
   }
   return {std::min(0.0f, float(a.lo() + best_start * w)), std::max(0.0f, float(a.lo() + best_end * w))};
@@ -136,9 +140,19 @@ std::pair<float, float> choose(const ActivationHistogram& a, Score score) {
 }  // namespace
 
 std::pair<float, float> ActivationHistogram::entropy_range() const {
-  return choose(*this, [](const std::vector<double>& h, int s, int e, double, double) { return kl_score(h, s, e); });
+  return choose(*this, [](std::vector<double> h, int s, int e, double, double, int zero) {
+    // The bin holding 0 takes its neighbours' count (TensorRT's `bins[0] = bins[1]`): a Relu's
+    // zeros, half of its values, would otherwise decide the KL and pick a far too narrow range.
+    const int n = int(h.size());
+    h[size_t(zero)] = zero == 0 ? h[1] : zero == n - 1 ? h[size_t(n - 2)] : (h[size_t(zero - 1)] + h[size_t(zero + 1)]) / 2;
+    return kl_score(h, s, e);
+  });
 }
 
-std::pair<float, float> ActivationHistogram::mse_range() const { return choose(*this, mse_score); }
+std::pair<float, float> ActivationHistogram::mse_range() const {
+  return choose(*this, [this](const std::vector<double>& h, int s, int e, double lo, double w, int zero) {
+    return mse_score(h, s, e, lo, w, zero, exact_zeros_);
+  });
+}
 
 }  // namespace ferry

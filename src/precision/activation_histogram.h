@@ -14,9 +14,10 @@
 //   entropy   KL(P || Q), P = the clipped histogram with the values outside folded into its
 //             edge bins, Q = P's in-range part merged into 256 levels and spread back over
 //             the bins that are non-zero in P (TensorRT's calibration; ONNX Runtime's
-//             `CalibrationMethod.Entropy` on a range symmetric about 0)
+//             `CalibrationMethod.Entropy` on a range symmetric about 0); the bin holding 0
+//             takes its neighbours' count first, as TensorRT's does (a Relu's zeros)
 //   mse       the expected squared quantization error: step^2 / 12 per value inside the
-//             range, (x - edge)^2 per value clipped
+//             range (exact zeros: none), (x - edge)^2 per value clipped
 // and the lowest score wins (ties: the wider range).
 #pragma once
 
@@ -53,6 +54,7 @@ class ActivationHistogram {
   int64_t first_ = 0;       ///< the bin index of counts_[0]
   std::vector<double> counts_;
   double zeros_ = 0;        ///< zeros seen before the width was known
+  double exact_zeros_ = 0;  ///< every exact 0 seen (mse: they quantize without error)
   float lo_ = 0, hi_ = 0;
 };
 
