@@ -112,8 +112,7 @@ std::vector<double> ActivationHistogram::over_range() const {
     out[bin(j)] += counts_[i] * in_j;
     out[bin(j + 1)] += counts_[i] * (1 - in_j);
   }
-  out[bin(int64_t(std::floor(-double(lo_) / w)))] += zeros_;
-  return out;
+  return out;  // zeros_ is non-zero only while every value was 0 (hi == lo, returned above)
 }
 
 namespace {
